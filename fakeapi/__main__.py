@@ -1,0 +1,3 @@
+from fakeapi.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,63 @@
+"""The ``fakeapi`` command: ``serve`` and ``demo`` (wiring; see the CLI contract in the design)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+from collections.abc import Sequence
+
+from fakeapi.config import FeatureGates
+from fakeapi.errors import StatusError
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="fakeapi", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    serve = sub.add_parser("serve", help="run the API server (and the control plane)")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=0, help="0 picks a free port")
+    serve.add_argument("--kubeconfig", default=None, help="where to write a kubeconfig once ready")
+    serve.add_argument("--no-control-plane", action="store_true",
+                       help="serve the API only: no scheduler, controllers or kubelet emulation")
+    serve.add_argument("--feature-gates", default="", help="NAME=true|false,...")
+    demo = sub.add_parser("demo", help="run the KEP-5729 story end to end and exit")
+    demo.add_argument("--feature-gates", default="", help="NAME=true|false,...")
+    return parser
+
+
+async def _serve(args: argparse.Namespace) -> int:
+    from fakeapi.cluster import FakeCluster
+
+    gates = FeatureGates.parse(args.feature_gates)
+    cluster = FakeCluster(host=args.host, port=args.port, control_plane=not args.no_control_plane,
+                          feature_gates=gates, kubeconfig_path=args.kubeconfig)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await cluster.start()
+    try:
+        print(f"serving on {cluster.url}", flush=True)
+        await stop.wait()
+    finally:
+        await cluster.stop()
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "serve":
+            return asyncio.run(_serve(args))
+        from fakeapi.demo.story import run_demo
+
+        return asyncio.run(run_demo(FeatureGates.parse(args.feature_gates)))
+    except StatusError as exc:
+        print(f"fakeapi: {exc.message}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,94 @@
+"""``FakeCluster``: the API server (and, unless disabled, the control plane) in this process.
+
+This is wiring: the only module besides the CLI that starts both the server and the
+``scheduler`` package (imported lazily, so the server core never depends on it).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from aiohttp import web
+
+from fakeapi.config import FeatureGates, ServerOptions
+from fakeapi.kubeconfig import write_kubeconfig
+from fakeapi.registry.rest import Registry
+from fakeapi.server.app import create_app
+from fakeapi.server.state import REGISTRY
+
+
+class FakeCluster:
+    """An in-process Kubernetes API server on a free loopback port.
+
+    >>> async with FakeCluster() as cluster:
+    ...     cluster.url, cluster.kubeconfig_path
+    """
+
+    def __init__(self, *, host: str = "127.0.0.1", port: int = 0, control_plane: bool = True,
+                 feature_gates: FeatureGates | str | None = None, kubeconfig_path: str | Path | None = None,
+                 options: ServerOptions | None = None, **control_plane_options: Any) -> None:
+        gates = FeatureGates.parse(feature_gates) if isinstance(feature_gates, str | None) else feature_gates
+        base = options or ServerOptions()
+        self.options = ServerOptions(host=host, port=port, feature_gates=gates, event_window=base.event_window,
+                                     watcher_queue_limit=base.watcher_queue_limit,
+                                     bookmark_interval=base.bookmark_interval)
+        self.control_plane_enabled = control_plane
+        self._control_plane_options = control_plane_options
+        self._kubeconfig_arg = Path(kubeconfig_path) if kubeconfig_path else None
+        self._tmpdir: tempfile.TemporaryDirectory[str] | None = None
+        self._runner: web.AppRunner | None = None
+        self._control_plane: Any = None
+        self.url = ""
+        self.kubeconfig_path = Path()
+
+    @property
+    def registry(self) -> Registry:
+        """The server's registry, for in-process inspection (tests prefer the HTTP API)."""
+        assert self._runner is not None, "cluster not started"
+        return self._runner.app[REGISTRY]
+
+    @property
+    def gates(self) -> FeatureGates:
+        return self.options.feature_gates
+
+    async def start(self) -> FakeCluster:
+        app = create_app(self.options)
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.options.host, self.options.port)
+        await site.start()
+        host, port = self._runner.addresses[0][:2]
+        self.url = f"http://{host}:{port}"
+        if self._kubeconfig_arg is None:
+            self._tmpdir = tempfile.TemporaryDirectory(prefix="fakeapi-")
+            self.kubeconfig_path = Path(self._tmpdir.name) / "kubeconfig"
+        else:
+            self.kubeconfig_path = self._kubeconfig_arg
+        write_kubeconfig(self.kubeconfig_path, self.url)
+        if self.control_plane_enabled:
+            from scheduler.controlplane import ControlPlane
+
+            self._control_plane = ControlPlane(self.url, gates=self.gates, **self._control_plane_options)
+            await self._control_plane.start()
+        return self
+
+    async def stop(self) -> None:
+        if self._control_plane is not None:
+            await self._control_plane.stop()
+            self._control_plane = None
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+        if self._tmpdir is not None:
+            self._tmpdir.cleanup()
+            self._tmpdir = None
+
+    async def __aenter__(self) -> FakeCluster:
+        return await self.start()
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        await self.stop()

@@ -1,0 +1,64 @@
+"""Server options and feature gates: frozen values passed to constructors, never read from globals."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+
+from fakeapi.errors import BadRequest
+
+KUBERNETES_VERSION = (1, 37, 0)
+
+
+@dataclass(frozen=True)
+class FeatureGates:
+    """Upstream gate names with their Kubernetes 1.37 defaults.
+
+    Beta and GA gates are on by default, as in a 1.37 kube-apiserver and kube-scheduler.
+    """
+
+    DRAWorkloadResourceClaims: bool = True
+    GenericWorkload: bool = True
+    DRAPrioritizedList: bool = True
+    DRAPartitionableDevices: bool = True
+    DRADeviceTaints: bool = True
+    DRAAdminAccess: bool = True
+    DRAConsumableCapacity: bool = True
+
+    @classmethod
+    def parse(cls, text: str | None) -> FeatureGates:
+        """Parse ``Name=true,Other=false`` as ``--feature-gates`` does."""
+        gates = cls()
+        if not text:
+            return gates
+        known = {f.name for f in fields(cls)}
+        changes: dict[str, bool] = {}
+        for item in text.split(","):
+            item = item.strip()
+            if not item:
+                continue
+            name, sep, value = item.partition("=")
+            name = name.strip()
+            if not sep or value.strip().lower() not in ("true", "false"):
+                raise BadRequest(f"invalid feature gate {item!r}: expected NAME=true|false")
+            if name not in known:
+                raise BadRequest(f"unrecognized feature gate: {name}")
+            changes[name] = value.strip().lower() == "true"
+        return replace(gates, **changes)
+
+    def as_dict(self) -> dict[str, bool]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+@dataclass(frozen=True)
+class ServerOptions:
+    """Everything the API server needs to know at start-up."""
+
+    host: str = "127.0.0.1"
+    port: int = 0
+    feature_gates: FeatureGates = field(default_factory=FeatureGates)
+    # How many events the log keeps; watches and continue tokens older than that get 410.
+    event_window: int = 100_000
+    # Events buffered per watcher before a slow watcher is closed with 410.
+    watcher_queue_limit: int = 10_000
+    # How often watches with allowWatchBookmarks get a BOOKMARK (upstream ~1/min).
+    bookmark_interval: float = 60.0

@@ -1,0 +1,237 @@
+"""Garbage collection by ownerReferences and namespace finalization (kube-controller-manager's
+``garbagecollector`` and ``namespace`` controllers), running inside the API server process.
+
+It keeps two indexes fed synchronously by store commits (uid → object, owner uid → dependents)
+and does the work in one asyncio task through the registry's normal write pipeline, so every
+deletion it makes is an ordinary, watchable API write.
+
+- Background: once an owner is gone, dependents whose owners are all gone are deleted; a
+  dependent with another live owner only loses the dangling reference.
+- Foreground: the owner keeps the ``foregroundDeletion`` finalizer until no dependent with
+  ``blockOwnerDeletion: true`` remains; its dependents are deleted first.
+- Orphan: the ``orphan`` finalizer makes the collector strip the owner's references from its
+  dependents, then lets the owner go.
+- A deleting namespace has its contents deleted, then its ``kubernetes`` finalizer removed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from fakeapi.errors import StatusError
+from fakeapi.registry import meta as m
+from fakeapi.registry.rest import FINALIZER_FOREGROUND, FINALIZER_ORPHAN, Registry, WriteOptions
+from fakeapi.store.eventlog import Event, ObjectKey, StorageKey
+from fakeapi.store.objects import DELETED
+
+log = logging.getLogger("fakeapi.gc")
+MANAGER = "generic-garbage-collector"
+Ref = tuple[StorageKey, ObjectKey]
+WorkItem = tuple[str, str]  # ("uid", uid) | ("namespace", name)
+
+
+def _uid(obj: dict[str, Any]) -> str:
+    return (obj.get("metadata") or {}).get("uid", "")
+
+
+def _owner_uids(obj: dict[str, Any] | None) -> set[str]:
+    if not obj:
+        return set()
+    return {r.get("uid", "") for r in (obj.get("metadata") or {}).get("ownerReferences") or []}
+
+
+class GarbageCollector:
+    """Owner-reference GC and namespace cleanup over one registry."""
+
+    def __init__(self, registry: Registry) -> None:
+        self.registry = registry
+        self.store = registry.store
+        self._objects: dict[str, Ref] = {}
+        self._dependents: dict[str, set[Ref]] = {}
+        self._queue: asyncio.Queue[WorkItem] = asyncio.Queue()
+        self._pending: set[WorkItem] = set()
+        self._task: asyncio.Task[None] | None = None
+        self.store.add_listener(self._on_event)
+
+    # -- indexes, fed at commit time -------------------------------------------------------------
+
+    def _enqueue(self, item: WorkItem) -> None:
+        if item not in self._pending:
+            self._pending.add(item)
+            self._queue.put_nowait(item)
+
+    def _on_event(self, event: Event) -> None:
+        obj, ref = event.obj, (event.storage, event.key)
+        uid = _uid(obj)
+        for owner in _owner_uids(event.prev) - _owner_uids(obj if event.type != DELETED else None):
+            self._dependents.get(owner, set()).discard(ref)
+        if event.type == DELETED:
+            self._objects.pop(uid, None)
+            self._enqueue(("uid", uid))  # its dependents may now be orphans
+            for owner in _owner_uids(obj):
+                self._dependents.get(owner, set()).discard(ref)
+                self._enqueue(("uid", owner))  # a foreground owner may be unblocked
+        else:
+            self._objects[uid] = ref
+            owners = _owner_uids(obj)
+            for owner in owners:
+                self._dependents.setdefault(owner, set()).add(ref)
+            if any(o not in self._objects for o in owners):
+                self._enqueue(("uid", uid))
+            meta = obj.get("metadata") or {}
+            if meta.get("deletionTimestamp") and {FINALIZER_ORPHAN, FINALIZER_FOREGROUND} & set(
+                    meta.get("finalizers") or []):
+                self._enqueue(("uid", uid))
+        if event.storage == self.registry.namespaces.storage_key:
+            if event.type != DELETED and (obj.get("metadata") or {}).get("deletionTimestamp"):
+                self._enqueue(("namespace", event.key[1]))
+        elif event.type == DELETED and event.key[0]:
+            ns = self.store.get(self.registry.namespaces.storage_key, ("", event.key[0]))
+            if ns is not None and ns["metadata"].get("deletionTimestamp"):
+                self._enqueue(("namespace", event.key[0]))
+
+    # -- the worker ------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name="fakeapi-gc")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+
+    async def idle(self) -> None:
+        """Wait until the collector has nothing queued (used by tests and the demo)."""
+        while self._pending:
+            await asyncio.sleep(0)
+
+    async def _run(self) -> None:
+        while True:
+            item = await self._queue.get()
+            self._pending.discard(item)
+            try:
+                if item[0] == "namespace":
+                    self._finalize_namespace(item[1])
+                else:
+                    self._process(item[1])
+            except StatusError as exc:
+                # A concurrent writer won (409) or the object vanished (404): the commit that
+                # caused it re-enqueues the work if anything is left to do.
+                log.debug("gc: %s on %s", exc, item)
+            except Exception:
+                log.exception("gc: failed processing %s", item)
+            await asyncio.sleep(0)
+
+    def _get(self, ref: Ref) -> dict[str, Any] | None:
+        return self.store.get(*ref)
+
+    def _live_owner(self, uid: str) -> dict[str, Any] | None:
+        ref = self._objects.get(uid)
+        return self._get(ref) if ref else None
+
+    def _process(self, uid: str) -> None:
+        obj = self._live_owner(uid)
+        if obj is not None:
+            self._attempt_dependent(uid, obj)
+            if (obj.get("metadata") or {}).get("deletionTimestamp"):
+                self._process_deleting_owner(uid, obj)
+        for ref in list(self._dependents.get(uid, ())):
+            dependent = self._get(ref)
+            if dependent is not None:
+                self._attempt_dependent(_uid(dependent), dependent)
+
+    def _attempt_dependent(self, uid: str, obj: dict[str, Any]) -> None:
+        """Delete ``obj`` if all its owners are gone; drop dangling references otherwise."""
+        refs = (obj.get("metadata") or {}).get("ownerReferences") or []
+        if not refs or obj["metadata"].get("deletionTimestamp"):
+            return
+        live, dangling, foreground = [], [], False
+        for r in refs:
+            owner = self._live_owner(r.get("uid", ""))
+            if owner is None:
+                dangling.append(r)
+                continue
+            owner_meta = owner.get("metadata") or {}
+            if owner_meta.get("deletionTimestamp") and FINALIZER_FOREGROUND in (owner_meta.get("finalizers") or []):
+                foreground = True
+                dangling.append(r)
+            else:
+                live.append(r)
+        if not dangling:
+            return
+        if live:
+            self._update(obj, lambda o: _set_owner_refs(o, live))
+            return
+        self._delete(obj, "Foreground" if foreground else "Background")
+
+    def _process_deleting_owner(self, uid: str, owner: dict[str, Any]) -> None:
+        finalizers = owner["metadata"].get("finalizers") or []
+        dependents = [d for d in (self._get(r) for r in list(self._dependents.get(uid, ()))) if d is not None]
+        if FINALIZER_ORPHAN in finalizers:
+            for d in dependents:
+                self._update(d, lambda o: _set_owner_refs(o, [r for r in o["metadata"].get("ownerReferences") or []
+                                                              if _ref_uid(r) != uid]))
+            self._update(owner, lambda o: _drop_finalizer(o, FINALIZER_ORPHAN))
+        elif FINALIZER_FOREGROUND in finalizers:
+            blocking = [d for d in dependents if any(_ref_uid(r) == uid and r.get("blockOwnerDeletion")
+                                                     for r in d["metadata"].get("ownerReferences") or [])]
+            for d in dependents:
+                if not d["metadata"].get("deletionTimestamp"):
+                    self._delete(d, "Foreground")
+            if not blocking:
+                self._update(owner, lambda o: _drop_finalizer(o, FINALIZER_FOREGROUND))
+
+    def _finalize_namespace(self, name: str) -> None:
+        ns = self.store.get(self.registry.namespaces.storage_key, ("", name))
+        if ns is None or not ns["metadata"].get("deletionTimestamp"):
+            return
+        remaining = 0
+        seen: set[StorageKey] = set()
+        for rt in self.registry.kinds:
+            if not rt.namespaced or rt.storage_key in seen:
+                continue
+            seen.add(rt.storage_key)
+            for obj in self.store.items(rt.storage_key, name):
+                remaining += 1
+                if not obj["metadata"].get("deletionTimestamp"):
+                    self._delete(obj, "Background")
+        if remaining == 0:
+            self.registry.finalize_namespace(name, [])
+
+    # -- writes through the registry ---------------------------------------------------------------
+
+    def _resource(self, obj: dict[str, Any]):  # type: ignore[no-untyped-def]
+        ref = self._objects[_uid(obj)]
+        return self.registry.for_storage(ref[0]), ref[1]
+
+    def _delete(self, obj: dict[str, Any], policy: str) -> None:
+        rt, (ns, name) = self._resource(obj)
+        self.registry.delete(rt, ns, name, {"propagationPolicy": policy,
+                                            "preconditions": {"uid": _uid(obj)}})
+
+    def _update(self, obj: dict[str, Any], mutate: Callable[[dict[str, Any]], None]) -> None:
+        rt, (ns, name) = self._resource(obj)
+        new = m.deep_copy(obj)
+        mutate(new)
+        self.registry.update(rt, ns, name, new, WriteOptions(manager=MANAGER, field_validation="Ignore"))
+
+
+def _ref_uid(ref: dict[str, Any]) -> str:
+    return ref.get("uid", "")
+
+
+def _set_owner_refs(obj: dict[str, Any], refs: list[dict[str, Any]]) -> None:
+    if refs:
+        obj["metadata"]["ownerReferences"] = refs
+    else:
+        obj["metadata"].pop("ownerReferences", None)
+
+
+def _drop_finalizer(obj: dict[str, Any], finalizer: str) -> None:
+    obj["metadata"]["finalizers"] = [f for f in obj["metadata"].get("finalizers") or [] if f != finalizer]

@@ -1,0 +1,76 @@
+"""Building blocks shared by every model module: the base class, Go scalar types and list markers.
+
+The models are plain pydantic v2 classes with camelCase aliases.  Go-specific facts that JSON
+Schema cannot express (``int32`` vs ``int64``, ``Quantity``, ``Time``) ride along as
+:class:`GoType` markers inside ``Annotated``; :mod:`fakeapi.models.schema` reads them to check
+JSON types the way Go's decoder does and to write OpenAPI formats.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any, ClassVar
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+
+@dataclass(frozen=True)
+class GoType:
+    """The Go type behind a JSON scalar, e.g. ``int32`` or ``resource.Quantity``."""
+
+    name: str
+
+
+def _number_to_text(value: Any) -> Any:
+    # Go's Quantity decoder accepts a bare JSON number and always re-encodes it as a string.
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    return value
+
+
+Int32 = Annotated[int, GoType("int32")]
+Int64 = Annotated[int, GoType("int64")]
+Quantity = Annotated[str, BeforeValidator(_number_to_text), GoType("resource.Quantity")]
+Time = Annotated[str, GoType("v1.Time")]
+MicroTime = Annotated[str, GoType("v1.MicroTime")]
+IntOrString = Annotated[int | str, GoType("intstr.IntOrString")]
+RawExtension = Annotated[Any, GoType("runtime.RawExtension")]
+"""Opaque JSON (driver parameters, device data): any value is kept verbatim."""
+
+
+class KubeModel(BaseModel):
+    """Base of every model: camelCase aliases, population by name, unknown keys ignored.
+
+    Unknown-field policy is not pydantic's job here: :func:`fakeapi.models.schema.decode`
+    reports or drops them according to ``fieldValidation``.  Subclasses that stand for an
+    upstream struct we only model partially set ``extra="allow"`` so decode keeps those keys.
+    """
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore",
+                              serialize_by_alias=True)
+
+
+class TopLevel(KubeModel):
+    """A kind served by the API; ``gvk`` is (group, version, kind)."""
+
+    gvk: ClassVar[tuple[str, str, str]]
+
+
+def opt(description: str, *, alias: str | None = None, markers: dict[str, Any] | None = None) -> Any:
+    """An optional field (default None) with its OpenAPI description and list markers."""
+    return Field(None, description=description, alias=alias, json_schema_extra=markers)
+
+
+def req(description: str, *, alias: str | None = None, markers: dict[str, Any] | None = None) -> Any:
+    """A required field: validation reports it missing, OpenAPI lists it under ``required``."""
+    return Field(..., description=description, alias=alias, json_schema_extra=markers)
+
+
+def list_map(*keys: str) -> dict[str, Any]:
+    """``+listType=map`` with its ``+listMapKey`` keys."""
+    return {"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": list(keys)}
+
+
+ATOMIC: dict[str, Any] = {"x-kubernetes-list-type": "atomic"}
+SET: dict[str, Any] = {"x-kubernetes-list-type": "set"}

@@ -1,0 +1,346 @@
+"""Schema facts derived from the models: Go-style decoding and OpenAPI v3 components.
+
+Both functions walk one type tree built from the pydantic annotations (:func:`type_node`), so
+the served OpenAPI, the unknown-field check and the JSON type check cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import copy
+import sys
+import types
+from dataclasses import dataclass
+from functools import cache
+from typing import Annotated, Any, Union, get_args, get_origin
+
+from pydantic import BaseModel
+
+from fakeapi.errors import BadRequest
+from fakeapi.models.base import GoType
+
+# --- the type tree -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Scalar:
+    """A JSON scalar with its Go type (string, bool, int32, int64, resource.Quantity...)."""
+
+    go: str
+
+
+@dataclass(frozen=True)
+class Opaque:
+    """Any JSON value, kept verbatim (RawExtension, opaque sub-objects)."""
+
+    go: str = "interface {}"
+
+
+@dataclass(frozen=True)
+class ListOf:
+    item: Node
+
+
+@dataclass(frozen=True)
+class MapOf:
+    value: Node
+
+
+@dataclass(frozen=True)
+class Struct:
+    model: type[BaseModel]
+
+
+Node = Scalar | Opaque | ListOf | MapOf | Struct
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    """One JSON property of a struct."""
+
+    node: Node
+    required: bool
+    description: str
+    markers: dict[str, Any]
+
+
+_PLAIN = {str: "string", bool: "bool", int: "int64", float: "float64"}
+_OPAQUE_GO = {"runtime.RawExtension"}
+
+
+def type_node(tp: Any, metadata: tuple[Any, ...] = ()) -> Node:
+    """Translate a (resolved) annotation into the type tree."""
+    go = next((m.name for m in metadata if isinstance(m, GoType)), None)
+    if go is not None:
+        return Opaque(go) if go in _OPAQUE_GO else Scalar(go)
+    origin = get_origin(tp)
+    if origin is Annotated:
+        base, *meta = get_args(tp)
+        return type_node(base, tuple(meta))
+    if origin in (Union, types.UnionType):
+        args = [a for a in get_args(tp) if a is not type(None)]
+        if len(args) != 1:
+            raise TypeError(f"unsupported union {tp!r}: mark it with a GoType")
+        return type_node(args[0])
+    if origin is list:
+        return ListOf(type_node(get_args(tp)[0]))
+    if origin is dict:
+        return MapOf(type_node(get_args(tp)[1]))
+    if tp is Any:
+        return Opaque()
+    if tp in _PLAIN:
+        return Scalar(_PLAIN[tp])
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        return Struct(tp)
+    raise TypeError(f"unsupported annotation {tp!r}")
+
+
+@cache
+def struct_fields(model: type[BaseModel]) -> dict[str, FieldSpec]:
+    """JSON name -> FieldSpec for a model, in declaration order."""
+    out: dict[str, FieldSpec] = {}
+    for name, info in model.model_fields.items():
+        key = info.alias or name
+        extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
+        out[key] = FieldSpec(type_node(info.annotation, tuple(info.metadata)), info.is_required(),
+                             info.description or "", dict(extra))
+    return out
+
+
+def _is_open(model: type[BaseModel]) -> bool:
+    return model.model_config.get("extra") == "allow"
+
+
+# --- decode --------------------------------------------------------------------------------
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def _go_name(node: Node) -> str:
+    if isinstance(node, (Scalar, Opaque)):
+        return node.go
+    if isinstance(node, ListOf):
+        return "[]" + _go_name(node.item)
+    if isinstance(node, MapOf):
+        return "map[string]" + _go_name(node.value)
+    return "v1." + node.model.__name__
+
+
+class _TypeMismatch(Exception):
+    def __init__(self, value: Any, struct: str, path: str, node: Node) -> None:
+        kind = _json_kind(value)
+        if kind == "number" and isinstance(node, Scalar) and node.go.startswith("int"):
+            kind = f"number {value}"
+        super().__init__(f"json: cannot unmarshal {kind} into Go struct field {struct}.{path} "
+                         f"of type {_go_name(node)}")
+
+
+def _scalar_ok(go: str, value: Any) -> bool:
+    if go == "bool":
+        return isinstance(value, bool)
+    if isinstance(value, bool):
+        return False
+    if go.startswith("int") or go.startswith("uint"):
+        return isinstance(value, int)
+    if go == "float64":
+        return isinstance(value, (int, float))
+    if go == "resource.Quantity":
+        return isinstance(value, (str, int, float))
+    if go == "intstr.IntOrString":
+        return isinstance(value, (str, int))
+    return isinstance(value, str)
+
+
+class _Decoder:
+    """One decode pass: collects unknown-field paths, raises on the first type mismatch."""
+
+    def __init__(self) -> None:
+        self.unknown: list[str] = []
+
+    def value(self, node: Node, value: Any, path: str, gopath: str, struct: str) -> Any:
+        if isinstance(node, Opaque):
+            return copy.deepcopy(value)
+        if isinstance(node, Scalar):
+            if not _scalar_ok(node.go, value):
+                raise _TypeMismatch(value, struct, gopath, node)
+            if node.go == "resource.Quantity" and not isinstance(value, str):
+                return str(value)  # Go re-encodes a numeric Quantity as a string
+            return value
+        if isinstance(node, ListOf):
+            if not isinstance(value, list):
+                raise _TypeMismatch(value, struct, gopath, node)
+            return [self.child(node.item, item, f"{path}[{i}]", gopath, struct)
+                    for i, item in enumerate(value)]
+        if not isinstance(value, dict):
+            raise _TypeMismatch(value, struct, gopath, node)
+        if isinstance(node, MapOf):
+            return {k: self.child(node.value, v, _join(path, k), gopath, struct) for k, v in value.items()}
+        return self.struct(node.model, value, path, gopath)
+
+    def child(self, node: Node, value: Any, path: str, gopath: str, struct: str) -> Any:
+        # Go stores null in a list or map as the element's zero value; keep it as-is.
+        return None if value is None else self.value(node, value, path, gopath, struct)
+
+    def struct(self, model: type[BaseModel], obj: dict[str, Any], path: str, gopath: str) -> dict:
+        specs = struct_fields(model)
+        out: dict[str, Any] = {}
+        for key, value in obj.items():
+            spec = specs.get(key)
+            if spec is None:
+                if _is_open(model):
+                    out[key] = copy.deepcopy(value)
+                else:
+                    self.unknown.append(_join(path, key))
+                continue
+            if value is None:
+                continue  # null clears an optional field, as omitempty re-encoding would
+            out[key] = self.value(spec.node, value, _join(path, key), _join(gopath, key),
+                                  model.__name__)
+        return out
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def decode(model: type[BaseModel], obj: dict[str, Any],
+           field_validation: str = "Strict") -> tuple[dict[str, Any], list[str]]:
+    """Check JSON types against ``model`` and handle unknown fields per ``fieldValidation``.
+
+    Returns a pruned deep copy (unknown fields and nulls removed, numeric quantities as
+    strings) and the warnings for ``Warn``.  Raises :class:`BadRequest` on a type mismatch
+    and, for ``Strict``, on unknown fields.  Defaults are not applied.
+    """
+    kind, version = _kind_version(model)
+    prefix = f'{kind} in version "{version}" cannot be handled as a {kind}: '
+    if not isinstance(obj, dict):
+        raise BadRequest(prefix + f"json: cannot unmarshal {_json_kind(obj)} into Go value of type "
+                                  f"{_go_name(Struct(model))}")
+    decoder = _Decoder()
+    try:
+        pruned = decoder.struct(model, obj, "", "")
+    except _TypeMismatch as err:
+        raise BadRequest(prefix + str(err)) from None
+    messages = [f'unknown field "{p}"' for p in decoder.unknown]
+    if messages and field_validation == "Strict":
+        raise BadRequest(prefix + "strict decoding error: " + ", ".join(messages))
+    return pruned, messages if field_validation == "Warn" else []
+
+
+def _kind_version(model: type[BaseModel]) -> tuple[str, str]:
+    gvk = getattr(model, "gvk", None)
+    return (gvk[2], gvk[1]) if gvk else (model.__name__, "v1")
+
+
+# --- OpenAPI -------------------------------------------------------------------------------
+
+_BUILTIN_SCHEMAS: dict[str, tuple[str, dict[str, Any]]] = {
+    "resource.Quantity": ("io.k8s.apimachinery.pkg.api.resource.Quantity", {
+        "type": "string",
+        "description": "A fixed-point number with a suffix, e.g. 100m, 2, 1Gi; numbers are accepted."}),
+    "v1.Time": ("io.k8s.apimachinery.pkg.apis.meta.v1.Time", {
+        "type": "string", "format": "date-time", "description": "RFC 3339 time, second precision."}),
+    "v1.MicroTime": ("io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime", {
+        "type": "string", "format": "date-time", "description": "RFC 3339 time, microsecond precision."}),
+    "intstr.IntOrString": ("io.k8s.apimachinery.pkg.util.intstr.IntOrString", {
+        "type": "string", "format": "int-or-string", "description": "An integer or a string."}),
+    "runtime.RawExtension": ("io.k8s.apimachinery.pkg.runtime.RawExtension", {
+        "type": "object", "description": "Arbitrary JSON, kept verbatim."}),
+}
+_SCALAR_SCHEMAS: dict[str, dict[str, Any]] = {
+    "string": {"type": "string"}, "bool": {"type": "boolean"},
+    "int32": {"type": "integer", "format": "int32"}, "int64": {"type": "integer", "format": "int64"},
+    "float64": {"type": "number", "format": "double"},
+}
+
+
+def schema_name(group: str, version: str, kind: str) -> str:
+    """Component name of a served kind, e.g. ``io.k8s.api.resource.v1.ResourceClaim``."""
+    return f"io.k8s.api.{group.removesuffix('.k8s.io') if group else 'core'}.{version}.{kind}"
+
+
+def _component_name(model: type[BaseModel]) -> str:
+    gvk = getattr(model, "gvk", None)
+    if gvk is not None:
+        return schema_name(*gvk)
+    package = sys.modules[model.__module__].OPENAPI_PACKAGE
+    return f"{package}.{model.__name__}"
+
+
+def _ref(name: str) -> dict[str, Any]:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+class _OpenAPIWriter:
+    def __init__(self) -> None:
+        self.components: dict[str, dict[str, Any]] = {}
+
+    def node(self, node: Node) -> dict[str, Any]:
+        if isinstance(node, Opaque):
+            if node.go in _BUILTIN_SCHEMAS:
+                return self.builtin(node.go)
+            return {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+        if isinstance(node, Scalar):
+            return self.builtin(node.go) if node.go in _BUILTIN_SCHEMAS else dict(_SCALAR_SCHEMAS[node.go])
+        if isinstance(node, ListOf):
+            return {"type": "array", "items": self.node(node.item)}
+        if isinstance(node, MapOf):
+            return {"type": "object", "additionalProperties": self.node(node.value)}
+        return _ref(self.model(node.model))
+
+    def builtin(self, go: str) -> dict[str, Any]:
+        name, schema = _BUILTIN_SCHEMAS[go]
+        self.components.setdefault(name, dict(schema))
+        return _ref(name)
+
+    def model(self, model: type[BaseModel]) -> str:
+        name = _component_name(model)
+        if name in self.components:
+            return name
+        schema: dict[str, Any] = {"type": "object", "description": _doc(model)}
+        self.components[name] = schema  # registered first: models may be recursive
+        props: dict[str, Any] = {}
+        required: list[str] = []
+        for key, spec in struct_fields(model).items():
+            prop = self.node(spec.node)
+            if "$ref" in prop:
+                prop = {"allOf": [prop]}
+            if spec.description:
+                prop["description"] = spec.description
+            prop.update(spec.markers)
+            props[key] = prop
+            if spec.required:
+                required.append(key)
+        schema["properties"] = props
+        if required:
+            schema["required"] = required
+        if _is_open(model):
+            schema["x-kubernetes-preserve-unknown-fields"] = True
+        gvk = getattr(model, "gvk", None)
+        if gvk is not None:
+            schema["x-kubernetes-group-version-kind"] = [
+                {"group": gvk[0], "version": gvk[1], "kind": gvk[2]}]
+        return name
+
+
+def _doc(model: type[BaseModel]) -> str:
+    return " ".join((model.__doc__ or "").split())
+
+
+def openapi_components() -> dict[str, dict[str, Any]]:
+    """OpenAPI 3.0 component schemas for every served model and the types they use."""
+    from fakeapi.models import MODELS  # the package imports this module's siblings only
+
+    writer = _OpenAPIWriter()
+    for model in MODELS.values():
+        writer.model(model)
+    return writer.components

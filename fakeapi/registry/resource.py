@@ -1,0 +1,77 @@
+"""The declaration of one served resource: everything the server needs to know about a kind."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+
+from fakeapi.registry.strategy import Strategy
+
+FieldGetter = Callable[[dict[str, Any]], "str | None"]
+
+
+@dataclass(frozen=True)
+class Column:
+    """A Table column: name, type and a getter (``format`` as in ``metav1.TableColumnDefinition``)."""
+
+    name: str
+    getter: Callable[[dict[str, Any]], Any]
+    type: str = "string"
+    format: str = ""
+    description: str = ""
+    priority: int = 0
+
+
+@dataclass(frozen=True)
+class ResourceType:
+    """One kind at one group/version, declared once in ``kinds.py``."""
+
+    group: str
+    version: str
+    kind: str
+    plural: str
+    namespaced: bool
+    subresources: frozenset[str] = frozenset()
+    short_names: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    model: type[BaseModel] | None = None
+    strategy: Strategy = field(default_factory=Strategy)
+    # Field selectors beyond metadata.name/metadata.namespace.
+    field_selectors: Mapping[str, FieldGetter] = field(default_factory=dict)
+    columns: tuple[Column, ...] = ()
+    # Kinds whose spec changes bump metadata.generation (everything but a few core kinds).
+    tracks_generation: bool = True
+    # Core kinds accept strategic-merge patches; custom/aggregated kinds answer 415.
+    strategic_merge: bool = False
+    # Versions whose shapes cannot be converted (v1alpha1 vs v1beta1 Workload) keep their own storage.
+    separate_storage: bool = False
+
+    @property
+    def singular(self) -> str:
+        return self.kind.lower()
+
+    @property
+    def group_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def api_version(self) -> str:
+        return self.group_version
+
+    @property
+    def group_resource(self) -> str:
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+    @property
+    def has_status(self) -> bool:
+        return "status" in self.subresources
+
+    @property
+    def storage_key(self) -> tuple[str, str]:
+        """Objects of one (group, plural) share storage across served versions."""
+        if self.separate_storage:
+            return (self.group, f"{self.plural}@{self.version}")
+        return (self.group, self.plural)

@@ -1,0 +1,154 @@
+"""The aiohttp application: explicit route table, one error renderer, lifecycle hooks."""
+
+from __future__ import annotations
+
+import logging
+
+from aiohttp import web
+
+from fakeapi.config import ServerOptions
+from fakeapi.errors import MethodNotAllowed, NotFound, StatusError
+from fakeapi.gc import GarbageCollector
+from fakeapi.registry.kinds import KINDS
+from fakeapi.registry.rest import Registry
+from fakeapi.server import discovery
+from fakeapi.server.handlers import MAX_BODY, handle_resource, json_response
+from fakeapi.server.openapi import OpenAPICache
+from fakeapi.server.routes import NOT_FOUND_MESSAGE
+from fakeapi.server.state import OPENAPI, OPTIONS, REGISTRY
+from fakeapi.store.objects import ObjectStore
+
+log = logging.getLogger("fakeapi")
+GC = web.AppKey("gc", GarbageCollector)
+
+
+@web.middleware
+async def status_errors(request: web.Request, handler: web.Handler) -> web.StreamResponse:
+    """Render every error as a ``metav1.Status`` — the only place that does."""
+    try:
+        return await handler(request)
+    except StatusError as exc:
+        return json_response(exc.to_status(), exc.code)
+    except web.HTTPNotFound:
+        return json_response(NotFound(NOT_FOUND_MESSAGE, details={}).to_status(), 404)
+    except web.HTTPMethodNotAllowed:
+        err = MethodNotAllowed("the server does not allow this method on the requested resource")
+        return json_response(err.to_status(), 405)
+    except web.HTTPException:
+        raise
+    except Exception as exc:  # a bug of ours: say so as Status 500, never a bare traceback
+        log.exception("internal error serving %s %s", request.method, request.path)
+        err = StatusError(f"Internal error occurred: {type(exc).__name__}: {exc}")
+        return json_response(err.to_status(), 500)
+
+
+def _text(body: str) -> web.Response:
+    return web.Response(text=body, content_type="text/plain")
+
+
+async def _core(request: web.Request) -> web.StreamResponse:
+    return await handle_resource(request, "", "v1", request.match_info["tail"])
+
+
+async def _grouped(request: web.Request) -> web.StreamResponse:
+    info = request.match_info
+    return await handle_resource(request, info["group"], info["version"], info["tail"])
+
+
+async def _api(request: web.Request) -> web.Response:
+    return json_response(discovery.api_versions())
+
+
+async def _apis(request: web.Request) -> web.Response:
+    return json_response(discovery.api_group_list(request.app[REGISTRY]))
+
+
+async def _api_group(request: web.Request) -> web.Response:
+    doc = discovery.api_group(request.app[REGISTRY], request.match_info["group"])
+    if doc is None:
+        raise NotFound(NOT_FOUND_MESSAGE, details={})
+    return json_response(doc)
+
+
+async def _resources(request: web.Request) -> web.Response:
+    group = request.match_info.get("group", "")
+    version = request.match_info.get("version", "v1")
+    doc = discovery.api_resource_list(request.app[REGISTRY], group, version)
+    if doc is None:
+        raise NotFound(NOT_FOUND_MESSAGE, details={})
+    return json_response(doc)
+
+
+async def _version(request: web.Request) -> web.Response:
+    return json_response(discovery.version_info())
+
+
+async def _health(request: web.Request) -> web.Response:
+    return _text("ok")
+
+
+async def _openapi_root(request: web.Request) -> web.Response:
+    return json_response(request.app[OPENAPI].root())
+
+
+async def _openapi_gv(request: web.Request) -> web.Response:
+    parts = request.match_info["tail"].strip("/").split("/")
+    if len(parts) == 2 and parts[0] == "api":
+        doc = request.app[OPENAPI].document("", parts[1])
+    elif len(parts) == 3 and parts[0] == "apis":
+        doc = request.app[OPENAPI].document(parts[1], parts[2])
+    else:
+        doc = None
+    if doc is None:
+        raise NotFound(NOT_FOUND_MESSAGE, details={})
+    return web.Response(body=doc, content_type="application/json")
+
+
+def _routes(app: web.Application) -> None:
+    r = app.router
+    for path, handler in (("/api", _api), ("/apis", _apis), ("/api/v1", _resources), ("/version", _version),
+                          ("/healthz", _health), ("/livez", _health), ("/readyz", _health),
+                          ("/openapi/v3", _openapi_root), ("/apis/{group}", _api_group),
+                          ("/apis/{group}/{version}", _resources)):
+        r.add_get(path, handler)
+        r.add_get(path + "/", handler)  # kr8s asks with a trailing slash
+    r.add_get("/openapi/v3/{tail:.+}", _openapi_gv)
+    r.add_route("*", "/api/v1/{tail:.+}", _core)
+    r.add_route("*", "/apis/{group}/{version}/{tail:.+}", _grouped)
+
+
+async def _run_gc(app: web.Application):  # type: ignore[no-untyped-def]
+    collector = app[GC]
+    collector.start()
+    yield
+    await collector.stop()
+
+
+async def _close_watches(app: web.Application) -> None:
+    app[REGISTRY].store.hub.close_all()
+
+
+def create_app(options: ServerOptions | None = None) -> web.Application:
+    """A ready-to-run API server application with an empty store."""
+    options = options or ServerOptions()
+    store = ObjectStore(window=options.event_window, watcher_limit=options.watcher_queue_limit)
+    registry = Registry(store, KINDS, options.feature_gates)
+    app = web.Application(middlewares=[status_errors], client_max_size=MAX_BODY)
+    app[REGISTRY] = registry
+    app[OPTIONS] = options
+    app[OPENAPI] = OpenAPICache(registry)
+    app[GC] = GarbageCollector(registry)
+    _routes(app)
+    app.cleanup_ctx.append(_run_gc)
+    app.on_shutdown.append(_close_watches)
+    _bootstrap(registry)
+    return app
+
+
+def _bootstrap(registry: Registry) -> None:
+    """The namespaces a fresh cluster has."""
+    from fakeapi.registry.rest import WriteOptions
+
+    for name in ("default", "kube-system", "kube-public", "kube-node-lease"):
+        registry.create(registry.namespaces, "", {"metadata": {"name": name}},
+                        WriteOptions(manager="fakeapi"))

@@ -1,0 +1,251 @@
+"""REST handlers: parse the HTTP request, call the registry, serialize the answer.
+
+Nothing here decides semantics; that lives in ``fakeapi.registry`` (writes, lists, watches).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import yaml
+from aiohttp import web
+
+from fakeapi.errors import (
+    BadRequest,
+    MethodNotAllowed,
+    NotAcceptable,
+    RequestEntityTooLarge,
+    StatusError,
+    UnsupportedMediaType,
+    invalid_object,
+    not_supported,
+    too_long,
+)
+from fakeapi.registry import listing
+from fakeapi.registry.rest import PATCH_TYPES, Registry, WriteOptions
+from fakeapi.server import tables
+from fakeapi.server.routes import Target, resolve
+from fakeapi.server.state import REGISTRY
+from fakeapi.server.watch_stream import stream_watch
+
+MAX_BODY = 3 * 1024 * 1024  # upstream's request body limit
+FIELD_VALIDATION = ("Ignore", "Warn", "Strict")
+# Kinds whose DELETE answers with the object rather than a Status (upstream ReturnDeletedObject).
+RETURNS_DELETED_OBJECT = {("", "Pod")}
+
+
+def json_response(body: Any, status: int = 200, warnings: list[str] | None = None) -> web.Response:
+    headers = {"Warning": ", ".join(f'299 - "{_escape(w)}"' for w in warnings)} if warnings else None
+    return web.Response(body=orjson.dumps(body), status=status, content_type="application/json",
+                        headers=headers)
+
+
+def _escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def success_status(code: int = 200, details: dict[str, Any] | None = None) -> dict[str, Any]:
+    status: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+                              "code": code}
+    if details:
+        status["details"] = details
+    return status
+
+
+async def read_body(request: web.Request, *, allow_empty: bool = False) -> Any:
+    try:
+        raw = await request.read()
+    except web.HTTPRequestEntityTooLarge as exc:
+        raise RequestEntityTooLarge("the server has received a request that is too large") from exc
+    if not raw.strip():
+        if allow_empty:
+            return None
+        raise BadRequest("the request body is empty; expected an object")
+    ctype = request.content_type
+    try:
+        if "yaml" in ctype:
+            return yaml.safe_load(raw)
+        return orjson.loads(raw)
+    except (orjson.JSONDecodeError, yaml.YAMLError) as exc:
+        raise BadRequest(f"couldn't get version/kind; json parse error: {exc}") from exc
+
+
+def _check_type_meta(body: Any, target: Target, kind: str | None = None) -> None:
+    if not isinstance(body, dict):
+        raise BadRequest("the request body must be a JSON object")
+    rt = target.resource
+    api_version, body_kind = body.get("apiVersion"), body.get("kind")
+    if api_version and api_version != rt.api_version and not (kind and api_version in ("v1", rt.api_version)):
+        raise BadRequest(f"the API version in the data ({api_version}) does not match the expected API "
+                         f"version ({rt.api_version})")
+    expected = kind or rt.kind
+    if body_kind and body_kind != expected:
+        raise BadRequest(f"the kind in the data ({body_kind}) does not match the expected kind ({expected})")
+
+
+def _field_manager(request: web.Request) -> str:
+    manager = request.query.get("fieldManager")
+    if manager:
+        if len(manager) > 128:
+            raise invalid_object("PatchOptions", "meta.k8s.io", "", [too_long("fieldManager", 128)])
+        return manager
+    return request.headers.get("User-Agent", "unknown").split("/")[0][:128]
+
+
+def write_options(request: web.Request, subresource: str = "") -> WriteOptions:
+    dry_run = request.query.getall("dryRun", [])
+    for value in dry_run:
+        if value != "All":
+            raise invalid_object("CreateOptions", "meta.k8s.io", "", [
+                not_supported("dryRun", value, ["All"])])
+    validation = request.query.get("fieldValidation") or "Warn"
+    if validation not in FIELD_VALIDATION:
+        raise BadRequest(f'fieldValidation: Unsupported value: "{validation}": supported values: '
+                         f'"Ignore", "Strict", "Warn"')
+    force = request.query.get("force", "").lower() in ("1", "true")
+    return WriteOptions(manager=_field_manager(request), dry_run=bool(dry_run),
+                        field_validation=validation, force=force, subresource=subresource)
+
+
+def _namespace(target: Target) -> str:
+    return target.namespace or ""
+
+
+async def handle_resource(request: web.Request, group: str, version: str, tail: str) -> web.StreamResponse:
+    registry = request.app[REGISTRY]
+    target = resolve(registry, group, version, tail.split("/"))
+    method = request.method
+    if method == "GET":
+        return await _get(request, registry, target)
+    if method == "POST":
+        if target.subresource == "binding":
+            return await _bind(request, registry, target)
+        if target.is_collection:
+            return await _create(request, registry, target)
+    elif method == "PUT" and not target.is_collection:
+        return await _update(request, registry, target)
+    elif method == "PATCH" and not target.is_collection:
+        return await _patch(request, registry, target)
+    elif method == "DELETE":
+        if target.is_collection:
+            return await _delete_collection(request, registry, target)
+        return await _delete(request, registry, target)
+    raise MethodNotAllowed("the server does not allow this method on the requested resource")
+
+
+async def _get(request: web.Request, registry: Registry, target: Target) -> web.StreamResponse:
+    rt = target.resource
+    accept = request.headers.get("Accept", "")
+    if target.is_collection:
+        opts = listing.parse_list_options(request.query, rt)
+        if opts.watch:
+            if opts.send_initial_events and tables.accepts_only_table(accept):
+                raise NotAcceptable("only the following media types are accepted: application/json, "
+                                    "application/yaml, application/vnd.kubernetes.protobuf")
+            return await stream_watch(request, registry, target, opts, tables.wants_table(accept))
+        body = await listing.list_objects(registry.store, rt, target.namespace if rt.namespaced else None, opts)
+        if tables.wants_table(accept):
+            body = tables.to_table(rt, body["items"], body["metadata"],
+                                   request.query.get("includeObject", "Metadata"))
+        return json_response(body)
+    if target.subresource and target.subresource not in ("status",):
+        raise MethodNotAllowed("the server does not allow this method on the requested resource")
+    obj = registry.get(rt, _namespace(target), target.name or "")
+    if tables.wants_table(accept):
+        return json_response(tables.to_table(rt, [obj], {"resourceVersion": obj["metadata"]["resourceVersion"]},
+                                             request.query.get("includeObject", "Metadata")))
+    return json_response(obj)
+
+
+async def _create(request: web.Request, registry: Registry, target: Target) -> web.Response:
+    body = await read_body(request)
+    _check_type_meta(body, target)
+    opts = write_options(request)
+    obj, warnings = registry.create(target.resource, _namespace(target), body, opts)
+    return json_response(obj, 201, warnings)
+
+
+async def _update(request: web.Request, registry: Registry, target: Target) -> web.Response:
+    body = await read_body(request)
+    if target.subresource == "finalize":
+        _check_type_meta(body, target)
+        finalizers = (body.get("spec") or {}).get("finalizers") or []
+        return json_response(registry.finalize_namespace(target.name or "", list(finalizers)))
+    _check_type_meta(body, target)
+    opts = write_options(request, target.subresource)
+    obj, warnings = registry.update(target.resource, _namespace(target), target.name or "", body, opts)
+    return json_response(obj, 200, warnings)
+
+
+async def _patch(request: web.Request, registry: Registry, target: Target) -> web.Response:
+    patch_type = PATCH_TYPES.get(request.content_type)
+    if patch_type is None or patch_type == "apply-cbor":
+        raise UnsupportedMediaType(f"the body of the request was in an unknown format - accepted media types "
+                                   f"include: {', '.join(k for k, v in PATCH_TYPES.items() if v != 'apply-cbor')}")
+    body = await read_body(request)
+    if patch_type == "apply":
+        _check_type_meta(body, target)
+    opts = write_options(request, target.subresource)
+    obj, created, warnings = registry.patch(target.resource, _namespace(target), target.name or "",
+                                            patch_type, body, opts)
+    return json_response(obj, 201 if created else 200, warnings)
+
+
+async def _delete_options(request: web.Request) -> tuple[dict[str, Any], bool]:
+    body = await read_body(request, allow_empty=True) or {}
+    if not isinstance(body, dict):
+        raise BadRequest("DeleteOptions must be an object")
+    options = dict(body)
+    query = request.query
+    if "propagationPolicy" in query:
+        options["propagationPolicy"] = query["propagationPolicy"]
+    if "gracePeriodSeconds" in query:
+        try:
+            options["gracePeriodSeconds"] = int(query["gracePeriodSeconds"])
+        except ValueError as exc:
+            raise BadRequest(f"invalid gracePeriodSeconds: {exc}") from exc
+    if "orphanDependents" in query:
+        options["orphanDependents"] = query["orphanDependents"].lower() == "true"
+    dry = list(query.getall("dryRun", [])) + list(options.get("dryRun") or [])
+    for value in dry:
+        if value != "All":
+            raise invalid_object("DeleteOptions", "meta.k8s.io", "", [not_supported("dryRun", value, ["All"])])
+    return options, bool(dry)
+
+
+async def _delete(request: web.Request, registry: Registry, target: Target) -> web.Response:
+    options, dry_run = await _delete_options(request)
+    rt = target.resource
+    obj, gone = registry.delete(rt, _namespace(target), target.name or "", options, dry_run)
+    if not gone or (rt.group, rt.kind) in RETURNS_DELETED_OBJECT:
+        return json_response(obj)
+    details: dict[str, Any] = {"name": target.name, "kind": rt.plural, "uid": obj["metadata"]["uid"]}
+    if rt.group:
+        details["group"] = rt.group
+    return json_response(success_status(200, details))
+
+
+async def _delete_collection(request: web.Request, registry: Registry, target: Target) -> web.Response:
+    rt = target.resource
+    list_opts = listing.parse_list_options(request.query, rt)
+    options, dry_run = await _delete_options(request)
+    body = await listing.list_objects(registry.store, rt, target.namespace if rt.namespaced else None, list_opts)
+    deleted = []
+    for obj in body["items"]:
+        meta = obj["metadata"]
+        try:
+            deleted.append(registry.delete(rt, meta.get("namespace", ""), meta["name"], options, dry_run)[0])
+        except StatusError as exc:
+            if exc.code != 404:
+                raise
+    return json_response({"kind": f"{rt.kind}List", "apiVersion": rt.api_version,
+                          "metadata": {"resourceVersion": str(registry.store.rv)}, "items": deleted})
+
+
+async def _bind(request: web.Request, registry: Registry, target: Target) -> web.Response:
+    body = await read_body(request)
+    _check_type_meta(body, target, kind="Binding")
+    opts = write_options(request, "binding")
+    registry.bind(target.resource, _namespace(target), target.name or "", body, opts.dry_run)
+    return json_response(success_status(201), 201)

@@ -1,0 +1,150 @@
+"""``/openapi/v3`` documents generated from the registry and the models.
+
+kubectl downloads the per-group-version document before create/apply; it turns on server-side
+field validation when a ``patch`` operation carries the kind's
+``x-kubernetes-group-version-kind`` and a ``fieldValidation`` parameter.  Schemas come from the
+pydantic models (``fakeapi.models.schema.openapi_components``), one source of truth.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from functools import cache
+from typing import Any
+
+import orjson
+
+from fakeapi.models import MODELS
+from fakeapi.registry.resource import ResourceType
+from fakeapi.registry.rest import Registry
+
+
+def _gv_path(group: str, version: str) -> str:
+    return f"api/{version}" if not group else f"apis/{group}/{version}"
+
+
+def _param(name: str, where: str = "query", schema_type: str = "string") -> dict[str, Any]:
+    return {"name": name, "in": where, "schema": {"type": schema_type}, "uniqueItems": True,
+            **({"required": True} if where == "path" else {})}
+
+
+WRITE_PARAMS = [_param("dryRun"), _param("fieldManager"), _param("fieldValidation")]
+LIST_PARAMS = [_param(n) for n in ("labelSelector", "fieldSelector", "resourceVersion", "resourceVersionMatch",
+                                   "continue")] + [_param("limit", schema_type="integer"),
+                                                   _param("watch", schema_type="boolean"),
+                                                   _param("allowWatchBookmarks", schema_type="boolean"),
+                                                   _param("sendInitialEvents", schema_type="boolean"),
+                                                   _param("timeoutSeconds", schema_type="integer")]
+PATCH_MEDIA = ["application/json-patch+json", "application/merge-patch+json",
+               "application/strategic-merge-patch+json", "application/apply-patch+yaml"]
+
+
+def schema_name(rt: ResourceType) -> str:
+    if rt.model is not None:
+        from fakeapi.models.schema import schema_name as model_schema_name
+
+        return model_schema_name(rt.group, rt.version, rt.kind)
+    group = rt.group or "core"
+    return f"io.k8s.api.{group.split('.')[0]}.{rt.version}.{rt.kind}"
+
+
+def _ref(rt: ResourceType) -> dict[str, Any]:
+    return {"$ref": f"#/components/schemas/{schema_name(rt)}"}
+
+
+def _op(rt: ResourceType, action: str, params: list[dict[str, Any]], body: bool = False,
+        media: list[str] | None = None) -> dict[str, Any]:
+    op: dict[str, Any] = {
+        "operationId": f"{action}{rt.kind}",
+        "parameters": params,
+        "responses": {"200": {"description": "OK", "content": {"application/json": {"schema": _ref(rt)}}}},
+        "x-kubernetes-action": action,
+        "x-kubernetes-group-version-kind": {"group": rt.group, "version": rt.version, "kind": rt.kind},
+    }
+    if body:
+        op["requestBody"] = {"content": {m: {"schema": _ref(rt)} for m in (media or ["application/json"])},
+                             "required": True}
+    return op
+
+
+def _paths(rt: ResourceType) -> dict[str, Any]:
+    base = "/" + _gv_path(rt.group, rt.version)
+    ns_param = [_param("namespace", "path")] if rt.namespaced else []
+    coll = f"{base}/namespaces/{{namespace}}/{rt.plural}" if rt.namespaced else f"{base}/{rt.plural}"
+    item = f"{coll}/{{name}}"
+    item_params = [*ns_param, _param("name", "path")]
+    paths: dict[str, Any] = {
+        coll: {"get": _op(rt, "list", ns_param + LIST_PARAMS),
+               "post": _op(rt, "post", ns_param + WRITE_PARAMS, body=True),
+               "delete": _op(rt, "deletecollection", ns_param + LIST_PARAMS)},
+        item: {"get": _op(rt, "get", item_params),
+               "put": _op(rt, "put", item_params + WRITE_PARAMS, body=True),
+               "patch": _op(rt, "patch", [*item_params, *WRITE_PARAMS, _param("force", schema_type="boolean")],
+                            body=True, media=PATCH_MEDIA),
+               "delete": _op(rt, "delete", [*item_params, _param("dryRun"), _param("gracePeriodSeconds"),
+                                            _param("propagationPolicy")])},
+    }
+    if rt.namespaced:
+        paths[f"{base}/{rt.plural}"] = {"get": _op(rt, "list", LIST_PARAMS)}
+    if rt.has_status:
+        paths[f"{item}/status"] = {
+            "get": _op(rt, "get", item_params),
+            "put": _op(rt, "put", item_params + WRITE_PARAMS, body=True),
+            "patch": _op(rt, "patch", [*item_params, *WRITE_PARAMS, _param("force", schema_type="boolean")],
+                         body=True, media=PATCH_MEDIA)}
+    return paths
+
+
+@cache
+def _components() -> dict[str, Any]:
+    if not MODELS:
+        return {}
+    from fakeapi.models.schema import openapi_components
+
+    return openapi_components()
+
+
+def _fallback_schema(rt: ResourceType) -> dict[str, Any]:
+    return {"type": "object", "x-kubernetes-preserve-unknown-fields": True,
+            "x-kubernetes-group-version-kind": [{"group": rt.group, "version": rt.version, "kind": rt.kind}]}
+
+
+def group_version_document(registry: Registry, group: str, version: str) -> dict[str, Any] | None:
+    kinds = [k for k in registry.kinds if k.group == group and k.version == version]
+    if not kinds:
+        return None
+    paths: dict[str, Any] = {}
+    schemas = dict(_components())
+    for rt in kinds:
+        paths.update(_paths(rt))
+        schemas.setdefault(schema_name(rt), _fallback_schema(rt))
+    return {"openapi": "3.0.0", "info": {"title": "Kubernetes (fakeapi)", "version": "v1.37.0"},
+            "paths": paths, "components": {"schemas": schemas}}
+
+
+class OpenAPICache:
+    """Documents are static for a server's lifetime: build each once, hash it for the root index."""
+
+    def __init__(self, registry: Registry) -> None:
+        self.registry = registry
+        self._docs: dict[str, bytes] = {}
+
+    def document(self, group: str, version: str) -> bytes | None:
+        key = _gv_path(group, version)
+        if key not in self._docs:
+            doc = group_version_document(self.registry, group, version)
+            if doc is None:
+                return None
+            self._docs[key] = orjson.dumps(doc)
+        return self._docs[key]
+
+    def root(self) -> dict[str, Any]:
+        paths: dict[str, Any] = {}
+        for group, versions in self.registry.group_versions().items():
+            for version in versions:
+                doc = self.document(group, version)
+                assert doc is not None
+                digest = hashlib.sha512(doc).hexdigest()[:32].upper()
+                paths[_gv_path(group, version)] = {
+                    "serverRelativeURL": f"/openapi/v3/{_gv_path(group, version)}?hash={digest}"}
+        return {"paths": paths}

@@ -1,0 +1,69 @@
+"""URL → resource coordinates, with an explicit table instead of naming conventions.
+
+``/api/v1/...`` and ``/apis/{group}/{version}/...`` share one parser.  The only ambiguity in
+Kubernetes paths is ``namespaces/{ns}/{x}``: a namespaced collection when ``x`` is a namespaced
+plural of the group/version, otherwise a subresource of the namespace (``status``, ``finalize``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fakeapi.errors import NotFound
+from fakeapi.registry.resource import ResourceType
+from fakeapi.registry.rest import Registry
+
+NOT_FOUND_MESSAGE = "the server could not find the requested resource"
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a request addresses."""
+
+    resource: ResourceType
+    namespace: str | None  # None: all namespaces (or cluster-scoped)
+    name: str | None = None
+    subresource: str = ""
+
+    @property
+    def is_collection(self) -> bool:
+        return self.name is None
+
+
+def _not_found() -> NotFound:
+    return NotFound(NOT_FOUND_MESSAGE, details={})
+
+
+def resolve(registry: Registry, group: str, version: str, segments: list[str]) -> Target:
+    """Parse the path segments after the group/version prefix."""
+    segs = [s for s in segments if s != ""] if segments and segments[-1] == "" else segments
+    if not segs:
+        raise _not_found()
+
+    def lookup(plural: str) -> ResourceType:
+        rt = registry.resource(group, version, plural)
+        if rt is None:
+            raise _not_found()
+        return rt
+
+    if segs[0] == "namespaces" and len(segs) >= 3:
+        rt = registry.resource(group, version, segs[2])
+        if rt is not None and rt.namespaced:
+            ns = segs[1]
+            if len(segs) == 3:
+                return Target(rt, ns)
+            if len(segs) == 4:
+                return Target(rt, ns, segs[3])
+            if len(segs) == 5 and segs[4] in rt.subresources:
+                return Target(rt, ns, segs[3], segs[4])
+            raise _not_found()
+    rt = lookup(segs[0])
+    if len(segs) == 1:
+        return Target(rt, None)
+    if rt.namespaced:
+        raise _not_found()
+    if len(segs) == 2:
+        return Target(rt, None, segs[1])
+    if len(segs) == 3 and segs[2] in rt.subresources:
+        return Target(rt, None, segs[1], segs[2])
+    raise _not_found()

@@ -1,0 +1,13 @@
+"""Typed application state keys (aiohttp ``AppKey``), so handlers never guess types."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from fakeapi.config import ServerOptions
+from fakeapi.registry.rest import Registry
+from fakeapi.server.openapi import OpenAPICache
+
+REGISTRY = web.AppKey("registry", Registry)
+OPTIONS = web.AppKey("options", ServerOptions)
+OPENAPI = web.AppKey("openapi", OpenAPICache)

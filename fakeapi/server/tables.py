@@ -1,0 +1,83 @@
+"""``meta.k8s.io/v1`` Table output for ``kubectl get`` (server-side printing)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from fakeapi.registry.resource import ResourceType
+
+TABLE_MEDIA = "as=Table"
+
+
+def wants_table(accept: str) -> bool:
+    """True if the first acceptable media type asks for a Table (kubectl get sends it first)."""
+    first = accept.split(",")[0].replace(" ", "")
+    return TABLE_MEDIA in first and "g=meta.k8s.io" in first
+
+
+def accepts_only_table(accept: str) -> bool:
+    kinds = [part.replace(" ", "") for part in accept.split(",") if part.strip()]
+    return bool(kinds) and all(TABLE_MEDIA in k for k in kinds)
+
+
+def human_age(timestamp: str | None, now: datetime | None = None) -> str:
+    """kubectl's ``HumanDuration`` as used in the Age column (``5s``, ``3m2s``, ``4h``, ``12d``)."""
+    if not timestamp:
+        return "<unknown>"
+    try:
+        created = datetime.strptime(timestamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    except ValueError:
+        return "<invalid>"
+    seconds = int(((now or datetime.now(UTC)) - created).total_seconds())
+    if seconds < 0:
+        return "0s"
+    if seconds < 120:
+        return f"{seconds}s"
+    minutes = seconds // 60
+    if minutes < 10:
+        rem = seconds % 60
+        return f"{minutes}m{rem}s" if rem else f"{minutes}m"
+    if minutes < 180:
+        return f"{minutes}m"
+    hours = minutes // 60
+    if hours < 48:
+        return f"{hours}h{minutes % 60}m" if hours < 8 and minutes % 60 else f"{hours}h"
+    days = hours // 24
+    return f"{days}d{hours % 24}h" if days < 8 and hours % 24 else f"{days}d"
+
+
+def column_definitions(rt: ResourceType) -> list[dict[str, Any]]:
+    cols = [{"name": "Name", "type": "string", "format": "name", "priority": 0,
+             "description": "Name must be unique within a namespace."}]
+    for c in rt.columns:
+        cols.append({"name": c.name, "type": c.type, "format": c.format, "priority": c.priority,
+                     "description": c.description})
+    cols.append({"name": "Age", "type": "string", "format": "", "priority": 0,
+                 "description": "CreationTimestamp is a timestamp representing the server time when this "
+                                "object was created."})
+    return cols
+
+
+def row(rt: ResourceType, obj: dict[str, Any], include_object: str) -> dict[str, Any]:
+    meta = obj.get("metadata") or {}
+    cells: list[Any] = [meta.get("name", "")]
+    cells.extend(_cell(c.getter(obj)) for c in rt.columns)
+    cells.append(human_age(meta.get("creationTimestamp")))
+    out: dict[str, Any] = {"cells": cells}
+    if include_object == "Object":
+        out["object"] = obj
+    elif include_object != "None":
+        out["object"] = {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": meta}
+    return out
+
+
+def _cell(value: Any) -> Any:
+    return "<none>" if value is None or value == "" else value
+
+
+def to_table(rt: ResourceType, objects: list[dict[str, Any]], list_meta: dict[str, Any],
+             include_object: str = "Metadata", with_columns: bool = True) -> dict[str, Any]:
+    return {"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": list_meta,
+            "columnDefinitions": column_definitions(rt) if with_columns else [],
+            "rows": [row(rt, o, include_object) for o in objects]}

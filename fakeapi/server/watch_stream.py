@@ -1,0 +1,86 @@
+"""Streaming a watch: newline-delimited JSON events over a chunked HTTP response."""
+
+from __future__ import annotations
+
+import asyncio
+import orjson
+from aiohttp import web
+
+from fakeapi.errors import Expired, StatusError
+from fakeapi.registry import listing
+from fakeapi.registry.rest import Registry
+from fakeapi.server import tables
+from fakeapi.server.routes import Target
+from fakeapi.server.state import OPTIONS
+
+
+def _error_line(err: StatusError) -> bytes:
+    return orjson.dumps({"type": "ERROR", "object": err.to_status()}) + b"\n"
+
+
+def _as_table_line(target: Target, line: bytes, first: bool) -> bytes:
+    """Table watches (``kubectl get -w``) carry a one-row Table per event."""
+    event = orjson.loads(line)
+    obj = event["object"]
+    if event["type"] in ("ERROR", "BOOKMARK"):
+        return line
+    table = tables.to_table(target.resource, [obj], {"resourceVersion": obj["metadata"].get("resourceVersion", "")},
+                            with_columns=first)
+    return orjson.dumps({"type": event["type"], "object": table}) + b"\n"
+
+
+async def stream_watch(request: web.Request, registry: Registry, target: Target,
+                       opts: listing.ListOptions, as_table: bool) -> web.StreamResponse:
+    rt = target.resource
+    store = registry.store
+    options = request.app[OPTIONS]
+    response = web.StreamResponse(status=200, headers={"Content-Type": "application/json",
+                                                       "Cache-Control": "no-cache, private"})
+    response.enable_chunked_encoding()
+    try:
+        watcher, _ = await listing.open_watch(store, rt, target.namespace if rt.namespaced else None, opts)
+    except Expired as exc:
+        # Upstream answers 200 and reports the expired resourceVersion inside the stream.
+        await response.prepare(request)
+        await response.write(_error_line(exc))
+        await response.write_eof()
+        return response
+    await response.prepare(request)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + opts.timeout_seconds if opts.timeout_seconds else None
+    next_bookmark = loop.time() + options.bookmark_interval
+    first = True
+    try:
+        while True:
+            now = loop.time()
+            wait = next_bookmark - now if opts.allow_bookmarks else None
+            if deadline is not None:
+                wait = deadline - now if wait is None else min(wait, deadline - now)
+            lines = await watcher.next_lines(max(wait, 0) if wait is not None else None)
+            if lines:
+                if as_table:
+                    lines = [_as_table_line(target, line, first and i == 0) for i, line in enumerate(lines)]
+                    first = False
+                await response.write(b"".join(lines))
+            if watcher.expired:
+                await response.write(_error_line(Expired(
+                    "too old resource version: the watch fell too far behind; re-list")))
+                break
+            if watcher.closed:
+                break
+            now = loop.time()
+            if deadline is not None and now >= deadline:
+                break
+            if opts.allow_bookmarks and now >= next_bookmark and not lines:
+                await response.write(orjson.dumps(listing.bookmark_line(rt, store.rv)) + b"\n")
+                next_bookmark = now + options.bookmark_interval
+    except (ConnectionResetError, asyncio.CancelledError):
+        store.close_watch(rt.storage_key, watcher)
+        raise
+    store.close_watch(rt.storage_key, watcher)
+    try:
+        await response.write_eof()
+    except ConnectionResetError:
+        pass
+    return response
+

@@ -1,0 +1,140 @@
+"""Watch fan-out: one queue per watcher, fed synchronously at commit time.
+
+A committed event is offered to every watcher of its storage key in commit order, so all
+watchers see one order.  Filtering (namespace, label and field selectors) happens at offer
+time; selector transitions become ADDED/DELETED as upstream's watch cache does.  A watcher that
+falls more than ``limit`` events behind is closed with 410 so its client re-lists, instead of
+holding memory or slowing the writer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from fakeapi.store.eventlog import Event
+
+Filter = Callable[[dict[str, Any]], bool]
+
+
+@dataclass(frozen=True)
+class WatchFilter:
+    """What one watch wants: a namespace (None = all) and an object predicate."""
+
+    namespace: str | None = None
+    predicate: Filter | None = None
+
+    def matches(self, obj: dict[str, Any] | None) -> bool:
+        if obj is None:
+            return False
+        if self.namespace is not None and obj.get("metadata", {}).get("namespace", "") != self.namespace:
+            return False
+        return self.predicate is None or self.predicate(obj)
+
+
+def _with_rv(obj: dict[str, Any], rv: int) -> dict[str, Any]:
+    meta = dict(obj.get("metadata") or {})
+    meta["resourceVersion"] = str(rv)
+    return {**obj, "metadata": meta}
+
+
+class Watcher:
+    """One open watch.  The HTTP layer drains :meth:`next_lines`; the store calls :meth:`offer`."""
+
+    def __init__(self, flt: WatchFilter, limit: int) -> None:
+        self.filter = flt
+        self.limit = limit
+        self._lines: deque[bytes] = deque()
+        self._wakeup = asyncio.Event()
+        self.closed = False
+        self.expired = False
+        self.last_rv = 0
+
+    def offer(self, event: Event) -> None:
+        """Called at commit time; never blocks."""
+        if self.closed:
+            return
+        line = self.translate(event)
+        self.last_rv = event.rv
+        if line is None:
+            return
+        if len(self._lines) >= self.limit:
+            # A slow reader: drop its backlog and end the watch with 410, as the apiserver's
+            # watch cache does when a watcher cannot keep up.
+            self._lines.clear()
+            self.expired = True
+            self.closed = True
+        else:
+            self._lines.append(line)
+        self._wakeup.set()
+
+    def translate(self, event: Event) -> bytes | None:
+        """The line this watcher should see for ``event``, or None."""
+        flt = self.filter
+        if flt.namespace is None and flt.predicate is None:
+            return event.line()
+        if event.type == "DELETED":
+            return event.line() if flt.matches(event.obj) else None
+        now = flt.matches(event.obj)
+        before = flt.matches(event.prev)
+        if now and (before or event.type == "ADDED"):
+            return event.line()
+        if now:
+            return orjson.dumps({"type": "ADDED", "object": event.obj}) + b"\n"
+        if before and event.prev is not None:
+            return orjson.dumps({"type": "DELETED", "object": _with_rv(event.prev, event.rv)}) + b"\n"
+        return None
+
+    def push_line(self, line: bytes) -> None:
+        """Queue a line produced outside the event stream (initial state, bookmarks)."""
+        self._lines.append(line)
+        self._wakeup.set()
+
+    def close(self) -> None:
+        self.closed = True
+        self._wakeup.set()
+
+    async def next_lines(self, timeout: float | None) -> list[bytes]:
+        """Wait for lines; an empty list means the timeout passed or the watch is closed."""
+        if not self._lines and not self.closed:
+            self._wakeup.clear()
+            try:
+                await asyncio.wait_for(self._wakeup.wait(), timeout)
+            except TimeoutError:
+                return []
+        lines = list(self._lines)
+        self._lines.clear()
+        return lines
+
+
+class WatchHub:
+    """Watchers per storage key."""
+
+    def __init__(self) -> None:
+        self._by_storage: dict[tuple[str, str], set[Watcher]] = {}
+
+    def add(self, storage: tuple[str, str], watcher: Watcher) -> None:
+        self._by_storage.setdefault(storage, set()).add(watcher)
+
+    def remove(self, storage: tuple[str, str], watcher: Watcher) -> None:
+        watchers = self._by_storage.get(storage)
+        if watchers is not None:
+            watchers.discard(watcher)
+
+    def publish(self, event: Event) -> None:
+        for watcher in tuple(self._by_storage.get(event.storage, ())):
+            watcher.offer(event)
+
+    def close_all(self) -> None:
+        for watchers in self._by_storage.values():
+            for watcher in watchers:
+                watcher.close()
+        self._by_storage.clear()
+
+    def count(self) -> int:
+        return sum(len(w) for w in self._by_storage.values())

@@ -1,0 +1,19 @@
+"""Per-kind admission strategies (defaulting, gate-dependent dropping, admission, validation).
+
+``STRATEGIES`` maps (group, version, kind) to the kind's :class:`~fakeapi.registry.strategy.Strategy`.
+Pure helpers live beside them: :mod:`.names` (format checks), :mod:`.common` (ObjectMeta,
+lists, immutability), one module per API group.
+"""
+
+from __future__ import annotations
+
+from fakeapi.registry.strategy import Strategy
+from fakeapi.validation import core, resource, scheduling
+
+STRATEGIES: dict[tuple[str, str, str], Strategy] = {
+    **{("", "v1", kind): s for kind, s in core.STRATEGIES.items()},
+    **{("resource.k8s.io", "v1", kind): s for kind, s in resource.STRATEGIES.items()},
+    ("scheduling.k8s.io", "v1beta1", "Workload"): scheduling.WorkloadV1beta1Strategy(),
+    ("scheduling.k8s.io", "v1beta1", "PodGroup"): scheduling.PodGroupStrategy(),
+    ("scheduling.k8s.io", "v1alpha1", "Workload"): scheduling.WorkloadV1alpha1Strategy(),
+}

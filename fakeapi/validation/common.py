@@ -1,0 +1,130 @@
+"""Validation shared by every kind: ObjectMeta, list helpers and immutability.
+
+Mirrors ``ValidateObjectMeta``/``ValidateObjectMetaUpdate`` and the ``validateSet``/``validateSlice``
+helpers of upstream's resource validation: a list over its limit yields one TooMany error and
+nothing else (DoS protection), duplicates are reported at the item's index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from typing import Any
+
+from fakeapi.errors import FieldError, duplicate, forbidden, invalid, required, too_many
+from fakeapi.validation import names
+
+IMMUTABLE = "field is immutable"
+ItemCheck = Callable[[Any, str], list[FieldError]]
+
+
+def validate_list(items: list[Any] | None, path: str, max_items: int, check: ItemCheck | None = None,
+                  key: Callable[[Any], Hashable] | None = None) -> list[FieldError]:
+    """Size limit (short-circuits), per-item checks, then duplicates by ``key``."""
+    items = items or []
+    if max_items >= 0 and len(items) > max_items:
+        return [too_many(path, len(items), max_items)]
+    errs: list[FieldError] = []
+    if check is not None:
+        for i, item in enumerate(items):
+            errs += check(item, f"{path}[{i}]")
+    if key is not None:
+        seen: set[Hashable] = set()
+        for i, item in enumerate(items):
+            k = key(item)
+            if k in seen:
+                errs.append(duplicate(f"{path}[{i}]", k))
+            seen.add(k)
+    return errs
+
+
+def immutable(new: Any, old: Any, path: str) -> list[FieldError]:
+    """``ValidateImmutableField``: Invalid with the new value when it changed."""
+    return [] if new == old else [invalid(path, new, IMMUTABLE)]
+
+
+def validate_labels(labels: dict[str, str] | None, path: str) -> list[FieldError]:
+    """Label keys are qualified names, values label values."""
+    errs: list[FieldError] = []
+    for k, v in (labels or {}).items():
+        errs += names.check(path, k, names.qualified_name)
+        errs += names.check(path, v, names.label_value)
+    return errs
+
+
+def validate_annotations(annotations: dict[str, str] | None, path: str) -> list[FieldError]:
+    """Annotation keys are qualified names (lowercased); the total size is at most 256 KiB."""
+    errs: list[FieldError] = []
+    total = 0
+    for k, v in (annotations or {}).items():
+        errs += names.check(path, k.lower(), names.qualified_name)
+        total += len(k) + len(v)
+    if total > 256 * 1024:
+        errs.append(FieldError("FieldValueTooLong", path, "may not be more than 262144 bytes"))
+    return errs
+
+
+def validate_object_meta(meta: dict[str, Any] | None, path: str, *, namespaced: bool,
+                         name_check: names.Checker) -> list[FieldError]:
+    """Generic ObjectMeta rules: name/generateName format, namespace scope, labels, finalizers, owners."""
+    meta = meta or {}
+    errs: list[FieldError] = []
+    name, generate = meta.get("name"), meta.get("generateName")
+    if generate:
+        # generateName may end with anything a name may contain after trimming the dash.
+        errs += [invalid(f"{path}.generateName", generate, m)
+                 for m in name_check(generate.rstrip("-") or "a")]
+    if not name:
+        if not generate:
+            errs.append(required(f"{path}.name", "name or generateName is required"))
+    else:
+        errs += names.check(f"{path}.name", name, name_check)
+    ns = meta.get("namespace")
+    if namespaced and not ns:
+        errs.append(required(f"{path}.namespace"))
+    elif namespaced:
+        errs += names.check(f"{path}.namespace", ns, names.dns1123_label)
+    elif ns:
+        errs.append(forbidden(f"{path}.namespace", "not allowed on this type"))
+    if (meta.get("generation") or 0) < 0:
+        errs.append(invalid(f"{path}.generation", meta["generation"], "must be greater than or equal to 0"))
+    errs += validate_labels(meta.get("labels"), f"{path}.labels")
+    errs += validate_annotations(meta.get("annotations"), f"{path}.annotations")
+    errs += validate_list(meta.get("finalizers"), f"{path}.finalizers", -1,
+                          lambda f, p: names.check(p, f, names.qualified_name), key=lambda f: f)
+    errs += validate_list(meta.get("ownerReferences"), f"{path}.ownerReferences", -1, _owner_reference)
+    controllers = [o for o in meta.get("ownerReferences") or [] if o.get("controller")]
+    if len(controllers) > 1:
+        refs = " and ".join(f"{o.get('kind')}/{o.get('name')}" for o in controllers)
+        errs.append(invalid(f"{path}.ownerReferences", meta["ownerReferences"],
+                            "Only one reference can have Controller set to true. "
+                            f'Found "true" in references for {refs}'))
+    return errs
+
+
+def _owner_reference(ref: dict[str, Any], path: str) -> list[FieldError]:
+    errs: list[FieldError] = []
+    for key in ("apiVersion", "kind", "name", "uid"):
+        if not ref.get(key):
+            errs.append(invalid(f"{path}.{key}", ref.get(key, ""), f"{key} must not be empty"))
+    return errs
+
+
+def validate_object_meta_update(new: dict[str, Any] | None, old: dict[str, Any] | None,
+                                path: str = "metadata") -> list[FieldError]:
+    """Name, namespace, uid and creationTimestamp never change."""
+    new, old = new or {}, old or {}
+    errs: list[FieldError] = []
+    for key in ("name", "namespace", "uid", "creationTimestamp"):
+        if key in old and new.get(key) != old.get(key):
+            errs += immutable(new.get(key), old.get(key), f"{path}.{key}")
+    return errs
+
+
+def get(obj: dict[str, Any] | None, *keys: str) -> Any:
+    """Nested lookup that tolerates missing levels: ``get(obj, "spec", "devices")``."""
+    cur: Any = obj
+    for key in keys:
+        if not isinstance(cur, dict):
+            return None
+        cur = cur.get(key)
+    return cur

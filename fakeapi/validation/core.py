@@ -1,0 +1,395 @@
+"""Core ``v1`` strategies: Pod, Node, Namespace, Event, ConfigMap.
+
+Only what the fake control plane and kubectl rely on: the defaults a real apiserver fills in,
+name and reference formats, and Pod spec immutability (images, activeDeadlineSeconds,
+tolerations additions and scheduling-gate removals are the mutable bits, as upstream).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from fakeapi.errors import FieldError, duplicate, forbidden, invalid, not_supported, required
+from fakeapi.registry.strategy import AdmissionContext, Strategy
+from fakeapi.validation import names
+from fakeapi.validation.common import (
+    get,
+    immutable,
+    validate_labels,
+    validate_list,
+    validate_object_meta,
+    validate_object_meta_update,
+)
+
+_SELECTOR_OPS = ["DoesNotExist", "Exists", "Gt", "In", "Lt", "NotIn"]
+_TOLERATION_EFFECTS = ["NoExecute", "NoSchedule", "PreferNoSchedule"]
+_RESTART_POLICIES = ["Always", "Never", "OnFailure"]
+_DNS_POLICIES = ["ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"]
+_CONFIG_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
+POD_UPDATE_FORBIDDEN = (
+    "pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,"
+    "`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),"
+    "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)")
+
+
+# --- shared building blocks ----------------------------------------------------------------
+
+def _requirement(req: dict[str, Any], path: str, fields: bool) -> list[FieldError]:
+    errs = names.check_required(f"{path}.key", req.get("key"), names.qualified_name) if not fields else \
+        ([required(f"{path}.key")] if not req.get("key") else [])
+    op, values = req.get("operator", ""), req.get("values") or []
+    if op in ("In", "NotIn") and not values:
+        errs.append(required(f"{path}.values", "must be specified when `operator` is 'In' or 'NotIn'"))
+    elif op in ("Exists", "DoesNotExist") and values:
+        errs.append(forbidden(f"{path}.values", "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
+    elif op in ("Gt", "Lt") and (len(values) != 1 or not re.fullmatch(r"-?\d+", values[0])):
+        errs.append(required(f"{path}.values", "must be specified single value when `operator` is 'Lt' or 'Gt'"))
+    elif op not in _SELECTOR_OPS:
+        errs.append(not_supported(f"{path}.operator", op, _SELECTOR_OPS))
+    return errs
+
+
+def validate_node_selector_term(term: dict[str, Any], path: str) -> list[FieldError]:
+    """Match expressions on labels and match fields (metadata.name only)."""
+    errs = validate_list(term.get("matchExpressions"), f"{path}.matchExpressions", -1,
+                         lambda r, p: _requirement(r, p, False))
+    for i, req in enumerate(term.get("matchFields") or []):
+        p = f"{path}.matchFields[{i}]"
+        errs += _requirement(req, p, True)
+        if req.get("key") != "metadata.name":
+            errs.append(invalid(f"{p}.key", req.get("key"), "not a valid field selector key"))
+    return errs
+
+
+def validate_node_selector(selector: dict[str, Any], path: str) -> list[FieldError]:
+    """A core NodeSelector: at least one term."""
+    terms = selector.get("nodeSelectorTerms") or []
+    if not terms:
+        return [required(f"{path}.nodeSelectorTerms", "must have at least one node selector term")]
+    return validate_list(terms, f"{path}.nodeSelectorTerms", -1, validate_node_selector_term)
+
+
+def _toleration(tol: dict[str, Any], path: str) -> list[FieldError]:
+    errs: list[FieldError] = []
+    if tol.get("key"):
+        errs += names.check(f"{path}.key", tol["key"], names.qualified_name)
+    op = tol.get("operator", "Equal")
+    if op == "Exists" and tol.get("value"):
+        errs.append(invalid(f"{path}.operator", tol, "value must be empty when `operator` is 'Exists'"))
+    elif op == "Equal":
+        if not tol.get("key"):
+            errs.append(invalid(f"{path}.operator", op, "operator must be Exists when `key` is empty, "
+                                                        "which means \"match all values and all keys\""))
+        errs += names.check(f"{path}.value", tol.get("value", ""), names.label_value)
+    elif op not in ("Equal", "Exists"):
+        errs.append(not_supported(f"{path}.operator", op, ["Equal", "Exists"]))
+    effect = tol.get("effect")
+    if effect and effect not in _TOLERATION_EFFECTS:
+        errs.append(not_supported(f"{path}.effect", effect, _TOLERATION_EFFECTS))
+    if tol.get("tolerationSeconds") is not None and effect != "NoExecute":
+        errs.append(invalid(f"{path}.effect", effect or "",
+                            "effect must be 'NoExecute' when `tolerationSeconds` is set"))
+    return errs
+
+
+# --- pod -----------------------------------------------------------------------------------
+
+def _image_pull_policy(image: str) -> str:
+    tag = image.rsplit("/", 1)[-1]
+    if "@" in tag:
+        return "IfNotPresent"
+    return "Always" if ":" not in tag or tag.endswith(":latest") else "IfNotPresent"
+
+
+def _default_container(c: dict[str, Any]) -> None:
+    c.setdefault("imagePullPolicy", _image_pull_policy(c.get("image", "")))
+    c.setdefault("terminationMessagePath", "/dev/termination-log")
+    c.setdefault("terminationMessagePolicy", "File")
+    c.setdefault("resources", {})
+    for port in c.get("ports") or []:
+        port.setdefault("protocol", "TCP")
+
+
+def _qos_class(spec: dict[str, Any]) -> str:
+    containers = (spec.get("containers") or []) + (spec.get("initContainers") or [])
+    requests = [get(c, "resources", "requests") or {} for c in containers]
+    limits = [get(c, "resources", "limits") or {} for c in containers]
+    if not any(requests) and not any(limits):
+        return "BestEffort"
+    guaranteed = all(
+        all(lim.get(r) is not None and (req.get(r) or lim.get(r)) == lim.get(r) for r in ("cpu", "memory"))
+        for req, lim in zip(requests, limits, strict=True))
+    return "Guaranteed" if guaranteed else "Burstable"
+
+
+def default_pod(pod: dict[str, Any]) -> None:
+    """Defaults a 1.37 apiserver (with the Priority admission plugin) fills into every pod."""
+    spec = pod.setdefault("spec", {})
+    spec.setdefault("restartPolicy", "Always")
+    spec.setdefault("terminationGracePeriodSeconds", 30)
+    spec.setdefault("dnsPolicy", "ClusterFirst")
+    spec.setdefault("securityContext", {})
+    spec.setdefault("schedulerName", "default-scheduler")
+    spec.setdefault("enableServiceLinks", True)
+    spec.setdefault("priority", 0)
+    spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
+    for c in (spec.get("containers") or []) + (spec.get("initContainers") or []):
+        _default_container(c)
+    for tol in spec.get("tolerations") or []:
+        if tol.get("key") or tol.get("operator"):
+            tol.setdefault("operator", "Equal")
+    status = pod.setdefault("status", {})
+    status.setdefault("phase", "Pending")
+    status.setdefault("qosClass", _qos_class(spec))
+
+
+def validate_claim_source(claim: dict[str, Any], path: str) -> list[FieldError]:
+    errs = names.check_required(f"{path}.name", claim.get("name"), names.dns1123_label)
+    by_name, by_template = claim.get("resourceClaimName"), claim.get("resourceClaimTemplateName")
+    if by_name is None and by_template is None:
+        errs.append(invalid(path, claim, "must specify one of: `resourceClaimName`, `resourceClaimTemplateName`"))
+    elif by_name is not None and by_template is not None:
+        errs.append(invalid(path, claim, "at most one of `resourceClaimName` or `resourceClaimTemplateName` "
+                                         "may be specified"))
+    else:
+        key = "resourceClaimName" if by_name is not None else "resourceClaimTemplateName"
+        errs += names.check(f"{path}.{key}", by_name or by_template, names.dns1123_subdomain)
+    return errs
+
+
+def _container(c: dict[str, Any], path: str, claim_names: set[str]) -> list[FieldError]:
+    errs = names.check_required(f"{path}.name", c.get("name"), names.dns1123_label)
+    if not c.get("image"):
+        errs.append(required(f"{path}.image"))
+    for i, claim in enumerate(get(c, "resources", "claims") or []):
+        if claim.get("name") not in claim_names:
+            detail = ("must be one of the names in pod.spec.resourceClaims"
+                      + (": " + ", ".join(sorted(claim_names)) if claim_names else " which is empty"))
+            errs.append(FieldError("FieldValueNotFound", f"{path}.resources.claims[{i}]", detail, claim.get("name")))
+    return errs
+
+
+def _group_reference(spec: dict[str, Any]) -> list[FieldError]:
+    errs: list[FieldError] = []
+    group, ref = spec.get("schedulingGroup"), spec.get("workloadRef")
+    if group is not None:
+        errs += names.check_required("spec.schedulingGroup.podGroupName", group.get("podGroupName"),
+                                     names.dns1123_subdomain)
+    if ref is not None:
+        errs += names.check_required("spec.workloadRef.name", ref.get("name"), names.dns1123_subdomain)
+        errs += names.check_required("spec.workloadRef.podGroup", ref.get("podGroup"), names.dns1123_label)
+        if ref.get("podGroupReplicaKey"):
+            errs += names.check("spec.workloadRef.podGroupReplicaKey", ref["podGroupReplicaKey"],
+                                names.dns1123_label)
+    if group is not None and ref is not None:
+        errs.append(forbidden("spec.workloadRef", "may not be set together with `schedulingGroup`"))
+    return errs
+
+
+def validate_pod_spec(spec: dict[str, Any]) -> list[FieldError]:
+    """The PodSpec rules the fake control plane depends on."""
+    claim_names = {c.get("name") for c in spec.get("resourceClaims") or []}
+    errs = validate_list(spec.get("resourceClaims"), "spec.resourceClaims", -1, validate_claim_source,
+                         key=lambda c: c.get("name"))
+    if not spec.get("containers"):
+        errs.append(required("spec.containers"))
+    for key in ("initContainers", "containers"):
+        errs += validate_list(spec.get(key), f"spec.{key}", -1, lambda c, p: _container(c, p, claim_names))
+    seen: set[str] = set()
+    for key in ("initContainers", "containers"):
+        for i, c in enumerate(spec.get(key) or []):
+            if c.get("name") in seen:
+                errs.append(duplicate(f"spec.{key}[{i}].name", c.get("name")))
+            seen.add(c.get("name"))
+    if spec.get("restartPolicy") not in _RESTART_POLICIES:
+        errs.append(not_supported("spec.restartPolicy", spec.get("restartPolicy", ""), _RESTART_POLICIES))
+    if spec.get("dnsPolicy") not in _DNS_POLICIES:
+        errs.append(not_supported("spec.dnsPolicy", spec.get("dnsPolicy", ""), _DNS_POLICIES))
+    errs += validate_labels(spec.get("nodeSelector"), "spec.nodeSelector")
+    errs += validate_list(spec.get("tolerations"), "spec.tolerations", -1, _toleration)
+    required_affinity = get(spec, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution")
+    if required_affinity is not None:
+        errs += validate_node_selector(
+            required_affinity, "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution")
+    if spec.get("nodeName"):
+        errs += names.check("spec.nodeName", spec["nodeName"], names.dns1123_subdomain)
+    errs += validate_list(spec.get("schedulingGates"), "spec.schedulingGates", -1,
+                          lambda g, p: names.check_required(f"{p}.name", g.get("name"), names.qualified_name),
+                          key=lambda g: g.get("name"))
+    return errs + _group_reference(spec)
+
+
+def _masked_spec(spec: dict[str, Any]) -> dict[str, Any]:
+    """The spec without the fields a pod update may change."""
+    masked = {k: v for k, v in spec.items() if k not in (
+        "activeDeadlineSeconds", "tolerations", "schedulingGates", "terminationGracePeriodSeconds",
+        "schedulingGroup", "workloadRef")}
+    for key in ("containers", "initContainers"):
+        if key in masked:
+            masked[key] = [{k: v for k, v in c.items() if k != "image"} for c in masked[key]]
+    return masked
+
+
+def validate_pod_update(new: dict[str, Any], old: dict[str, Any]) -> list[FieldError]:
+    """Pod spec immutability; the pod group reference has its own immutability error."""
+    spec, old_spec = new.get("spec") or {}, old.get("spec") or {}
+    errs: list[FieldError] = []
+    for key in ("schedulingGroup", "workloadRef"):
+        errs += immutable(spec.get(key), old_spec.get(key), f"spec.{key}")
+    if _masked_spec(spec) != _masked_spec(old_spec):
+        errs.append(forbidden("spec", POD_UPDATE_FORBIDDEN))
+    old_tolerations = old_spec.get("tolerations") or []
+    if any(t not in (spec.get("tolerations") or []) for t in old_tolerations):
+        errs.append(forbidden("spec.tolerations", "existing toleration can not be modified except its "
+                                                  "tolerationSeconds"))
+    old_gates = old_spec.get("schedulingGates") or []
+    if any(g not in old_gates for g in spec.get("schedulingGates") or []):
+        errs.append(forbidden("spec.schedulingGates", "only deletion is allowed, but found new scheduling gate"))
+    return errs
+
+
+def validate_pod_status(new: dict[str, Any]) -> list[FieldError]:
+    """status.resourceClaimStatuses names must match spec.resourceClaims."""
+    claim_names = {c.get("name") for c in get(new, "spec", "resourceClaims") or []}
+
+    def entry(s: dict[str, Any], p: str) -> list[FieldError]:
+        errs = [] if s.get("name") in claim_names else \
+            [invalid(f"{p}.name", s.get("name"), "must match the name of an entry in `spec.resourceClaims`")]
+        if s.get("resourceClaimName"):
+            errs += names.check(f"{p}.resourceClaimName", s["resourceClaimName"], names.dns1123_subdomain)
+        return errs
+
+    errs = validate_list(get(new, "status", "resourceClaimStatuses"), "status.resourceClaimStatuses", -1, entry,
+                         key=lambda s: s.get("name"))
+    return errs + validate_list(get(new, "status", "conditions"), "status.conditions", -1,
+                                key=lambda c: c.get("type"))
+
+
+class PodStrategy(Strategy):
+    """Pods: kubectl-visible defaults, spec validation, spec immutability."""
+
+    def default(self, obj: dict[str, Any], ctx: AdmissionContext) -> None:
+        default_pod(obj)
+
+    def validate(self, obj: dict[str, Any], ctx: AdmissionContext) -> list[FieldError]:
+        errs = validate_object_meta(obj.get("metadata"), "metadata", namespaced=True,
+                                    name_check=names.dns1123_subdomain)
+        return errs + validate_pod_spec(obj.get("spec") or {})
+
+    def validate_update(self, new: dict[str, Any], old: dict[str, Any],
+                        ctx: AdmissionContext) -> list[FieldError]:
+        return self.validate(new, ctx) + validate_object_meta_update(new.get("metadata"), old.get("metadata")) + \
+            validate_pod_update(new, old)
+
+    def validate_status_update(self, new: dict[str, Any], old: dict[str, Any],
+                               ctx: AdmissionContext) -> list[FieldError]:
+        return validate_object_meta_update(new.get("metadata"), old.get("metadata")) + validate_pod_status(new)
+
+
+# --- node, namespace, event, configmap -----------------------------------------------------
+
+def _taint(taint: dict[str, Any], path: str) -> list[FieldError]:
+    errs = names.check_required(f"{path}.key", taint.get("key"), names.qualified_name)
+    if taint.get("value"):
+        errs += names.check(f"{path}.value", taint["value"], names.label_value)
+    if not taint.get("effect"):
+        errs.append(required(f"{path}.effect"))
+    elif taint["effect"] not in _TOLERATION_EFFECTS:
+        errs.append(not_supported(f"{path}.effect", taint["effect"], _TOLERATION_EFFECTS))
+    return errs
+
+
+class NodeStrategy(Strategy):
+    """Nodes: allocatable defaults to capacity; taints unique by key and effect."""
+
+    def default(self, obj: dict[str, Any], ctx: AdmissionContext) -> None:
+        status = obj.get("status")
+        if status and status.get("capacity") and "allocatable" not in status:
+            status["allocatable"] = dict(status["capacity"])
+
+    def validate(self, obj: dict[str, Any], ctx: AdmissionContext) -> list[FieldError]:
+        errs = validate_object_meta(obj.get("metadata"), "metadata", namespaced=False,
+                                    name_check=names.dns1123_subdomain)
+        return errs + validate_list(get(obj, "spec", "taints"), "spec.taints", -1, _taint,
+                                    key=lambda t: f"{t.get('key')}:{t.get('effect')}")
+
+    def validate_update(self, new: dict[str, Any], old: dict[str, Any],
+                        ctx: AdmissionContext) -> list[FieldError]:
+        return self.validate(new, ctx) + validate_object_meta_update(new.get("metadata"), old.get("metadata"))
+
+    def validate_status_update(self, new: dict[str, Any], old: dict[str, Any],
+                               ctx: AdmissionContext) -> list[FieldError]:
+        return validate_object_meta_update(new.get("metadata"), old.get("metadata"))
+
+
+class NamespaceStrategy(Strategy):
+    """Namespaces: DNS-label names, the ``kubernetes`` finalizer, phase Active."""
+
+    def default(self, obj: dict[str, Any], ctx: AdmissionContext) -> None:
+        if ctx.operation == "CREATE":
+            obj.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
+        obj.setdefault("status", {}).setdefault("phase", "Active")
+        labels = obj.setdefault("metadata", {}).setdefault("labels", {})
+        if obj["metadata"].get("name"):
+            # The NamespaceDefaultLabelName gate (GA) stamps the name label on every namespace.
+            labels["kubernetes.io/metadata.name"] = obj["metadata"]["name"]
+
+    def validate(self, obj: dict[str, Any], ctx: AdmissionContext) -> list[FieldError]:
+        return validate_object_meta(obj.get("metadata"), "metadata", namespaced=False,
+                                    name_check=names.dns1123_label)
+
+    def validate_update(self, new: dict[str, Any], old: dict[str, Any],
+                        ctx: AdmissionContext) -> list[FieldError]:
+        return self.validate(new, ctx) + validate_object_meta_update(new.get("metadata"), old.get("metadata"))
+
+
+class EventStrategy(Strategy):
+    """core/v1 Events: the involved object must be named."""
+
+    def validate(self, obj: dict[str, Any], ctx: AdmissionContext) -> list[FieldError]:
+        errs = validate_object_meta(obj.get("metadata"), "metadata", namespaced=True,
+                                    name_check=names.dns1123_subdomain)
+        involved = obj.get("involvedObject") or {}
+        if not involved.get("name") and not involved.get("kind"):
+            errs.append(required("involvedObject"))
+        ns = involved.get("namespace")
+        if ns and ns != get(obj, "metadata", "namespace"):
+            errs.append(invalid("involvedObject.namespace", ns, "does not match event.namespace"))
+        return errs
+
+
+class ConfigMapStrategy(Strategy):
+    """ConfigMaps: valid keys, no key in both maps, immutable once ``immutable: true``."""
+
+    def validate(self, obj: dict[str, Any], ctx: AdmissionContext) -> list[FieldError]:
+        errs = validate_object_meta(obj.get("metadata"), "metadata", namespaced=True,
+                                    name_check=names.dns1123_subdomain)
+        data, binary = obj.get("data") or {}, obj.get("binaryData") or {}
+        for field_name, values in (("data", data), ("binaryData", binary)):
+            for key in values:
+                if not _CONFIG_KEY.match(key) or len(key) > 253:
+                    errs.append(invalid(f"{field_name}[{key}]", key,
+                                        "a valid config key must consist of alphanumeric characters, '-', '_' "
+                                        "or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for "
+                                        "validation is '[-._a-zA-Z0-9]+')"))
+        for key in set(data) & set(binary):
+            errs.append(invalid(f"data[{key}]", key, "duplicate of key present in binaryData"))
+        return errs
+
+    def validate_update(self, new: dict[str, Any], old: dict[str, Any],
+                        ctx: AdmissionContext) -> list[FieldError]:
+        errs = self.validate(new, ctx) + validate_object_meta_update(new.get("metadata"), old.get("metadata"))
+        if old.get("immutable"):
+            for key in ("data", "binaryData"):
+                if new.get(key) != old.get(key):
+                    errs.append(forbidden(key, "field is immutable when `immutable` is set"))
+            if not new.get("immutable"):
+                errs.append(forbidden("immutable", "field is immutable when `immutable` is set"))
+        return errs
+
+
+STRATEGIES: dict[str, Strategy] = {
+    "Pod": PodStrategy(), "Node": NodeStrategy(), "Namespace": NamespaceStrategy(), "Event": EventStrategy(),
+    "ConfigMap": ConfigMapStrategy(),
+}

@@ -1,0 +1,237 @@
+"""A thin async HTTP client for the Kubernetes wire protocol.
+
+The control plane talks to the API server only through this module, exactly as a real
+kube-scheduler or kube-controller-manager would: list, watch (newline-delimited JSON events),
+create, update, patch (merge, strategic, JSON, apply), delete, the ``status`` subresource and
+``pods/binding``.  Objects are plain JSON dicts; a non-2xx answer becomes the matching
+:class:`fakeapi.errors.StatusError` subclass, so callers write ``except Conflict``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+import aiohttp
+import orjson
+
+from fakeapi.errors import StatusError
+
+
+@dataclass(frozen=True)
+class GVR:
+    """Group, version and plural resource name: everything needed to build a URL."""
+
+    group: str
+    version: str
+    plural: str
+    namespaced: bool
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    def path(self, namespace: str | None = None, name: str | None = None,
+             subresource: str | None = None) -> str:
+        """``/api/v1/namespaces/ns/pods/p/status``; no namespace means all namespaces."""
+        parts = ["/api/v1"] if not self.group else [f"/apis/{self.group}/{self.version}"]
+        if self.namespaced and namespace:
+            parts.append(f"namespaces/{quote(namespace, safe='')}")
+        parts.append(self.plural)
+        if name is not None:
+            parts.append(quote(name, safe=""))
+            if subresource:
+                parts.append(subresource)
+        return "/".join(parts)
+
+
+PODS = GVR("", "v1", "pods", True)
+NODES = GVR("", "v1", "nodes", False)
+NAMESPACES = GVR("", "v1", "namespaces", False)
+EVENTS = GVR("", "v1", "events", True)
+RESOURCE_CLAIMS = GVR("resource.k8s.io", "v1", "resourceclaims", True)
+RESOURCE_CLAIM_TEMPLATES = GVR("resource.k8s.io", "v1", "resourceclaimtemplates", True)
+RESOURCE_SLICES = GVR("resource.k8s.io", "v1", "resourceslices", False)
+DEVICE_CLASSES = GVR("resource.k8s.io", "v1", "deviceclasses", False)
+DEVICE_TAINT_RULES = GVR("resource.k8s.io", "v1", "devicetaintrules", False)
+PODGROUPS = GVR("scheduling.k8s.io", "v1beta1", "podgroups", True)
+WORKLOADS_V1BETA1 = GVR("scheduling.k8s.io", "v1beta1", "workloads", True)
+WORKLOADS_V1ALPHA1 = GVR("scheduling.k8s.io", "v1alpha1", "workloads", True)
+
+_PATCH_CONTENT_TYPES = {
+    "merge": "application/merge-patch+json",
+    "strategic": "application/strategic-merge-patch+json",
+    "json": "application/json-patch+json",
+    "apply": "application/apply-patch+yaml",
+}
+
+# Ordinary requests must never hang a control loop; watches are bounded by timeoutSeconds instead.
+_REQUEST_TIMEOUT = aiohttp.ClientTimeout(total=30)
+_WATCH_TIMEOUT = aiohttp.ClientTimeout(total=None, sock_connect=10)
+
+
+def _dumps(body: Any) -> bytes:
+    return orjson.dumps(body)
+
+
+def _query(**params: Any) -> dict[str, str]:
+    """Drop unset parameters and render the rest the way the API server expects."""
+    out: dict[str, str] = {}
+    for key, value in params.items():
+        if value is None:
+            continue
+        out[key] = ("true" if value else "false") if isinstance(value, bool) else str(value)
+    return out
+
+
+class ApiClient:
+    """One ``aiohttp.ClientSession`` against one API server; use as ``async with``."""
+
+    def __init__(self, base_url: str, *, user_agent: str = "fakeapi-control-plane") -> None:
+        self.base_url = base_url.rstrip("/")
+        self._user_agent = user_agent
+        self._session: aiohttp.ClientSession | None = None
+
+    async def __aenter__(self) -> ApiClient:
+        self.open()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    def open(self) -> None:
+        """Create the session (idempotent); ``async with`` calls it for you."""
+        if self._session is None:
+            self._session = aiohttp.ClientSession(
+                headers={"User-Agent": self._user_agent, "Accept": "application/json"},
+                json_serialize=lambda obj: _dumps(obj).decode(),
+            )
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    @property
+    def session(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            raise RuntimeError("ApiClient is not open; use `async with ApiClient(url)`")
+        return self._session
+
+    async def _request(self, method: str, path: str, *, params: dict[str, str] | None = None,
+                       body: Any = None, content_type: str = "application/json") -> Any:
+        data = None
+        headers = {}
+        if body is not None:
+            data = body.encode() if isinstance(body, str) else _dumps(body)
+            headers["Content-Type"] = content_type
+        async with self.session.request(method, self.base_url + path, params=params, data=data,
+                                        headers=headers, timeout=_REQUEST_TIMEOUT) as resp:
+            raw = await resp.read()
+            payload = _decode(raw)
+            if resp.status >= 400:
+                raise _status_error(resp.status, payload, raw)
+            return payload
+
+    async def get(self, gvr: GVR, namespace: str | None, name: str) -> dict:
+        return await self._request("GET", gvr.path(namespace, name))
+
+    async def list(self, gvr: GVR, namespace: str | None = None, *, label_selector: str | None = None,
+                   field_selector: str | None = None, limit: int | None = None,
+                   continue_: str | None = None, resource_version: str | None = None) -> dict:
+        params = _query(labelSelector=label_selector, fieldSelector=field_selector, limit=limit,
+                        resourceVersion=resource_version)
+        if continue_:
+            params["continue"] = continue_
+        return await self._request("GET", gvr.path(namespace), params=params)
+
+    async def watch(self, gvr: GVR, namespace: str | None = None, *, resource_version: str,
+                    label_selector: str | None = None, field_selector: str | None = None,
+                    allow_bookmarks: bool = True,
+                    timeout_seconds: int | None = None) -> AsyncIterator[dict]:
+        """Yield ``{"type", "object"}`` events until the server ends the stream.
+
+        An in-stream ``ERROR`` event (e.g. 410 "too old resource version") is raised as the
+        matching :class:`StatusError`, so ``except Expired`` triggers a re-list.
+        """
+        params = _query(watch=True, resourceVersion=resource_version, labelSelector=label_selector,
+                        fieldSelector=field_selector, allowWatchBookmarks=allow_bookmarks or None,
+                        timeoutSeconds=timeout_seconds)
+        async with self.session.get(self.base_url + gvr.path(namespace), params=params,
+                                    timeout=_WATCH_TIMEOUT) as resp:
+            if resp.status >= 400:
+                raw = await resp.read()
+                raise _status_error(resp.status, _decode(raw), raw)
+            # Lines may exceed aiohttp's default readline limit, so split on newlines ourselves.
+            buffer = b""
+            async for chunk in resp.content.iter_any():
+                buffer += chunk
+                *lines, buffer = buffer.split(b"\n")
+                for line in lines:
+                    if line.strip():
+                        yield _watch_event(orjson.loads(line))
+            if buffer.strip():
+                yield _watch_event(orjson.loads(buffer))
+
+    async def create(self, gvr: GVR, namespace: str | None, body: dict, *,
+                     field_manager: str | None = None) -> dict:
+        return await self._request("POST", gvr.path(namespace), body=body,
+                                   params=_query(fieldManager=field_manager))
+
+    async def update(self, gvr: GVR, namespace: str | None, body: dict, *,
+                     subresource: str | None = None) -> dict:
+        """PUT; optimistic concurrency through the body's ``metadata.resourceVersion``."""
+        name = body["metadata"]["name"]
+        return await self._request("PUT", gvr.path(namespace, name, subresource), body=body)
+
+    async def patch(self, gvr: GVR, namespace: str | None, name: str, body: Any, *,
+                    patch_type: str = "merge", subresource: str | None = None,
+                    field_manager: str | None = None, force: bool | None = None) -> dict:
+        """``patch_type`` is one of ``merge``, ``strategic``, ``json`` or ``apply``."""
+        return await self._request("PATCH", gvr.path(namespace, name, subresource), body=body,
+                                   content_type=_PATCH_CONTENT_TYPES[patch_type],
+                                   params=_query(fieldManager=field_manager, force=force))
+
+    async def delete(self, gvr: GVR, namespace: str | None, name: str, *,
+                     preconditions: dict | None = None, propagation_policy: str | None = None,
+                     grace_period_seconds: int | None = None) -> dict | None:
+        """Return the object while it lingers (finalizers, grace) or the Success Status."""
+        options: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
+        if preconditions:
+            options["preconditions"] = preconditions
+        if propagation_policy:
+            options["propagationPolicy"] = propagation_policy
+        if grace_period_seconds is not None:
+            options["gracePeriodSeconds"] = grace_period_seconds
+        return await self._request("DELETE", gvr.path(namespace, name), body=options)
+
+    async def bind(self, namespace: str, pod_name: str, node_name: str, pod_uid: str | None = None) -> None:
+        """POST ``pods/binding``; a pod UID makes the binding conditional on that pod instance."""
+        metadata: dict[str, Any] = {"name": pod_name, "namespace": namespace}
+        if pod_uid:
+            metadata["uid"] = pod_uid
+        body = {"apiVersion": "v1", "kind": "Binding", "metadata": metadata,
+                "target": {"apiVersion": "v1", "kind": "Node", "name": node_name}}
+        await self._request("POST", PODS.path(namespace, pod_name, "binding"), body=body)
+
+
+def _decode(raw: bytes) -> Any:
+    """JSON body or None: error pages from proxies or the framework may be plain text."""
+    try:
+        return orjson.loads(raw) if raw else None
+    except orjson.JSONDecodeError:
+        return None
+
+
+def _watch_event(event: dict) -> dict:
+    if event.get("type") == "ERROR":
+        raise StatusError.from_status(event.get("object") or {})
+    return event
+
+
+def _status_error(http_status: int, payload: Any, raw: bytes) -> StatusError:
+    if isinstance(payload, dict) and payload.get("kind") == "Status":
+        return StatusError.from_status(payload)
+    return StatusError.from_status({"code": http_status, "message": raw.decode(errors="replace")[:500]})

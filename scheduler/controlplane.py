@@ -1,0 +1,125 @@
+"""Wire the control plane together: one client, shared informers, and the loops that use them.
+
+Start-up order matters: every loop registers its informers and handlers in its constructor,
+then the factory starts all informers, waits until every cache holds a complete list, and only
+then do the loops run — so no loop acts on a half-filled cache.  Stop cancels the loops first,
+then the informers, then closes the HTTP session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Coroutine
+from typing import Any
+
+from fakeapi.config import FeatureGates
+from scheduler.client import ApiClient
+from scheduler.controllers.podgroup_protection import PodGroupProtectionController
+from scheduler.controllers.resourceclaim import ResourceClaimController
+from scheduler.events import EventRecorder
+from scheduler.informers import InformerFactory
+from scheduler.kubelet import Kubelet
+
+log = logging.getLogger(__name__)
+
+# Event source components, as upstream names them.
+SCHEDULER_COMPONENT = "default-scheduler"
+CLAIM_CONTROLLER_COMPONENT = "resource_claim"
+KUBELET_COMPONENT = "kubelet"
+
+_DEFAULT_GATES = FeatureGates()
+
+
+class ControlPlane:
+    """Scheduler, ResourceClaim controller and kubelet emulation against one API server URL."""
+
+    def __init__(self, server_url: str, *, gates: FeatureGates = _DEFAULT_GATES, kubelet: bool = True,
+                 sync_timeout: float = 10.0) -> None:
+        self.server_url = server_url
+        self.gates = gates
+        self._with_kubelet = kubelet
+        self._sync_timeout = sync_timeout
+        self._api: ApiClient | None = None
+        self._factory: InformerFactory | None = None
+        self._recorders: list[EventRecorder] = []
+        self._tasks: list[asyncio.Task[None]] = []
+
+    async def __aenter__(self) -> ControlPlane:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.stop()
+
+    async def start(self) -> None:
+        """Build every loop, sync the informers, then run the loops as background tasks."""
+        api = self._api = ApiClient(self.server_url, user_agent="fakeapi-control-plane")
+        api.open()
+        factory = self._factory = InformerFactory(api)
+        loops: dict[str, Coroutine[Any, Any, None]] = {}
+        try:
+            scheduler = _new_scheduler(api, factory, self.gates, self._recorder(SCHEDULER_COMPONENT))
+            if scheduler is not None:
+                loops["scheduler"] = scheduler.run()
+            controller = ResourceClaimController(api, factory, self.gates,
+                                                 self._recorder(CLAIM_CONTROLLER_COMPONENT))
+            loops["resourceclaim-controller"] = controller.run()
+            if self.gates.GenericWorkload:
+                loops["podgroup-protection-controller"] = PodGroupProtectionController(api, factory).run()
+            if self._with_kubelet:
+                loops["kubelet"] = Kubelet(api, factory, self._recorder(KUBELET_COMPONENT)).run()
+            factory.start()
+            await factory.wait_for_cache_sync(self._sync_timeout)
+        except BaseException:
+            for coro in loops.values():
+                coro.close()
+            await self.stop()
+            raise
+        for name, coro in loops.items():
+            task = asyncio.create_task(coro, name=name)
+            task.add_done_callback(_report_crash)
+            self._tasks.append(task)
+
+    async def stop(self) -> None:
+        """Cancel the loops and informers and close the HTTP session; safe to call twice."""
+        tasks, self._tasks = self._tasks, []
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        if self._factory is not None:
+            await self._factory.stop()
+            self._factory = None
+        recorders, self._recorders = self._recorders, []
+        for recorder in recorders:
+            await recorder.close()
+        if self._api is not None:
+            await self._api.close()
+            self._api = None
+
+    def _recorder(self, component: str) -> EventRecorder:
+        assert self._api is not None
+        recorder = EventRecorder(self._api, component)
+        self._recorders.append(recorder)
+        return recorder
+
+
+def _new_scheduler(api: ApiClient, factory: InformerFactory, gates: FeatureGates,
+                   recorder: EventRecorder) -> Any:
+    """The scheduler, if this checkout has one (it is built in parallel with this module)."""
+    try:
+        from scheduler.scheduler import Scheduler
+    except ModuleNotFoundError as err:
+        if err.name != "scheduler.scheduler":
+            raise  # a broken scheduler must fail loudly, only a missing one is tolerated
+        log.warning("no scheduler module yet, running without one")
+        return None
+    return Scheduler(api, factory, gates, recorder)
+
+
+def _report_crash(task: asyncio.Task[None]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.error("control-plane loop %s stopped", task.get_name(), exc_info=task.exception())

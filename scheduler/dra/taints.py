@@ -1,0 +1,38 @@
+"""Device taints (KEP-5055): slice taints plus DeviceTaintRule taints, and tolerations.
+
+Device tolerations follow the node toleration rules, so the shared node helper decides.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from fakeapi.machinery.nodeselector import taint_tolerated
+from scheduler.dra.devices import DeviceID
+
+_BLOCKING_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
+
+
+def rule_matches(rule: Mapping[str, Any], device_id: DeviceID) -> bool:
+    """Whether a DeviceTaintRule's ``deviceSelector`` (driver/pool/device; empty = any) selects it."""
+    selector = (rule.get("spec") or {}).get("deviceSelector") or {}
+    driver, pool, device = device_id
+    return all(
+        not selector.get(field) or selector[field] == value
+        for field, value in (("driver", driver), ("pool", pool), ("device", device))
+    )
+
+
+def rule_taints(rules: Iterable[Mapping[str, Any]], device_id: DeviceID) -> tuple[dict[str, Any], ...]:
+    """Taints that DeviceTaintRules add to one device."""
+    return tuple((rule.get("spec") or {}).get("taint") or {} for rule in rules if rule_matches(rule, device_id))
+
+
+def taints_block(taints: Iterable[Mapping[str, Any]], tolerations: Sequence[Mapping[str, Any]]) -> bool:
+    """True if some NoSchedule/NoExecute taint is not tolerated (other effects are ignored)."""
+    return any(
+        taint.get("effect") in _BLOCKING_EFFECTS
+        and not taint_tolerated(taint, tolerations)
+        for taint in taints
+    )

@@ -1,0 +1,211 @@
+"""Scheduling framework contracts: status values, cluster events and one Protocol per extension point.
+
+Mirrors ``pkg/scheduler/framework/interface.go``.  Expected outcomes are values (:class:`Status`);
+exceptions are reserved for bugs and I/O failures.  The scheduling cycle (PreFilter .. Permit)
+is synchronous and runs on one consistent snapshot; only the binding cycle (PreBind, Bind)
+awaits the API server, so those two hooks are coroutines.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from scheduler.framework.cycle_state import CycleState
+    from scheduler.snapshot import NodeInfo
+
+
+class Code(enum.IntEnum):
+    """How a plugin's answer steers the scheduler and the queue."""
+
+    SUCCESS = 0
+    # Internal problem (bad CEL, API error): the pod goes to backoff, condition reason SchedulerError.
+    ERROR = 1
+    # Not schedulable now; another node or preemption might help.
+    UNSCHEDULABLE = 2
+    # Not schedulable and no preemption on this node can help.
+    UNSCHEDULABLE_AND_UNRESOLVABLE = 3
+    # Permit only: hold the pod before binding until allowed, rejected or timed out.
+    WAIT = 4
+    # PreFilter/PreScore only: the plugin has nothing to do for this pod; its later hooks are skipped.
+    SKIP = 5
+    # The pod waits for something outside the scheduler (e.g. a claim being allocated).
+    PENDING = 6
+
+
+@dataclass(frozen=True)
+class Status:
+    """The outcome of one plugin hook; ``reasons`` become the user-visible message."""
+
+    code: Code = Code.SUCCESS
+    reasons: tuple[str, ...] = ()
+    plugin: str = ""
+
+    @property
+    def is_success(self) -> bool:
+        return self.code == Code.SUCCESS
+
+    @property
+    def is_rejected(self) -> bool:
+        """Unschedulable, unresolvable or pending: the pod did not fit (as opposed to an error)."""
+        return self.code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING)
+
+    @property
+    def message(self) -> str:
+        return ", ".join(self.reasons)
+
+    def with_plugin(self, plugin: str) -> Status:
+        return Status(self.code, self.reasons, plugin)
+
+
+SUCCESS = Status()
+
+
+def unschedulable(plugin: str, *reasons: str) -> Status:
+    return Status(Code.UNSCHEDULABLE, reasons, plugin)
+
+
+def unresolvable(plugin: str, *reasons: str) -> Status:
+    return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, reasons, plugin)
+
+
+def error(plugin: str, reason: str) -> Status:
+    return Status(Code.ERROR, (reason,), plugin)
+
+
+def skip(plugin: str) -> Status:
+    return Status(Code.SKIP, (), plugin)
+
+
+# --- cluster events and queueing hints (requeue on events, not polling) --------------------------
+
+class ActionType(enum.IntFlag):
+    ADD = 1
+    UPDATE = 2
+    DELETE = 4
+    ALL = ADD | UPDATE | DELETE
+
+
+class EventResource(enum.StrEnum):
+    """What changed.  ``ASSIGNED_POD`` is a pod bound to a node (its usage frees/takes resources)."""
+
+    UNSCHEDULED_POD = "Pod"
+    ASSIGNED_POD = "AssignedPod"
+    NODE = "Node"
+    RESOURCE_CLAIM = "ResourceClaim"
+    RESOURCE_SLICE = "ResourceSlice"
+    DEVICE_CLASS = "DeviceClass"
+    DEVICE_TAINT_RULE = "DeviceTaintRule"
+    POD_GROUP = "PodGroup"
+
+
+@dataclass(frozen=True)
+class ClusterEvent:
+    resource: EventResource
+    action: ActionType
+
+    def matches(self, other: ClusterEvent) -> bool:
+        """Whether the registered event ``self`` covers the observed event ``other``."""
+        return self.resource == other.resource and bool(self.action & other.action)
+
+
+class QueueingHint(enum.Enum):
+    SKIP = 0
+    QUEUE = 1
+
+
+# (pod, old object or None, new object or None) -> whether the event may make the pod schedulable.
+QueueingHintFn = Callable[[dict[str, Any], dict[str, Any] | None, dict[str, Any] | None], QueueingHint]
+
+
+@dataclass(frozen=True)
+class ClusterEventWithHint:
+    event: ClusterEvent
+    hint: QueueingHintFn | None = None   # None = always queue
+
+
+# --- extension points ----------------------------------------------------------------------------
+
+@runtime_checkable
+class Plugin(Protocol):
+    name: str
+
+
+@runtime_checkable
+class EnqueueExtensions(Plugin, Protocol):
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """Events that may make a pod rejected by this plugin schedulable."""
+        ...
+
+
+@runtime_checkable
+class PreEnqueuePlugin(Plugin, Protocol):
+    def pre_enqueue(self, pod: dict[str, Any]) -> Status:
+        """Gate entry to the active queue. Success, or UnschedulableAndUnresolvable (pod stays parked)."""
+        ...
+
+
+@runtime_checkable
+class PreFilterPlugin(Plugin, Protocol):
+    def pre_filter(self, state: CycleState, pod: dict[str, Any], nodes: Sequence[NodeInfo]) -> Status:
+        """Once per cycle. Success, Skip (Filter not called), Unschedulable*, or Error."""
+        ...
+
+
+@runtime_checkable
+class FilterPlugin(Plugin, Protocol):
+    def filter(self, state: CycleState, pod: dict[str, Any], node_info: NodeInfo) -> Status:
+        """Per node. Success, Unschedulable, UnschedulableAndUnresolvable, or Error."""
+        ...
+
+
+@runtime_checkable
+class PostFilterPlugin(Plugin, Protocol):
+    def post_filter(self, state: CycleState, pod: dict[str, Any],
+                    statuses: dict[str, Status]) -> Status:
+        """After no node fit. May change the cluster (e.g. deallocate) and returns Unschedulable."""
+        ...
+
+
+@runtime_checkable
+class ScorePlugin(Plugin, Protocol):
+    weight: int
+
+    def score(self, state: CycleState, pod: dict[str, Any], node_info: NodeInfo) -> int:
+        """0..100 for a feasible node; higher is better."""
+        ...
+
+
+@runtime_checkable
+class ReservePlugin(Plugin, Protocol):
+    def reserve(self, state: CycleState, pod: dict[str, Any], node_name: str) -> Status:
+        """Claim in-memory resources for the chosen node. Failure triggers Unreserve."""
+        ...
+
+    def unreserve(self, state: CycleState, pod: dict[str, Any], node_name: str) -> None:
+        """Idempotent roll-back of Reserve (and of whatever PreBind already wrote)."""
+        ...
+
+
+@runtime_checkable
+class PermitPlugin(Plugin, Protocol):
+    def permit(self, state: CycleState, pod: dict[str, Any], node_name: str) -> tuple[Status, float]:
+        """Success, Wait with a timeout in seconds (gang scheduling), or a rejection."""
+        ...
+
+
+@runtime_checkable
+class PreBindPlugin(Plugin, Protocol):
+    async def pre_bind(self, state: CycleState, pod: dict[str, Any], node_name: str) -> Status:
+        """API writes that must succeed before the pod is bound (e.g. claim allocation)."""
+        ...
+
+
+@runtime_checkable
+class BindPlugin(Plugin, Protocol):
+    async def bind(self, state: CycleState, pod: dict[str, Any], node_name: str) -> Status:
+        """Bind the pod; Skip lets the next bind plugin try."""
+        ...

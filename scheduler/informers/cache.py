@@ -1,0 +1,118 @@
+"""The informer's local copy of the API: an indexed store and a generic read-only lister.
+
+Like client-go's ``cache.Indexer``, objects are keyed ``namespace/name`` (``name`` for
+cluster-scoped kinds) and any number of named indexes map a computed value to keys.  Objects
+are stored as received and must be treated as read-only by everyone (copy before mutating).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+IndexFunc = Callable[[dict], Iterable[str]]
+
+NAMESPACE_INDEX = "namespace"
+
+
+def object_key(obj: dict) -> str:
+    """``namespace/name`` or ``name`` for cluster-scoped objects."""
+    meta = obj.get("metadata") or {}
+    return key_for(meta.get("namespace"), meta["name"])
+
+
+def key_for(namespace: str | None, name: str) -> str:
+    return f"{namespace}/{name}" if namespace else name
+
+
+def _namespace_of(obj: dict) -> Iterable[str]:
+    return [(obj.get("metadata") or {}).get("namespace") or ""]
+
+
+class Store:
+    """Thread-free indexed map of key -> object; mutated only by the owning informer."""
+
+    def __init__(self) -> None:
+        self._items: dict[str, dict] = {}
+        self._index_funcs: dict[str, IndexFunc] = {NAMESPACE_INDEX: _namespace_of}
+        # index name -> index value -> set of keys
+        self._indices: dict[str, dict[str, set[str]]] = {NAMESPACE_INDEX: {}}
+
+    def add_index(self, name: str, fn: IndexFunc) -> None:
+        """Register an index; existing objects are indexed immediately."""
+        if name in self._index_funcs:
+            raise ValueError(f"index {name!r} already exists")
+        self._index_funcs[name] = fn
+        self._indices[name] = {}
+        for key, obj in self._items.items():
+            self._index_one(name, key, obj)
+
+    def get(self, key: str) -> dict | None:
+        return self._items.get(key)
+
+    def keys(self) -> list[str]:
+        return list(self._items)
+
+    def items(self) -> list[tuple[str, dict]]:
+        return list(self._items.items())
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def upsert(self, obj: dict) -> dict | None:
+        """Store ``obj``; return the previous version (None when new)."""
+        key = object_key(obj)
+        old = self._items.get(key)
+        if old is not None:
+            self._unindex(key, old)
+        self._items[key] = obj
+        for name in self._index_funcs:
+            self._index_one(name, key, obj)
+        return old
+
+    def remove(self, key: str) -> dict | None:
+        old = self._items.pop(key, None)
+        if old is not None:
+            self._unindex(key, old)
+        return old
+
+    def by_index(self, index_name: str, value: str) -> list[dict]:
+        try:
+            keys = self._indices[index_name].get(value, ())
+        except KeyError:
+            raise KeyError(f"no index named {index_name!r}") from None
+        return [self._items[k] for k in sorted(keys)]
+
+    def _index_one(self, name: str, key: str, obj: dict) -> None:
+        index = self._indices[name]
+        for value in set(self._index_funcs[name](obj)):
+            index.setdefault(value, set()).add(key)
+
+    def _unindex(self, key: str, obj: dict) -> None:
+        for name, fn in self._index_funcs.items():
+            index = self._indices[name]
+            for value in set(fn(obj)):
+                keys = index.get(value)
+                if keys is not None:
+                    keys.discard(key)
+                    if not keys:
+                        del index[value]
+
+
+class Lister:
+    """Read-only view of a :class:`Store` (client-go's ``GenericLister``)."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    def get(self, namespace: str | None, name: str) -> dict | None:
+        """The cached object or None; ``namespace`` None/"" for cluster-scoped kinds."""
+        return self._store.get(key_for(namespace, name))
+
+    def list(self, namespace: str | None = None) -> list[dict]:
+        """All cached objects, or those of one namespace, in key order."""
+        if namespace:
+            return self._store.by_index(NAMESPACE_INDEX, namespace)
+        return [obj for _, obj in sorted(self._store.items())]
+
+    def by_index(self, index_name: str, value: str) -> list[dict]:
+        return self._store.by_index(index_name, value)

@@ -1,0 +1,69 @@
+"""One shared informer per resource, started and synced together.
+
+Every loop of the control plane (scheduler, claim controller, kubelet) asks the factory for the
+informers it needs *before* ``start()``; they then share one watch and one cache per resource.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from scheduler.client import GVR, ApiClient
+from scheduler.informers.informer import Informer
+
+
+class InformerFactory:
+    """Creates, starts and stops the shared informers of one :class:`ApiClient`."""
+
+    def __init__(self, api: ApiClient) -> None:
+        self._api = api
+        self._informers: dict[GVR, Informer] = {}
+        self._tasks: dict[GVR, asyncio.Task[None]] = {}
+        self._task_group: asyncio.TaskGroup | None = None
+        self._started = False
+
+    def informer(self, gvr: GVR) -> Informer:
+        """The shared informer for ``gvr``; created on first use, started if the factory runs."""
+        informer = self._informers.get(gvr)
+        if informer is None:
+            informer = self._informers[gvr] = Informer(self._api, gvr)
+            if self._started:
+                self._start_one(gvr, informer)
+        return informer
+
+    def start(self, tg: asyncio.TaskGroup | None = None) -> None:
+        """Run every informer not yet running, as tasks of ``tg`` when given."""
+        if tg is not None:
+            self._task_group = tg
+        self._started = True
+        for gvr, informer in self._informers.items():
+            if gvr not in self._tasks:
+                self._start_one(gvr, informer)
+
+    async def wait_for_cache_sync(self, timeout: float = 10.0) -> None:
+        """Return once every informer has delivered its first list; TimeoutError otherwise."""
+        try:
+            async with asyncio.timeout(timeout):
+                await asyncio.gather(*(i.wait_synced() for i in self._informers.values()))
+        except TimeoutError:
+            still = [i.gvr.plural for i in self._informers.values() if not i.has_synced]
+            raise TimeoutError(f"informers not synced after {timeout}s: {still}") from None
+
+    async def stop(self) -> None:
+        """Cancel every informer task and wait for it to finish."""
+        tasks = list(self._tasks.values())
+        self._tasks.clear()
+        self._started = False
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    def _start_one(self, gvr: GVR, informer: Informer) -> None:
+        name = f"informer-{gvr.plural}.{gvr.group or 'core'}/{gvr.version}"
+        if self._task_group is not None:
+            self._tasks[gvr] = self._task_group.create_task(informer.run(), name=name)
+        else:
+            self._tasks[gvr] = asyncio.create_task(informer.run(), name=name)

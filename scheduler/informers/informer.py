@@ -1,0 +1,129 @@
+"""A shared informer: reflector -> indexed cache -> event handlers.
+
+Contract (as client-go's ``SharedInformer``): the cache is eventually consistent with the
+server; handlers see the changes of one object in order; handlers are synchronous and quick —
+they only enqueue keys on a work queue, the real work happens in the controller's worker.
+Objects passed to handlers and returned by the lister are shared: never mutate them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from scheduler.client import GVR, ApiClient
+from scheduler.informers.cache import IndexFunc, Lister, Store, object_key
+from scheduler.informers.reflector import Reflector
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class _Handler:
+    on_add: Callable[[dict], None] | None
+    on_update: Callable[[dict, dict], None] | None
+    on_delete: Callable[[dict], None] | None
+
+
+def _resource_version(obj: dict) -> str:
+    return (obj.get("metadata") or {}).get("resourceVersion") or ""
+
+
+class Informer:
+    """Watches one resource, keeps a local indexed cache and notifies handlers of changes."""
+
+    def __init__(self, api: ApiClient, gvr: GVR, *, namespace: str | None = None,
+                 label_selector: str | None = None, field_selector: str | None = None) -> None:
+        self.gvr = gvr
+        self._store = Store()
+        self.lister = Lister(self._store)
+        self._handlers: list[_Handler] = []
+        self._synced = asyncio.Event()
+        self._reflector = Reflector(api, gvr, self, namespace=namespace, label_selector=label_selector,
+                                    field_selector=field_selector)
+
+    def add_event_handler(self, on_add: Callable[[dict], None] | None = None,
+                          on_update: Callable[[dict, dict], None] | None = None,
+                          on_delete: Callable[[dict], None] | None = None) -> None:
+        """Register callbacks; a late handler first gets ``on_add`` for every cached object."""
+        handler = _Handler(on_add, on_update, on_delete)
+        self._handlers.append(handler)
+        if handler.on_add is not None:
+            for obj in self.lister.list():
+                self._call(handler.on_add, obj)
+
+    def add_index(self, name: str, fn: IndexFunc) -> None:
+        """Add a named index usable through ``lister.by_index(name, value)``."""
+        self._store.add_index(name, fn)
+
+    @property
+    def has_synced(self) -> bool:
+        """True once the first complete list has been delivered."""
+        return self._synced.is_set()
+
+    async def wait_synced(self) -> None:
+        await self._synced.wait()
+
+    @property
+    def last_sync_resource_version(self) -> str:
+        return self._reflector.resource_version
+
+    async def run(self) -> None:
+        """List and watch until cancelled (see :mod:`scheduler.informers.reflector`)."""
+        await self._reflector.run()
+
+    # -- Sink: called by the reflector ------------------------------------------------------
+
+    def replace(self, items: list[dict], resource_version: str) -> None:
+        """Install a fresh list, telling handlers what changed since the previous state."""
+        fresh = {object_key(obj): obj for obj in items}
+        for key, old in self._store.items():
+            if key not in fresh:
+                self._store.remove(key)
+                self._notify_delete(old)
+        for obj in items:
+            old = self._store.upsert(obj)
+            if old is None:
+                self._notify_add(obj)
+            elif _resource_version(old) != _resource_version(obj):
+                self._notify_update(old, obj)
+        self._synced.set()
+
+    def apply(self, event_type: str, obj: dict) -> None:
+        if event_type == "DELETED":
+            old = self._store.remove(object_key(obj))
+            # The event carries the final state; prefer it over what we cached.
+            if old is not None:
+                self._notify_delete(obj)
+            return
+        old = self._store.upsert(obj)
+        if old is None:
+            self._notify_add(obj)
+        else:
+            self._notify_update(old, obj)
+
+    # -- dispatch ------------------------------------------------------------------------
+
+    def _notify_add(self, obj: dict) -> None:
+        for handler in self._handlers:
+            if handler.on_add is not None:
+                self._call(handler.on_add, obj)
+
+    def _notify_update(self, old: dict, new: dict) -> None:
+        for handler in self._handlers:
+            if handler.on_update is not None:
+                self._call(handler.on_update, old, new)
+
+    def _notify_delete(self, obj: dict) -> None:
+        for handler in self._handlers:
+            if handler.on_delete is not None:
+                self._call(handler.on_delete, obj)
+
+    def _call(self, fn: Callable[..., None], *args: dict) -> None:
+        # One broken handler must not stop the cache or the other handlers.
+        try:
+            fn(*args)
+        except Exception:
+            log.exception("%s event handler %r failed", self.gvr.plural, fn)

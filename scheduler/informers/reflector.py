@@ -1,0 +1,154 @@
+"""List-then-watch one resource and feed every change into a sink, forever.
+
+The flow follows client-go's ``Reflector``:
+
+1. LIST (paged) and hand the complete state to ``sink.replace`` together with the list's
+   resourceVersion;
+2. WATCH from that resourceVersion with bookmarks; each event goes to ``sink.apply`` and
+   advances the remembered resourceVersion (bookmarks advance it without an event);
+3. when the stream ends or the connection drops, WATCH again from the remembered
+   resourceVersion — no event is lost and none is repeated;
+4. when the server answers 410 (the resourceVersion was compacted away), go back to 1; the
+   sink diffs the fresh list against what it holds, so consumers still see add/update/delete.
+
+Transient failures are retried with capped exponential backoff; cancellation ends the loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from typing import Protocol
+
+import aiohttp
+
+from fakeapi.errors import Expired, Gone, StatusError
+from scheduler.client import GVR, ApiClient
+
+log = logging.getLogger(__name__)
+
+_PAGE_SIZE = 500
+# Upstream picks a random watch timeout in [5, 10) minutes so watches of many informers do not
+# all reconnect at once.
+_MIN_WATCH_TIMEOUT = 300
+
+
+class Sink(Protocol):
+    """Where a reflector delivers what it sees (the informer)."""
+
+    def replace(self, items: list[dict], resource_version: str) -> None: ...
+    def apply(self, event_type: str, obj: dict) -> None: ...
+
+
+class Backoff:
+    """Capped exponential delay with jitter; ``reset`` after a success."""
+
+    def __init__(self, initial: float = 0.05, cap: float = 2.0) -> None:
+        self._initial = initial
+        self._cap = cap
+        self._next = initial
+
+    def next_delay(self) -> float:
+        delay = self._next
+        self._next = min(self._cap, self._next * 2)
+        return delay * random.uniform(0.8, 1.2)
+
+    def reset(self) -> None:
+        self._next = self._initial
+
+
+class Reflector:
+    """Keeps a :class:`Sink` in step with one (optionally filtered) collection on the server."""
+
+    def __init__(self, api: ApiClient, gvr: GVR, sink: Sink, *, namespace: str | None = None,
+                 label_selector: str | None = None, field_selector: str | None = None) -> None:
+        self._api = api
+        self._gvr = gvr
+        self._sink = sink
+        self._namespace = namespace
+        self._label_selector = label_selector
+        self._field_selector = field_selector
+        self._backoff = Backoff()
+        self.resource_version = ""
+
+    async def run(self) -> None:
+        """List and watch until cancelled."""
+        while True:
+            try:
+                await self._list()
+                await self._watch_until_expired()
+            except (StatusError, aiohttp.ClientError, OSError, TimeoutError) as err:
+                log.warning("list of %s failed, retrying: %s", self._gvr.plural, err)
+                await asyncio.sleep(self._backoff.next_delay())
+
+    async def _list(self) -> None:
+        items: list[dict] = []
+        continue_token: str | None = None
+        resource_version = ""
+        limit: int | None = _PAGE_SIZE
+        while True:
+            try:
+                page = await self._api.list(self._gvr, self._namespace, label_selector=self._label_selector,
+                                            field_selector=self._field_selector, limit=limit,
+                                            continue_=continue_token)
+            except (Expired, Gone):
+                if continue_token is None:
+                    raise
+                # The continue token outlived the server's history: fall back to one full list.
+                items, continue_token, limit = [], None, None
+                continue
+            if not resource_version:
+                resource_version = page["metadata"]["resourceVersion"]
+            items.extend(_with_type_meta(page))
+            continue_token = (page.get("metadata") or {}).get("continue") or None
+            if continue_token is None:
+                break
+        self.resource_version = resource_version
+        self._sink.replace(items, resource_version)
+        self._backoff.reset()
+
+    async def _watch_until_expired(self) -> None:
+        """Watch from the last seen resourceVersion, resuming on disconnects; return on 410."""
+        while True:
+            seen_events = False
+            try:
+                async for event in self._api.watch(
+                        self._gvr, self._namespace, resource_version=self.resource_version,
+                        label_selector=self._label_selector, field_selector=self._field_selector,
+                        allow_bookmarks=True,
+                        timeout_seconds=random.randint(_MIN_WATCH_TIMEOUT, 2 * _MIN_WATCH_TIMEOUT - 1)):
+                    self._handle(event)
+                    seen_events = True
+                    self._backoff.reset()
+                if not seen_events:
+                    # A server that keeps closing empty streams must not make us spin.
+                    await asyncio.sleep(self._backoff.next_delay())
+            except (Expired, Gone) as err:
+                log.info("watch of %s expired, re-listing: %s", self._gvr.plural, err)
+                return
+            except (aiohttp.ClientError, OSError, TimeoutError) as err:
+                log.info("watch of %s dropped, resuming from %s: %s", self._gvr.plural,
+                         self.resource_version, err)
+                await asyncio.sleep(self._backoff.next_delay())
+
+    def _handle(self, event: dict) -> None:
+        obj = event.get("object") or {}
+        resource_version = (obj.get("metadata") or {}).get("resourceVersion")
+        if event.get("type") != "BOOKMARK":
+            self._sink.apply(event["type"], obj)
+        if resource_version:
+            self.resource_version = resource_version
+
+
+def _with_type_meta(page: dict) -> list[dict]:
+    """List items carry no kind/apiVersion on the wire; stamp them so cached objects look the same
+    whether they arrived by list or by watch (event recorders and owner references need them)."""
+    items = page.get("items") or []
+    kind = page.get("kind", "")
+    kind = kind.removesuffix("List")
+    api_version = page.get("apiVersion", "")
+    for item in items:
+        item.setdefault("kind", kind)
+        item.setdefault("apiVersion", api_version)
+    return items

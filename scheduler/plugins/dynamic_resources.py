@@ -1,0 +1,469 @@
+"""DynamicResources: ResourceClaims must exist, be allocatable on the node, and get allocated + reserved.
+
+Flow (``plugins/dynamicresources/dynamicresources.go``):
+
+- PreEnqueue: every claim the pod references exists (template claims: the name comes from
+  ``pod.status.resourceClaimStatuses``, written by the ResourceClaim controller) and is not being
+  deleted.  Otherwise the pod is parked until a claim or pod event arrives.
+- PreFilter: allocated claims contribute their ``allocation.nodeSelector``; unallocated ones
+  need their device classes and one allocator for the cycle (allocated state from the assume
+  cache, which already counts in-flight allocations).
+- Filter: node selector of allocated claims; ``Allocator.allocate`` for the others, result kept
+  per node for Reserve.
+- Reserve: the chosen node's allocations become *pending* in the assume cache: no other pod
+  gets those devices, and a pod sharing the claim waits until it is written.
+- PreBind (binding task): add the ``delete-protection`` finalizer, then write
+  ``status.allocation`` + ``status.reservedFor`` through the status subresource, retrying on
+  conflicts with a fresh object.  PodGroup claims (KEP-5729, gate DRAWorkloadResourceClaims)
+  are reserved for the group instead of the pod.
+- Unreserve: drop pending allocations, restore the cache, remove the pod's reservation.
+- PostFilter: an allocated claim that kept the pod off every node and is reserved by nobody
+  gets deallocated so the next attempt can allocate it elsewhere.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from fakeapi.errors import Conflict, StatusError
+from fakeapi.machinery.nodeselector import node_selector_matches
+from scheduler.assume_cache import ClaimAssumeCache
+from scheduler.client import RESOURCE_CLAIMS, ApiClient
+from scheduler.dra.allocator import AllocationError, Allocator, DeviceIndex, NodeAllocationError
+from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.interface import (
+    SUCCESS,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Code,
+    EventResource,
+    QueueingHint,
+    Status,
+    error,
+    skip,
+    unresolvable,
+    unschedulable,
+)
+from scheduler.podgroups import (
+    PodGroupInstance,
+    consumer_ref,
+    group_resource_claims,
+    is_group_consumer,
+    matching_group_claim,
+    pod_group_instance,
+)
+from scheduler.snapshot import NodeInfo
+
+log = logging.getLogger(__name__)
+
+NAME = "DynamicResources"
+FINALIZER = "resource.kubernetes.io/delete-protection"
+RESERVED_FOR_MAX = 256
+ERR_CANNOT_ALLOCATE = "cannot allocate all claims"
+ERR_NOT_AVAILABLE = "resourceclaim not available on the node"
+ERR_IN_USE = "resourceclaim in use"
+ERR_CLAIM_NOT_CREATED = "ResourceClaim not created yet"
+NO_CLAIMS_TO_DEALLOCATE = "no new claims to deallocate"
+DEALLOCATED = "deallocation of ResourceClaim completed"
+_CONFLICT_RETRIES = 5
+
+# A pod group instance -> its PodGroup (or v1alpha1 Workload) object, or None if unknown.
+GroupLookup = Callable[[PodGroupInstance], dict[str, Any] | None]
+
+
+# --- pure helpers ------------------------------------------------------------------------------
+
+def _ref(obj: dict[str, Any]) -> str:
+    meta = obj["metadata"]
+    return f"{meta.get('namespace', '')}/{meta['name']}"
+
+
+def resolve_claim_name(pod: dict[str, Any], pod_claim: dict[str, Any]) -> tuple[str | None, bool]:
+    """(claim name, must check owner) like ``resourceclaim.Name``; raises ValueError if not known yet.
+
+    A template claim whose status entry has no name needs no claim at all: (None, False).
+    """
+    if pod_claim.get("resourceClaimName"):
+        return pod_claim["resourceClaimName"], False
+    if pod_claim.get("resourceClaimTemplateName"):
+        for entry in (pod.get("status") or {}).get("resourceClaimStatuses") or ():
+            if entry.get("name") == pod_claim.get("name"):
+                name = entry.get("resourceClaimName")
+                return name, name is not None
+        raise ValueError(f'pod "{_ref(pod)}": {ERR_CLAIM_NOT_CREATED}')
+    raise ValueError(f'pod "{_ref(pod)}", spec.resourceClaim "{pod_claim.get("name")}": '
+                     "unsupported resource claim source")
+
+
+def pod_claim_names(pod: dict[str, Any]) -> set[str]:
+    """Names of the claims a pod uses, as far as they are known."""
+    names = set()
+    for pod_claim in (pod.get("spec") or {}).get("resourceClaims") or ():
+        try:
+            name, _ = resolve_claim_name(pod, pod_claim)
+        except ValueError:
+            continue
+        if name:
+            names.add(name)
+    return names
+
+
+def is_owned_by(claim: dict[str, Any], owner: dict[str, Any]) -> bool:
+    uid = owner["metadata"].get("uid")
+    return any(ref.get("controller") and ref.get("uid") == uid
+               for ref in claim["metadata"].get("ownerReferences") or ())
+
+
+def is_reserved_for(claim: dict[str, Any], consumer: dict[str, Any], instance: PodGroupInstance | None) -> bool:
+    for ref in (claim.get("status") or {}).get("reservedFor") or ():
+        if consumer.get("resource") == "pods":
+            if ref.get("resource") == "pods" and ref.get("uid") == consumer.get("uid"):
+                return True
+        elif is_group_consumer(ref, instance):
+            return True
+    return False
+
+
+def _has_consumer(claim: dict[str, Any], consumer: dict[str, Any]) -> bool:
+    return any(ref.get("uid") == consumer.get("uid") for ref in (claim.get("status") or {}).get("reservedFor") or ())
+
+
+def unsupported_request(claim: dict[str, Any], request: dict[str, Any], prioritized_list: bool,
+                        class_exists: Callable[[str], bool]) -> str:
+    """Why PreFilter cannot allocate ``request`` now (missing class, disabled feature); '' if fine."""
+    if request.get("exactly") is not None:
+        cls = request["exactly"].get("deviceClassName", "")
+        return "" if class_exists(cls) else f"request {request.get('name')}: device class {cls} does not exist"
+    subrequests = request.get("firstAvailable") or ()
+    if not subrequests:
+        return f"resource claim {_ref(claim)}, request {request.get('name')}: unsupported request type"
+    if not prioritized_list:
+        return (f"resource claim {_ref(claim)}, request {request.get('name')}: has subrequests, "
+                "but the DRAPrioritizedList feature is disabled")
+    for sub in subrequests:
+        cls = sub.get("deviceClassName", "")
+        if not class_exists(cls):
+            return f"request {request.get('name')}/{sub.get('name')}: device class {cls} does not exist"
+    return ""
+
+
+# --- per-attempt state -------------------------------------------------------------------------
+
+@dataclass
+class _ClaimInfo:
+    claim: dict[str, Any]
+    consumer: dict[str, Any]           # the reservedFor entry this pod needs
+    reserved: bool                     # already reserved for that consumer
+    allocation: dict[str, Any] | None = None   # chosen at Reserve, written at PreBind
+    written: bool = False              # PreBind added our reservation
+
+
+@dataclass
+class _State:
+    infos: list[_ClaimInfo]
+    instance: PodGroupInstance | None
+    to_allocate: list[int] = field(default_factory=list)
+    allocator: Allocator | None = None
+    node_allocations: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    unavailable: set[int] = field(default_factory=set)
+
+
+# --- the plugin --------------------------------------------------------------------------------
+
+class DynamicResources:
+    name = NAME
+
+    def __init__(self, api: ApiClient, claims: ClaimAssumeCache, index: DeviceIndex,
+                 class_exists: Callable[[str], bool], *, groups: GroupLookup | None = None,
+                 prioritized_list: bool = True, filter_timeout: float = 10.0) -> None:
+        self._api = api
+        self._claims = claims
+        self._index = index
+        self._class_exists = class_exists
+        self._groups = groups
+        self._prioritized_list = prioritized_list
+        self._filter_timeout = filter_timeout
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    # -- events ---------------------------------------------------------------------------------
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        add_update = ActionType.ADD | ActionType.UPDATE
+        return [
+            ClusterEventWithHint(ClusterEvent(EventResource.RESOURCE_CLAIM, ActionType.ALL), self._claim_hint),
+            ClusterEventWithHint(ClusterEvent(EventResource.RESOURCE_SLICE, add_update), self._has_claims_hint),
+            ClusterEventWithHint(ClusterEvent(EventResource.DEVICE_CLASS, add_update), self._has_claims_hint),
+            ClusterEventWithHint(ClusterEvent(EventResource.DEVICE_TAINT_RULE, ActionType.ALL),
+                                 self._has_claims_hint),
+            ClusterEventWithHint(ClusterEvent(EventResource.NODE, add_update), self._node_hint),
+            ClusterEventWithHint(ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.UPDATE),
+                                 self._pod_hint),
+            ClusterEventWithHint(ClusterEvent(EventResource.POD_GROUP, add_update), self._has_claims_hint),
+        ]
+
+    @staticmethod
+    def _has_claims_hint(pod: dict[str, Any], old: Any, new: Any) -> QueueingHint:
+        return QueueingHint.QUEUE if (pod.get("spec") or {}).get("resourceClaims") else QueueingHint.SKIP
+
+    @staticmethod
+    def _claim_hint(pod: dict[str, Any], old: dict[str, Any] | None, new: dict[str, Any] | None) -> QueueingHint:
+        claim = new or old
+        if claim is None or not (pod.get("spec") or {}).get("resourceClaims"):
+            return QueueingHint.SKIP
+        meta = claim["metadata"]
+        if meta.get("namespace") == pod["metadata"].get("namespace") and meta["name"] in pod_claim_names(pod):
+            return QueueingHint.QUEUE
+        # Someone else's claim: only a deallocation frees devices this pod might use.
+        if (old and (old.get("status") or {}).get("allocation")
+                and not (new and (new.get("status") or {}).get("allocation"))):
+            return QueueingHint.QUEUE
+        return QueueingHint.SKIP
+
+    @staticmethod
+    def _node_hint(pod: dict[str, Any], old: dict[str, Any] | None, new: dict[str, Any] | None) -> QueueingHint:
+        if not (pod.get("spec") or {}).get("resourceClaims"):
+            return QueueingHint.SKIP
+        if old is None or new is None or old["metadata"].get("labels") != new["metadata"].get("labels"):
+            return QueueingHint.QUEUE
+        return QueueingHint.SKIP
+
+    @staticmethod
+    def _pod_hint(pod: dict[str, Any], old: dict[str, Any] | None, new: dict[str, Any] | None) -> QueueingHint:
+        def statuses(p: dict[str, Any] | None) -> Any:
+            return ((p or {}).get("status") or {}).get("resourceClaimStatuses")
+        return QueueingHint.QUEUE if statuses(old) != statuses(new) else QueueingHint.SKIP
+
+    # -- claims of a pod --------------------------------------------------------------------------
+    def _group(self, pod: dict[str, Any]) -> tuple[PodGroupInstance | None, dict[str, Any] | None]:
+        if self._groups is None:
+            return None, None
+        instance = pod_group_instance(pod)
+        return instance, (self._groups(instance) if instance is not None else None)
+
+    def _pod_claims(self, pod: dict[str, Any]) -> tuple[list[_ClaimInfo], PodGroupInstance | None]:
+        """The pod's claims with their consumers; raises ValueError with the user-facing reason."""
+        instance, group = self._group(pod)
+        group_claims = group_resource_claims(group, instance) if group is not None and instance else []
+        pod_consumer = {"resource": "pods", "name": pod["metadata"]["name"], "uid": pod["metadata"]["uid"]}
+        namespace = pod["metadata"].get("namespace", "")
+        infos = []
+        for pod_claim in (pod.get("spec") or {}).get("resourceClaims") or ():
+            name, check_owner = resolve_claim_name(pod, pod_claim)
+            if name is None:
+                continue
+            claim = self._claims.get(namespace, name)
+            if claim is None:
+                raise ValueError(f'resourceclaim.resource.k8s.io "{name}" not found')
+            if claim["metadata"].get("deletionTimestamp"):
+                raise ValueError(f'resourceclaim "{name}" is being deleted')
+            is_group_claim = bool(group_claims) and matching_group_claim(pod_claim, group_claims) is not None
+            if check_owner and not is_group_claim and not is_owned_by(claim, pod):
+                raise ValueError(f"ResourceClaim {namespace}/{name} was not created for pod "
+                                 f"{_ref(pod)} (pod is not owner)")
+            consumer = consumer_ref(group, instance) if is_group_claim and group and instance else pod_consumer
+            infos.append(_ClaimInfo(claim, consumer, is_reserved_for(claim, consumer, instance)))
+        return infos, instance
+
+    # -- extension points -----------------------------------------------------------------------
+    def pre_enqueue(self, pod: dict[str, Any]) -> Status:
+        if not (pod.get("spec") or {}).get("resourceClaims"):
+            return SUCCESS
+        try:
+            self._pod_claims(pod)
+        except ValueError as exc:
+            return unresolvable(NAME, str(exc))
+        return SUCCESS
+
+    def pre_filter(self, state: CycleState, pod: dict[str, Any], nodes: Sequence[NodeInfo]) -> Status:
+        if not (pod.get("spec") or {}).get("resourceClaims"):
+            return skip(NAME)
+        try:
+            infos, instance = self._pod_claims(pod)
+        except ValueError as exc:
+            return unresolvable(NAME, str(exc))
+        if not infos:
+            return skip(NAME)
+        st = _State(infos, instance)
+        for index, info in enumerate(infos):
+            claim = info.claim
+            if (claim.get("status") or {}).get("allocation"):
+                continue
+            if self._claims.has_pending(claim["metadata"]["uid"]):
+                return unresolvable(NAME, f"resource claim {_ref(claim)} is in the process of being allocated")
+            for request in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or ():
+                reason = unsupported_request(claim, request, self._prioritized_list, self._class_exists)
+                if reason:
+                    return unresolvable(NAME, reason)
+            st.to_allocate.append(index)
+        if st.to_allocate:
+            st.allocator = Allocator(self._index, self._claims.allocated,
+                                     deadline=time.monotonic() + self._filter_timeout)
+        state.write(NAME, st)
+        return SUCCESS
+
+    def filter(self, state: CycleState, pod: dict[str, Any], node_info: NodeInfo) -> Status:
+        st: _State = state.read(NAME)
+        node = node_info.node or {}
+        for index, info in enumerate(st.infos):
+            status = (info.claim.get("status") or {})
+            allocation = status.get("allocation")
+            if not allocation:
+                continue
+            if not info.reserved and len(status.get("reservedFor") or ()) >= RESERVED_FOR_MAX:
+                return unresolvable(NAME, ERR_IN_USE)
+            selector = allocation.get("nodeSelector")
+            if selector and not node_selector_matches(selector, node):
+                st.unavailable.add(index)
+                return unresolvable(NAME, ERR_NOT_AVAILABLE)
+        if st.allocator is None:
+            return SUCCESS
+        try:
+            results = st.allocator.allocate(node, [st.infos[i].claim for i in st.to_allocate])
+        except NodeAllocationError as exc:
+            return unresolvable(NAME, str(exc))
+        except AllocationError as exc:
+            return error(NAME, str(exc))
+        if results is None:
+            return unresolvable(NAME, ERR_CANNOT_ALLOCATE)
+        st.node_allocations[node_info.name] = results
+        return SUCCESS
+
+    def post_filter(self, state: CycleState, pod: dict[str, Any], statuses: dict[str, Status]) -> Status:
+        st: _State | None = state.read(NAME)
+        if st is None:
+            return Status(Code.UNSCHEDULABLE)
+        for index in sorted(st.unavailable):
+            claim = st.infos[index].claim
+            reserved = (claim.get("status") or {}).get("reservedFor") or ()
+            if not reserved or (len(reserved) == 1 and reserved[0].get("uid") == pod["metadata"]["uid"]):
+                self._spawn(self._deallocate(claim))
+                return unschedulable(NAME, DEALLOCATED)
+        return unschedulable(NAME, NO_CLAIMS_TO_DEALLOCATE)
+
+    def reserve(self, state: CycleState, pod: dict[str, Any], node_name: str) -> Status:
+        st: _State | None = state.read(NAME)
+        if st is None or not st.to_allocate:
+            return SUCCESS
+        for index in st.to_allocate:
+            claim = st.infos[index].claim
+            if self._claims.has_pending(claim["metadata"]["uid"]):
+                return unresolvable(NAME, f"resource claim {_ref(claim)} is in the process of being allocated")
+        allocations = st.node_allocations.get(node_name)
+        if allocations is None:
+            return error(NAME, f"internal error: no allocation cached for node {node_name}")
+        for index, allocation in zip(st.to_allocate, allocations, strict=True):
+            info = st.infos[index]
+            info.allocation = allocation
+            claim = info.claim
+            self._claims.signal_pending({**claim, "status": {**(claim.get("status") or {}),
+                                                            "allocation": allocation}})
+        return SUCCESS
+
+    def unreserve(self, state: CycleState, pod: dict[str, Any], node_name: str) -> None:
+        st: _State | None = state.read(NAME)
+        if st is None:
+            return
+        for info in st.infos:
+            meta = info.claim["metadata"]
+            if self._claims.remove_pending(meta["uid"]):
+                self._claims.restore(meta.get("namespace", ""), meta["name"])
+            if info.written and info.consumer.get("resource") == "pods":
+                self._spawn(self._remove_reservation(info.claim, pod["metadata"]["uid"]))
+
+    async def pre_bind(self, state: CycleState, pod: dict[str, Any], node_name: str) -> Status:
+        st: _State | None = state.read(NAME)
+        if st is None:
+            return SUCCESS
+        for info in st.infos:
+            if info.reserved:
+                continue
+            try:
+                await self._bind_claim(info)
+            except (StatusError, ValueError) as exc:
+                return error(NAME, str(exc))
+        return SUCCESS
+
+    # -- API writes -----------------------------------------------------------------------------
+    async def _bind_claim(self, info: _ClaimInfo) -> None:
+        claim, allocation = info.claim, info.allocation
+        meta = claim["metadata"]
+        namespace, uid = meta.get("namespace", ""), meta["uid"]
+        written = None
+        try:
+            for attempt in range(_CONFLICT_RETRIES):
+                if attempt:
+                    claim = await self._api.get(RESOURCE_CLAIMS, namespace, meta["name"])
+                    if allocation is None and _has_consumer(claim, info.consumer):
+                        written = claim   # a group member reserved it for the group meanwhile
+                        break
+                try:
+                    written = await self._write_claim(claim, allocation, info.consumer)
+                    break
+                except Conflict:
+                    if attempt == _CONFLICT_RETRIES - 1:
+                        raise
+        finally:
+            if written is not None:
+                self._claims.assume(written)
+            if allocation is not None:
+                self._claims.remove_pending(uid)
+        info.written = True
+        info.claim = written
+
+    async def _write_claim(self, claim: dict[str, Any], allocation: dict[str, Any] | None,
+                           consumer: dict[str, Any]) -> dict[str, Any]:
+        meta = claim["metadata"]
+        namespace, ref = meta.get("namespace", ""), _ref(claim)
+        if meta.get("deletionTimestamp"):
+            raise ValueError(f"claim {ref} got deleted in the meantime")
+        status = dict(claim.get("status") or {})
+        if allocation is not None:
+            if status.get("allocation"):
+                raise ValueError(f"claim {ref} got allocated elsewhere in the meantime")
+            finalizers = meta.get("finalizers") or []
+            if FINALIZER not in finalizers:
+                claim = {**claim, "metadata": {**meta, "finalizers": [*finalizers, FINALIZER]}}
+                try:
+                    claim = await self._api.update(RESOURCE_CLAIMS, namespace, claim)
+                except StatusError as exc:
+                    if isinstance(exc, Conflict):
+                        raise
+                    raise ValueError(f"add finalizer to claim {ref}: {exc}") from exc
+            status = dict(claim.get("status") or {})
+            status["allocation"] = allocation
+        status["reservedFor"] = [*(status.get("reservedFor") or ()), consumer]
+        try:
+            return await self._api.update(RESOURCE_CLAIMS, namespace, {**claim, "status": status},
+                                          subresource="status")
+        except StatusError as exc:
+            if isinstance(exc, Conflict):
+                raise
+            what = "allocation and reservation" if allocation is not None else "reservation"
+            raise ValueError(f"add {what} to claim {ref}: {exc}") from exc
+
+    async def _remove_reservation(self, claim: dict[str, Any], pod_uid: str) -> None:
+        meta = claim["metadata"]
+        patch = {"metadata": {"uid": meta["uid"]},
+                 "status": {"reservedFor": [{"$patch": "delete", "uid": pod_uid}]}}
+        await self._api.patch(RESOURCE_CLAIMS, meta.get("namespace", ""), meta["name"], patch,
+                              patch_type="strategic", subresource="status")
+
+    async def _deallocate(self, claim: dict[str, Any]) -> None:
+        status = {k: v for k, v in (claim.get("status") or {}).items() if k not in ("allocation", "reservedFor")}
+        await self._api.update(RESOURCE_CLAIMS, claim["metadata"].get("namespace", ""),
+                               {**claim, "status": status}, subresource="status")
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+
+    def _task_done(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("DynamicResources background write failed: %s", task.exception())

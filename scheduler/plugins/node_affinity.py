@@ -1,0 +1,50 @@
+"""NodeAffinity: ``spec.nodeSelector`` and required node affinity must match the node's labels."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fakeapi.machinery.nodeselector import node_matches_pod_affinity_and_selector
+from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.interface import (
+    SUCCESS,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+    Status,
+    unresolvable,
+)
+from scheduler.snapshot import NodeInfo
+
+NAME = "NodeAffinity"
+ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
+
+
+def _node_now_matches(pod: dict[str, Any], old: dict[str, Any] | None,
+                      new: dict[str, Any] | None) -> QueueingHint:
+    if new is None or not node_matches_pod_affinity_and_selector(pod, new):
+        return QueueingHint.SKIP
+    if old is not None and node_matches_pod_affinity_and_selector(pod, old):
+        return QueueingHint.SKIP   # it matched before, so this change is not what the pod waited for
+    return QueueingHint.QUEUE
+
+
+def _has_constraints(pod: dict[str, Any]) -> bool:
+    spec = pod.get("spec") or {}
+    return bool(spec.get("nodeSelector") or ((spec.get("affinity") or {}).get("nodeAffinity") or {})
+                .get("requiredDuringSchedulingIgnoredDuringExecution"))
+
+
+class NodeAffinity:
+    name = NAME
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE),
+                                     _node_now_matches)]
+
+    def filter(self, state: CycleState, pod: dict[str, Any], node_info: NodeInfo) -> Status:
+        if not _has_constraints(pod) or node_matches_pod_affinity_and_selector(pod, node_info.node or {}):
+            return SUCCESS
+        return unresolvable(NAME, ERR_REASON_POD)

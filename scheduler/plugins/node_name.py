@@ -1,0 +1,22 @@
+"""NodeName: a pod that names its node fits only that node (``plugins/nodename``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.interface import SUCCESS, Status, unresolvable
+from scheduler.snapshot import NodeInfo
+
+NAME = "NodeName"
+ERR_REASON = "node(s) didn't match the requested node name"
+
+
+class NodeName:
+    name = NAME
+
+    def filter(self, state: CycleState, pod: dict[str, Any], node_info: NodeInfo) -> Status:
+        wanted = (pod.get("spec") or {}).get("nodeName")
+        if wanted and wanted != node_info.name:
+            return unresolvable(NAME, ERR_REASON)
+        return SUCCESS

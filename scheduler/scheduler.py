@@ -1,0 +1,437 @@
+"""The scheduler loop: scheduling cycle, binding cycle and failure handling (``schedule_one.go``).
+
+One pod at a time goes through a synchronous *scheduling cycle* on the live cache (PreFilter,
+Filter over nodes until enough feasible ones are found, Score, Reserve, Permit).  Because it
+never awaits, informer handlers cannot interleave: the cache is a consistent snapshot for the
+whole cycle.  The *binding cycle* (wait on Permit, PreBind API writes, Bind) then runs as its own
+asyncio task, so the next pod's scheduling cycle overlaps the API round trips of this one.
+Failures put the pod back into the queue (rejections wait for a helpful event, errors back
+off) and are explained on the pod: ``PodScheduled=False`` with reason ``Unschedulable`` or
+``SchedulerError`` and a ``FailedScheduling`` Event; successes get a ``Scheduled`` Event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any, NamedTuple
+
+from fakeapi.config import FeatureGates
+from fakeapi.errors import NotFound, StatusError
+from scheduler.assume_cache import ClaimAssumeCache
+from scheduler.client import (
+    DEVICE_CLASSES,
+    DEVICE_TAINT_RULES,
+    NODES,
+    PODGROUPS,
+    PODS,
+    RESOURCE_CLAIMS,
+    RESOURCE_SLICES,
+    WORKLOADS_V1ALPHA1,
+    ApiClient,
+)
+from scheduler.dra.allocator import DeviceIndex, Features
+from scheduler.events import NORMAL, WARNING, EventRecorder
+from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.interface import (
+    ActionType,
+    ClusterEvent,
+    Code,
+    EventResource,
+    Status,
+)
+from scheduler.framework.runtime import Framework
+from scheduler.informers import InformerFactory
+from scheduler.plugins.default_binder import DefaultBinder
+from scheduler.plugins.dynamic_resources import DynamicResources, pod_claim_names
+from scheduler.plugins.node_affinity import NodeAffinity
+from scheduler.plugins.node_name import NodeName
+from scheduler.plugins.node_resources_fit import NodeResourcesFit
+from scheduler.plugins.node_unschedulable import NodeUnschedulable
+from scheduler.plugins.taint_toleration import TaintToleration
+from scheduler.podgroups import PodGroupInstance
+from scheduler.queue import QueuedPodInfo, SchedulingQueue
+from scheduler.snapshot import NodeCache, NodeInfo
+
+log = logging.getLogger(__name__)
+
+SCHEDULER_NAME = "default-scheduler"
+NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+REASON_UNSCHEDULABLE = "Unschedulable"
+REASON_SCHEDULER_ERROR = "SchedulerError"
+# percentageOfNodesToScore (upstream adaptive default and floor).
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_PERCENTAGE = 5
+BASE_PERCENTAGE = 50
+_CLAIM_INDEX = "claims"
+_ADD_UPDATE = ActionType.ADD | ActionType.UPDATE
+
+
+# --- pure helpers ------------------------------------------------------------------------------
+
+def num_feasible_nodes_to_find(num_nodes: int, percentage: int = 0) -> int:
+    """How many feasible nodes to look for before scoring (upstream ``numFeasibleNodesToFind``)."""
+    if num_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_nodes
+    if percentage <= 0:   # adaptive: 50% minus 1% per 125 nodes, at least 5%
+        percentage = max(BASE_PERCENTAGE - num_nodes // 125, MIN_FEASIBLE_PERCENTAGE)
+    if percentage >= 100:
+        return num_nodes
+    return max(num_nodes * percentage // 100, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+def fit_error_message(num_nodes: int, statuses: Mapping[str, Status], *, pre_filter_msg: str = "",
+                      post_filter_msg: str = "") -> str:
+    """``0/N nodes are available: 2 Insufficient cpu, 1 node(s) had untolerated taint(s).``"""
+    message = f"0/{num_nodes} nodes are available:"
+    if pre_filter_msg:
+        message += f" {pre_filter_msg}."
+    else:
+        histogram = Counter(reason for status in statuses.values() for reason in status.reasons)
+        if histogram:
+            message += " " + ", ".join(sorted(f"{count} {reason}" for reason, count in histogram.items())) + "."
+    if post_filter_msg:
+        message += f" {post_filter_msg}."
+    return message
+
+
+def is_assigned(pod: Mapping[str, Any]) -> bool:
+    return bool((pod.get("spec") or {}).get("nodeName"))
+
+
+def _is_terminal(pod: Mapping[str, Any]) -> bool:
+    return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+
+
+def is_responsible_for(pod: Mapping[str, Any]) -> bool:
+    """Pending pods this scheduler must place: our schedulerName, no node, not finished or deleting."""
+    spec = pod.get("spec") or {}
+    return (spec.get("schedulerName") in (None, "", SCHEDULER_NAME) and not spec.get("nodeName")
+            and not _is_terminal(pod) and not pod["metadata"].get("deletionTimestamp"))
+
+
+def _claim_index_keys(pod: dict[str, Any]) -> list[str]:
+    namespace = pod["metadata"].get("namespace", "")
+    return [f"{namespace}/{name}" for name in pod_claim_names(pod)]
+
+
+def _as_pod(pod: dict[str, Any]) -> dict[str, Any]:
+    """Lists may omit type meta; Events need the involved object's kind."""
+    return pod if pod.get("kind") else {**pod, "kind": "Pod", "apiVersion": "v1"}
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class _Result(NamedTuple):
+    """Outcome of a scheduling cycle up to host selection."""
+
+    node: str | None
+    status: Status
+    message: str = ""
+    rejected_by: frozenset[str] = frozenset()   # plugins whose events may help
+
+
+# --- the scheduler -----------------------------------------------------------------------------
+
+class Scheduler:
+    """kube-scheduler's default profile over the wire; see the module docstring for the flow."""
+
+    def __init__(self, api: ApiClient, factory: InformerFactory, gates: FeatureGates,
+                 recorder: EventRecorder, *, initial_backoff: float = 1.0, max_backoff: float = 10.0,
+                 percentage_of_nodes_to_score: int = 0, filter_timeout: float = 10.0) -> None:
+        self._api = api
+        self._recorder = recorder
+        self._percentage = percentage_of_nodes_to_score
+        self._factory = factory
+        self.nodes = NodeCache()
+        self.claims = ClaimAssumeCache()
+        self.index = DeviceIndex(Features.from_gates(gates))
+        self._next_start = 0
+        self._binding_tasks: set[asyncio.Task[None]] = set()
+
+        self._pods = factory.informer(PODS)
+        self._pods.add_index(_CLAIM_INDEX, _claim_index_keys)
+        classes = factory.informer(DEVICE_CLASSES)
+        group_informers = {}
+        if gates.DRAWorkloadResourceClaims and gates.GenericWorkload:
+            group_informers = {False: factory.informer(PODGROUPS), True: factory.informer(WORKLOADS_V1ALPHA1)}
+
+        def group_lookup(instance: PodGroupInstance) -> dict[str, Any] | None:
+            informer = group_informers[instance.is_workload_shape]
+            return informer.lister.get(instance.namespace, instance.object_name)
+
+        self.framework = Framework([
+            NodeUnschedulable(), NodeName(), TaintToleration(), NodeAffinity(), NodeResourcesFit(),
+            DynamicResources(api, self.claims, self.index,
+                             lambda name: classes.lister.get(None, name) is not None,
+                             groups=group_lookup if group_informers else None,
+                             prioritized_list=gates.DRAPrioritizedList, filter_timeout=filter_timeout),
+            DefaultBinder(api),
+        ])
+        self.queue = SchedulingQueue(self.framework.run_pre_enqueue, initial_backoff=initial_backoff,
+                                     max_backoff=max_backoff)
+        self.queue.register_events(self.framework.events_to_register())
+
+        self._pods.add_event_handler(self._on_pod_add, self._on_pod_update, self._on_pod_delete)
+        factory.informer(NODES).add_event_handler(
+            lambda n: self._on_node(None, n), self._on_node, lambda n: self._on_node_delete(n))
+        factory.informer(RESOURCE_CLAIMS).add_event_handler(
+            lambda c: self._on_claim(None, c), self._on_claim, lambda c: self._on_claim(c, None))
+        self._watch_index(factory.informer(RESOURCE_SLICES), EventResource.RESOURCE_SLICE,
+                          self.index.set_slice, self.index.remove_slice)
+        self._watch_index(classes, EventResource.DEVICE_CLASS, self.index.set_class, self.index.remove_class)
+        self._watch_index(factory.informer(DEVICE_TAINT_RULES), EventResource.DEVICE_TAINT_RULE,
+                          self.index.set_taint_rule, self.index.remove_taint_rule)
+        for informer in group_informers.values():
+            informer.add_event_handler(
+                lambda g: self._event(EventResource.POD_GROUP, ActionType.ADD, None, g),
+                lambda old, new: self._event(EventResource.POD_GROUP, ActionType.UPDATE, old, new))
+
+    # -- event handlers (synchronous, quick) -----------------------------------------------------
+    def _event(self, resource: EventResource, action: ActionType, old: Any, new: Any,
+               only: Iterable[str] | None = None) -> None:
+        self.queue.on_event(ClusterEvent(resource, action), old, new, only)
+
+    def _watch_index(self, informer: Any, resource: EventResource, upsert: Any, remove: Any) -> None:
+        def on_add(obj: dict[str, Any]) -> None:
+            upsert(obj)
+            self._event(resource, ActionType.ADD, None, obj)
+
+        def on_update(old: dict[str, Any], new: dict[str, Any]) -> None:
+            upsert(new)
+            self._event(resource, ActionType.UPDATE, old, new)
+
+        def on_delete(obj: dict[str, Any]) -> None:
+            remove(obj["metadata"]["name"])
+            self._event(resource, ActionType.DELETE, obj, None)
+
+        informer.add_event_handler(on_add, on_update, on_delete)
+
+    def _on_pod_add(self, pod: dict[str, Any]) -> None:
+        if is_assigned(pod):
+            self.nodes.set_pod(pod)
+        elif is_responsible_for(pod):
+            self.queue.add(pod)
+
+    def _on_pod_update(self, old: dict[str, Any], new: dict[str, Any]) -> None:
+        uid = new["metadata"]["uid"]
+        if is_assigned(new):
+            if not is_assigned(old):
+                self.queue.forget(uid)
+            self.nodes.set_pod(new)
+            if _is_terminal(new) and not _is_terminal(old):
+                self._event(EventResource.ASSIGNED_POD, ActionType.DELETE, old, None)
+        elif is_responsible_for(new):
+            self.queue.update(new)
+        else:
+            self.queue.delete(uid)
+
+    def _on_pod_delete(self, pod: dict[str, Any]) -> None:
+        uid = pod["metadata"]["uid"]
+        self.queue.delete(uid)
+        waiting = self.framework.waiting_pods.get(uid)
+        if waiting is not None:
+            waiting.reject("", "pod deleted")
+        if is_assigned(pod):
+            self.nodes.remove_pod(uid)
+            self._event(EventResource.ASSIGNED_POD, ActionType.DELETE, pod, None)
+
+    def _on_node(self, old: dict[str, Any] | None, new: dict[str, Any]) -> None:
+        self.nodes.set_node(new)
+        self._event(EventResource.NODE, ActionType.UPDATE if old else ActionType.ADD, old, new)
+
+    def _on_node_delete(self, node: dict[str, Any]) -> None:
+        self.nodes.remove_node(node["metadata"]["name"])
+        self._event(EventResource.NODE, ActionType.DELETE, node, None)
+
+    def _on_claim(self, old: dict[str, Any] | None, new: dict[str, Any] | None) -> None:
+        if new is None:
+            self.claims.on_delete(old)   # type: ignore[arg-type]
+            action = ActionType.DELETE
+        else:
+            self.claims.on_upsert(new)
+            action = ActionType.UPDATE if old else ActionType.ADD
+        claim = new or old
+        assert claim is not None
+        freed = bool(old and (old.get("status") or {}).get("allocation")
+                     and not (new and (new.get("status") or {}).get("allocation")))
+        only = None
+        if not freed:
+            # Only pods referencing this claim can care: look them up instead of asking every pod.
+            meta = claim["metadata"]
+            users = self._pods.lister.by_index(_CLAIM_INDEX, f"{meta.get('namespace', '')}/{meta['name']}")
+            only = [p["metadata"]["uid"] for p in users]
+        self._event(EventResource.RESOURCE_CLAIM, action, old, new, only)
+
+    # -- the loop ----------------------------------------------------------------------------------
+    async def run(self) -> None:
+        """Schedule pods until cancelled."""
+        await self._factory.wait_for_cache_sync()
+        try:
+            while True:
+                info = await self.queue.pop()
+                try:
+                    self.schedule_one(info)
+                except Exception:   # a bug must cost one attempt, not the scheduler
+                    log.exception("scheduling %s failed", info.uid)
+                    self.queue.add_unschedulable(info)
+        finally:
+            self.queue.close()
+            for task in list(self._binding_tasks):
+                task.cancel()
+            await asyncio.gather(*self._binding_tasks, return_exceptions=True)
+
+    def schedule_one(self, info: QueuedPodInfo) -> None:
+        """One synchronous scheduling cycle; starts the binding cycle as a task on success."""
+        pod = info.pod
+        if not is_responsible_for(pod):
+            self.queue.forget(info.uid)
+            return
+        state = CycleState()
+        result = self._schedule_pod(state, pod)
+        node_name, status = result.node, result.status
+        if node_name is None:
+            self._fail(info, status, result.message, result.rejected_by)
+            return
+        self.nodes.assume_pod(pod, node_name)
+        status = self.framework.run_reserve(state, pod, node_name)
+        if status.is_success:
+            status = self.framework.run_permit(state, pod, node_name)
+        if not (status.is_success or status.code == Code.WAIT):
+            self.framework.run_unreserve(state, pod, node_name)
+            self.nodes.forget_pod(info.uid)
+            self._fail(info, status, _plugin_message(status, "Reserve" if status.code == Code.ERROR else ""),
+                       _rejected_by(status))
+            return
+        task = asyncio.get_running_loop().create_task(self._binding_cycle(info, state, node_name))
+        self._binding_tasks.add(task)
+        task.add_done_callback(self._binding_tasks.discard)
+
+    def _schedule_pod(self, state: CycleState, pod: dict[str, Any]) -> _Result:
+        nodes = self.nodes.nodes()
+        if not nodes:
+            return _Result(None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_NODES_AVAILABLE,)),
+                           NO_NODES_AVAILABLE)
+        status = self.framework.run_pre_filter(state, pod, nodes)
+        if status.code == Code.ERROR:
+            return _Result(None, status, _plugin_message(status, "PreFilter"))
+        if not status.is_success:
+            statuses = dict.fromkeys((n.name for n in nodes), status)
+            post = self.framework.run_post_filter(state, pod, statuses)
+            message = fit_error_message(len(nodes), statuses, pre_filter_msg=status.message,
+                                        post_filter_msg=post.message)
+            return _Result(None, status, message, frozenset({status.plugin}))
+        feasible, statuses, failed = self._find_feasible(state, pod, nodes)
+        if failed is not None:
+            return _Result(None, failed, _plugin_message(failed, "filter"))
+        if not feasible:
+            post = self.framework.run_post_filter(state, pod, statuses)
+            return _Result(None, Status(Code.UNSCHEDULABLE),
+                           fit_error_message(len(nodes), statuses, post_filter_msg=post.message),
+                           frozenset(s.plugin for s in statuses.values()))
+        return _Result(self._select_host(state, pod, feasible), status)
+
+    def _find_feasible(self, state: CycleState, pod: dict[str, Any], nodes: Sequence[NodeInfo]
+                       ) -> tuple[list[NodeInfo], dict[str, Status], Status | None]:
+        """Filter from a rotating start until enough nodes fit (percentageOfNodesToScore)."""
+        total = len(nodes)
+        wanted = num_feasible_nodes_to_find(total, self._percentage)
+        start = self._next_start % total
+        feasible: list[NodeInfo] = []
+        statuses: dict[str, Status] = {}
+        processed = 0
+        run_filter = self.framework.run_filter
+        for i in range(total):
+            info = nodes[(start + i) % total]
+            processed += 1
+            status = run_filter(state, pod, info)
+            if status.code == Code.SUCCESS:
+                feasible.append(info)
+                if len(feasible) >= wanted:
+                    break
+            elif status.code == Code.ERROR:
+                return [], {}, status
+            else:
+                statuses[info.name] = status
+        self._next_start = (start + processed) % total
+        return feasible, statuses, None
+
+    def _select_host(self, state: CycleState, pod: dict[str, Any], feasible: list[NodeInfo]) -> str:
+        if len(feasible) == 1:
+            return feasible[0].name
+        scores = self.framework.run_score(state, pod, feasible)
+        best = max(scores)
+        # Ties are broken uniformly at random, as upstream's reservoir sampling does.
+        return random.choice([n for n, s in zip(feasible, scores, strict=True) if s == best]).name
+
+    # -- binding cycle -----------------------------------------------------------------------------
+    async def _binding_cycle(self, info: QueuedPodInfo, state: CycleState, node_name: str) -> None:
+        pod = info.pod
+        try:
+            status = await self.framework.wait_on_permit(pod)
+            stage = "Permit"
+            if status.is_success:
+                status, stage = await self.framework.run_pre_bind(state, pod, node_name), "PreBind"
+            if status.is_success:
+                status, stage = await self.framework.run_bind(state, pod, node_name), "Bind"
+        except Exception as exc:   # a bug or an unexpected I/O error: roll back, retry later
+            log.exception("binding %s failed", info.uid)
+            status, stage = Status(Code.ERROR, (str(exc),)), "Bind"
+        if status.is_success:
+            meta = pod["metadata"]
+            self._recorder.event(_as_pod(pod), NORMAL, "Scheduled",
+                                 f"Successfully assigned {meta.get('namespace')}/{meta['name']} to {node_name}")
+            self.queue.done(info.uid)
+            return
+        self.framework.run_unreserve(state, pod, node_name)
+        self.nodes.forget_pod(info.uid)
+        self._fail(info, status, _plugin_message(status, stage if status.code == Code.ERROR else ""),
+                   _rejected_by(status))
+
+    # -- failures ----------------------------------------------------------------------------------
+    def _fail(self, info: QueuedPodInfo, status: Status, message: str,
+              rejected_by: frozenset[str] = frozenset()) -> None:
+        self.queue.add_unschedulable(info, rejected_by)
+        reason = REASON_UNSCHEDULABLE if status.is_rejected else REASON_SCHEDULER_ERROR
+        pod = _as_pod(info.pod)
+        self._recorder.event(pod, WARNING, "FailedScheduling", message)
+        current = next((c for c in (pod.get("status") or {}).get("conditions") or ()
+                        if c.get("type") == "PodScheduled"), None)
+        if current and (current.get("status"), current.get("reason"), current.get("message")) == \
+                ("False", reason, message):
+            return
+        task = asyncio.get_running_loop().create_task(self._write_condition(pod, reason, message))
+        self._binding_tasks.add(task)
+        task.add_done_callback(self._binding_tasks.discard)
+
+    async def _write_condition(self, pod: dict[str, Any], reason: str, message: str) -> None:
+        condition = {"type": "PodScheduled", "status": "False", "reason": reason, "message": message,
+                     "lastProbeTime": None, "lastTransitionTime": _now()}
+        meta = pod["metadata"]
+        try:
+            await self._api.patch(PODS, meta.get("namespace", ""), meta["name"],
+                                  {"metadata": {"uid": meta["uid"]}, "status": {"conditions": [condition]}},
+                                  patch_type="strategic", subresource="status")
+        except NotFound:
+            pass   # deleted meanwhile
+        except StatusError as exc:
+            log.warning("cannot update PodScheduled of %s/%s: %s", meta.get("namespace"), meta["name"], exc)
+
+
+def _rejected_by(status: Status) -> frozenset[str]:
+    return frozenset({status.plugin}) if status.is_rejected and status.plugin else frozenset()
+
+
+def _plugin_message(status: Status, stage: str) -> str:
+    """Error texts as upstream wraps them (``running "X" filter plugin: ...``); rejections as is."""
+    if not stage or not status.plugin:
+        return status.message
+    if stage == "filter":
+        return f'running "{status.plugin}" filter plugin: {status.message}'
+    return f'running {stage} plugin "{status.plugin}": {status.message}'

@@ -1,0 +1,191 @@
+"""The scheduler's node view: per-node usage kept up to date incrementally, read by each cycle.
+
+Upstream copies a generation-stamped snapshot of its cache for every cycle because its event
+handlers run concurrently with the cycle.  Here the scheduling cycle is synchronous inside one
+event loop, so informer handlers can never run in the middle of it: the live cache *is* a
+consistent snapshot for the duration of a cycle and nothing has to be copied.  Only what changes
+is recomputed: a pod's requests once when it is added, a node's allocatable when the node changes.
+
+Assumed pods (reserved, binding in flight) count against their node exactly like bound pods, so
+the next cycle never double-books cpu/memory/pod slots; a failed binding forgets them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from fakeapi.machinery.quantity import quantity_milli
+
+CPU, MEMORY, PODS = "cpu", "memory", "pods"
+# Upstream scores pods without requests as if they asked for this much (non-zero requests).
+DEFAULT_MILLI_CPU = 100
+DEFAULT_MEMORY_MILLI = 200 * 1024 * 1024 * 1000
+
+
+def _container_requests(container: Mapping[str, Any]) -> dict[str, int]:
+    resources = container.get("resources") or {}
+    # The API server defaults requests to limits; accept both so a pod stored without
+    # defaulting is accounted the same way.
+    merged = dict(resources.get("limits") or {})
+    merged.update(resources.get("requests") or {})
+    return {name: quantity_milli(value) for name, value in merged.items()}
+
+
+def pod_requests(pod: Mapping[str, Any]) -> dict[str, int]:
+    """Effective requests in milli-units: sum of containers, at least every init container, plus overhead."""
+    spec = pod.get("spec") or {}
+    total: dict[str, int] = {}
+    for container in spec.get("containers") or ():
+        for name, value in _container_requests(container).items():
+            total[name] = total.get(name, 0) + value
+    for container in spec.get("initContainers") or ():
+        for name, value in _container_requests(container).items():
+            if value > total.get(name, 0):
+                total[name] = value
+    for name, value in (spec.get("overhead") or {}).items():
+        total[name] = total.get(name, 0) + quantity_milli(value)
+    return total
+
+
+def non_zero_requests(requests: Mapping[str, int]) -> tuple[int, int]:
+    """(milli-cpu, memory milli) as upstream's scoring sees them."""
+    return requests.get(CPU) or DEFAULT_MILLI_CPU, requests.get(MEMORY) or DEFAULT_MEMORY_MILLI
+
+
+class NodeInfo:
+    """One node and what the pods placed on it (bound or assumed) use."""
+
+    __slots__ = ("allocatable", "name", "node", "non_zero", "pod_count", "pods", "requested")
+
+    def __init__(self, name: str, node: dict[str, Any] | None = None) -> None:
+        self.name = name
+        self.node: dict[str, Any] | None = None
+        # None = the node reports no allocatable at all: treated as unlimited (see report).
+        self.allocatable: dict[str, int] | None = None
+        self.requested: dict[str, int] = {}
+        self.non_zero = [0, 0]
+        self.pod_count = 0
+        self.pods: dict[str, dict[str, int]] = {}
+        if node is not None:
+            self.set_node(node)
+
+    def set_node(self, node: dict[str, Any]) -> None:
+        self.node = node
+        allocatable = (node.get("status") or {}).get("allocatable")
+        self.allocatable = (None if allocatable is None
+                            else {k: quantity_milli(v) for k, v in allocatable.items()})
+
+    def add_pod(self, uid: str, requests: dict[str, int]) -> None:
+        if uid in self.pods:
+            return
+        self.pods[uid] = requests
+        self._account(requests, 1)
+
+    def remove_pod(self, uid: str) -> None:
+        requests = self.pods.pop(uid, None)
+        if requests is not None:
+            self._account(requests, -1)
+
+    def _account(self, requests: dict[str, int], sign: int) -> None:
+        for name, value in requests.items():
+            self.requested[name] = self.requested.get(name, 0) + sign * value
+        cpu, memory = non_zero_requests(requests)
+        self.non_zero[0] += sign * cpu
+        self.non_zero[1] += sign * memory
+        self.pod_count += sign
+
+
+def _is_terminal(pod: Mapping[str, Any]) -> bool:
+    return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+
+
+class NodeCache:
+    """Node infos indexed by name, in a stable order, fed by node and assigned-pod events."""
+
+    def __init__(self) -> None:
+        self._infos: dict[str, NodeInfo] = {}
+        self._pod_node: dict[str, str] = {}
+        self._assumed: set[str] = set()
+        self._ordered: list[NodeInfo] | None = None
+
+    # -- nodes --
+    def set_node(self, node: dict[str, Any]) -> None:
+        name = node["metadata"]["name"]
+        info = self._infos.get(name)
+        if info is None:
+            self._infos[name] = NodeInfo(name, node)
+            self._ordered = None
+        else:
+            if info.node is None:
+                self._ordered = None
+            info.set_node(node)
+
+    def remove_node(self, name: str) -> None:
+        info = self._infos.get(name)
+        if info is None:
+            return
+        if info.pods:
+            info.node = None   # keep usage until its pods go, as upstream does
+        else:
+            del self._infos[name]
+        self._ordered = None
+
+    def nodes(self) -> list[NodeInfo]:
+        """Nodes that exist, in a stable (name) order; cached until the node set changes."""
+        if self._ordered is None:
+            self._ordered = sorted((i for i in self._infos.values() if i.node is not None),
+                                   key=lambda i: i.name)
+        return self._ordered
+
+    def get(self, name: str) -> NodeInfo | None:
+        info = self._infos.get(name)
+        return info if info is not None and info.node is not None else None
+
+    # -- pods --
+    def set_pod(self, pod: dict[str, Any]) -> None:
+        """An assigned pod was observed (add or update); terminal pods free their resources."""
+        uid = pod["metadata"]["uid"]
+        node_name = (pod.get("spec") or {}).get("nodeName")
+        if not node_name or _is_terminal(pod):
+            self.remove_pod(uid)
+            return
+        self._assumed.discard(uid)   # the binding is confirmed
+        current = self._pod_node.get(uid)
+        if current == node_name:
+            return
+        if current is not None:
+            self.remove_pod(uid)
+        self._place(uid, node_name, pod_requests(pod))
+
+    def remove_pod(self, uid: str) -> None:
+        self._assumed.discard(uid)
+        node_name = self._pod_node.pop(uid, None)
+        if node_name is None:
+            return
+        info = self._infos.get(node_name)
+        if info is None:
+            return
+        info.remove_pod(uid)
+        if info.node is None and not info.pods:
+            del self._infos[node_name]
+
+    def assume_pod(self, pod: dict[str, Any], node_name: str) -> None:
+        uid = pod["metadata"]["uid"]
+        self._assumed.add(uid)
+        self._place(uid, node_name, pod_requests(pod))
+
+    def forget_pod(self, uid: str) -> None:
+        """Undo :meth:`assume_pod` after a failed binding (no-op once the binding was observed)."""
+        if uid in self._assumed:
+            self.remove_pod(uid)
+
+    def is_assumed(self, uid: str) -> bool:
+        return uid in self._assumed
+
+    def _place(self, uid: str, node_name: str, requests: dict[str, int]) -> None:
+        info = self._infos.get(node_name)
+        if info is None:
+            info = self._infos[node_name] = NodeInfo(node_name)
+        info.add_pod(uid, requests)
+        self._pod_node[uid] = node_name

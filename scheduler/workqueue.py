@@ -1,0 +1,150 @@
+"""A work queue of keys with client-go's guarantees, for asyncio workers.
+
+- **Dedup:** a key added many times before a worker takes it is processed once (``dirty`` set).
+- **One worker per key:** while a key is being processed (``processing`` set) a re-add is only
+  remembered; the key goes back into the queue when the worker calls ``done``.
+- **Rate-limited re-add:** ``add_rate_limited`` delays a failing key exponentially per key until
+  ``forget`` resets it; ``add_after`` is a plain delayed add.
+
+The time source is the running loop's clock, so delays are tested by awaiting ``get`` with a
+deadline; the backoff arithmetic lives in :class:`ExponentialBackoff` and is tested on its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from typing import Generic, TypeVar
+
+K = TypeVar("K")
+
+
+class ShutDown(Exception):
+    """Raised by :meth:`WorkQueue.get` once the queue is shut down."""
+
+
+class ExponentialBackoff(Generic[K]):
+    """Per-key delay ``base * 2**failures``, capped (client-go's ItemExponentialFailureRateLimiter)."""
+
+    def __init__(self, base: float = 0.005, cap: float = 30.0) -> None:
+        self._base = base
+        self._cap = cap
+        self._failures: dict[K, int] = {}
+
+    def when(self, key: K) -> float:
+        """Record one more failure of ``key`` and return how long to wait before retrying it."""
+        failures = self._failures.get(key, 0)
+        self._failures[key] = failures + 1
+        # Compare exponents first: 2**failures overflows floats long before the cap matters.
+        if failures > 60:
+            return self._cap
+        return min(self._cap, self._base * (2 ** failures))
+
+    def retries(self, key: K) -> int:
+        return self._failures.get(key, 0)
+
+    def forget(self, key: K) -> None:
+        self._failures.pop(key, None)
+
+
+class WorkQueue(Generic[K]):
+    """FIFO of unique keys for any number of asyncio workers."""
+
+    def __init__(self, backoff: ExponentialBackoff[K] | None = None) -> None:
+        self._queue: deque[K] = deque()
+        self._dirty: set[K] = set()
+        self._processing: set[K] = set()
+        self._waiting: dict[K, asyncio.TimerHandle] = {}
+        self._backoff: ExponentialBackoff[K] = backoff or ExponentialBackoff()
+        self._waiters: list[asyncio.Future[None]] = []
+        self._shutting_down = False
+
+    def __len__(self) -> int:
+        return len(self._queue)
+
+    def add(self, key: K) -> None:
+        """Queue ``key`` unless it is already queued; a key being processed is re-queued on done."""
+        if self._shutting_down or key in self._dirty:
+            return
+        self._dirty.add(key)
+        if key in self._processing:
+            return
+        self._queue.append(key)
+        self._wake()
+
+    def add_after(self, key: K, delay: float) -> None:
+        """Add ``key`` after ``delay`` seconds; an earlier pending delayed add wins."""
+        if self._shutting_down:
+            return
+        if delay <= 0:
+            self.add(key)
+            return
+        loop = asyncio.get_running_loop()
+        when = loop.time() + delay
+        pending = self._waiting.get(key)
+        if pending is not None:
+            if pending.when() <= when:
+                return
+            pending.cancel()
+        self._waiting[key] = loop.call_at(when, self._fire, key)
+
+    def add_rate_limited(self, key: K) -> None:
+        """Re-add a key that failed, after its per-key exponential backoff."""
+        self.add_after(key, self._backoff.when(key))
+
+    def forget(self, key: K) -> None:
+        """The key succeeded: reset its backoff."""
+        self._backoff.forget(key)
+
+    def retries(self, key: K) -> int:
+        return self._backoff.retries(key)
+
+    async def get(self) -> K:
+        """Wait for the next key and mark it processing; raise :class:`ShutDown` when closed."""
+        while not self._queue:
+            if self._shutting_down:
+                raise ShutDown
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
+            try:
+                await waiter
+            finally:
+                if waiter in self._waiters:
+                    self._waiters.remove(waiter)
+        key = self._queue.popleft()
+        self._dirty.discard(key)
+        self._processing.add(key)
+        return key
+
+    def done(self, key: K) -> None:
+        """The worker finished ``key``; if it was re-added meanwhile, queue it again."""
+        self._processing.discard(key)
+        if key in self._dirty:
+            self._queue.append(key)
+            self._wake()
+
+    def shut_down(self) -> None:
+        """Stop accepting keys and drop queued ones; waiting workers get :class:`ShutDown`."""
+        self._shutting_down = True
+        for handle in self._waiting.values():
+            handle.cancel()
+        self._waiting.clear()
+        self._queue.clear()
+        self._dirty.clear()
+        self._wake()
+
+    @property
+    def shutting_down(self) -> bool:
+        return self._shutting_down
+
+    def _fire(self, key: K) -> None:
+        self._waiting.pop(key, None)
+        self.add(key)
+
+    def _wake(self) -> None:
+        # Wake every waiter: each re-checks the queue, so a waiter cancelled after being woken
+        # cannot swallow the wake-up of a key.
+        waiters, self._waiters = self._waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)

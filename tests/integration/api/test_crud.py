@@ -1,0 +1,197 @@
+"""REST verbs over raw HTTP: create/get/update/patch/delete, status, binding, dry-run, errors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.integration.api.conftest import CM, Api, configmap
+
+PODS = "/api/v1/namespaces/default/pods"
+CLAIMS = "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims"
+
+
+def pod(name: str, **spec: Any) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+            "spec": {"containers": [{"name": "c", "image": "busybox"}], **spec}}
+
+
+def claim(name: str) -> dict[str, Any]:
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": name},
+            "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}}}
+
+
+async def test_create_sets_server_fields_and_get_returns_it(api: Api) -> None:
+    created = await api.ok("POST", CM, configmap("a", data={"k": "v"}))
+    meta = created["metadata"]
+    assert meta["uid"] and meta["resourceVersion"] and meta["creationTimestamp"].endswith("Z")
+    assert meta["namespace"] == "default"
+    assert (await api.ok("GET", f"{CM}/a")) == created
+
+
+async def test_generate_name_uses_upstream_alphabet(api: Api) -> None:
+    created = await api.ok("POST", CM, {"metadata": {"generateName": "gen-"}})
+    name = created["metadata"]["name"]
+    assert name.startswith("gen-") and len(name) == 9
+    assert set(name[4:]) <= set("bcdfghjklmnpqrstvwxz2456789")
+
+
+async def test_duplicate_is_409_already_exists(api: Api) -> None:
+    await api.ok("POST", CLAIMS, claim("rc1"))
+    status, body = await api.request("POST", CLAIMS, claim("rc1"))
+    assert status == 409 and body["reason"] == "AlreadyExists"
+    assert body["message"] == 'resourceclaims.resource.k8s.io "rc1" already exists'
+    assert body["details"] == {"name": "rc1", "group": "resource.k8s.io", "kind": "resourceclaims"}
+
+
+async def test_missing_namespace_is_404(api: Api) -> None:
+    status, body = await api.request("POST", "/api/v1/namespaces/nope/configmaps", configmap("a"))
+    assert status == 404 and body["message"] == 'namespaces "nope" not found'
+
+
+async def test_stale_update_is_409_conflict_and_noop_keeps_version(api: Api) -> None:
+    created = await api.ok("POST", CM, configmap("a", data={"k": "v"}))
+    updated = await api.ok("PUT", f"{CM}/a", {**created, "data": {"k": "w"}})
+    assert int(updated["metadata"]["resourceVersion"]) > int(created["metadata"]["resourceVersion"])
+    status, body = await api.request("PUT", f"{CM}/a", {**created, "data": {"k": "x"}})
+    assert status == 409 and body["reason"] == "Conflict"
+    assert body["message"] == ('Operation cannot be fulfilled on configmaps "a": the object has been modified; '
+                               "please apply your changes to the latest version and try again")
+    same = await api.ok("PUT", f"{CM}/a", updated)
+    assert same["metadata"]["resourceVersion"] == updated["metadata"]["resourceVersion"]
+
+
+async def test_put_missing_object_is_404(api: Api) -> None:
+    status, body = await api.request("PUT", f"{CM}/ghost", configmap("ghost"))
+    assert status == 404 and body["message"] == 'configmaps "ghost" not found'
+
+
+async def test_generation_bumps_on_spec_only_and_status_is_separate(api: Api) -> None:
+    created = await api.ok("POST", CLAIMS, {**claim("rc"), "status": {"allocation": {"devices": {"results": []}}}})
+    assert created["metadata"]["generation"] == 1 and "status" not in created
+    labelled = await api.ok("PATCH", f"{CLAIMS}/rc", {"metadata": {"labels": {"a": "b"}}},
+                            content_type="application/merge-patch+json")
+    assert labelled["metadata"]["generation"] == 1
+    status = {"reservedFor": [], "allocation": {"devices": {"results": [
+        {"request": "gpu", "driver": "gpu.example.com", "pool": "node-1", "device": "gpu-0"}]}}}
+    written = await api.ok("PUT", f"{CLAIMS}/rc/status", {**labelled, "status": status,
+                                                         "metadata": {**labelled["metadata"], "labels": {"x": "y"}}})
+    assert written["status"]["allocation"]["devices"]["results"][0]["device"] == "gpu-0"
+    assert written["metadata"]["labels"] == {"a": "b"}, "status writes ignore metadata changes"
+    assert written["metadata"]["generation"] == 1
+    main = await api.ok("PUT", f"{CLAIMS}/rc", {**written, "status": {}})
+    assert main["status"] == written["status"], "main-resource writes ignore status"
+
+
+async def test_binding_assigns_node_once(api: Api) -> None:
+    await api.ok("POST", PODS, pod("p"))
+    binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "p"},
+               "target": {"apiVersion": "v1", "kind": "Node", "name": "node-1"}}
+    status, body = await api.request("POST", f"{PODS}/p/binding", binding)
+    assert status == 201 and body["status"] == "Success" and body["code"] == 201
+    bound = await api.ok("GET", f"{PODS}/p")
+    assert bound["spec"]["nodeName"] == "node-1"
+    status, body = await api.request("POST", f"{PODS}/p/binding", {**binding, "target": {"name": "node-2"}})
+    assert status == 409
+    assert body["message"] == ('Operation cannot be fulfilled on pods/binding "p": pod p is already assigned '
+                               'to node "node-1"')
+
+
+async def test_dry_run_persists_nothing(api: Api) -> None:
+    before = await api.ok("GET", CM)
+    created = await api.ok("POST", f"{CM}?dryRun=All", configmap("dry"))
+    assert created["metadata"]["name"] == "dry"
+    status, _ = await api.request("GET", f"{CM}/dry")
+    assert status == 404
+    after = await api.ok("GET", CM)
+    assert after["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
+    status, body = await api.request("POST", f"{CM}?dryRun=Some", configmap("dry"))
+    assert status == 422 and "dryRun" in body["message"]
+
+
+async def test_finalizers_hold_deletion_until_removed(api: Api) -> None:
+    await api.ok("POST", CM, {**configmap("f"), "metadata": {"name": "f", "finalizers": ["example.com/hold"]}})
+    lingering = await api.ok("DELETE", f"{CM}/f")
+    assert lingering["metadata"]["deletionTimestamp"]
+    obj = await api.ok("GET", f"{CM}/f")
+    status, body = await api.request("PUT", f"{CM}/f", {**obj, "metadata": {**obj["metadata"],
+                                                                        "finalizers": ["example.com/hold", "new"]}})
+    assert status == 422 and "no new finalizers" in body["message"]
+    await api.ok("PUT", f"{CM}/f", {**obj, "metadata": {**obj["metadata"], "finalizers": []}})
+    status, _ = await api.request("GET", f"{CM}/f")
+    assert status == 404
+
+
+async def test_delete_preconditions_and_status_body(api: Api) -> None:
+    created = await api.ok("POST", CLAIMS, claim("gone"))
+    status, body = await api.request("DELETE", f"{CLAIMS}/gone", {"preconditions": {"uid": "other"}})
+    assert status == 409 and body["message"].startswith("Precondition failed: UID in precondition: other")
+    body = await api.ok("DELETE", f"{CLAIMS}/gone")
+    assert body["kind"] == "Status" and body["status"] == "Success"
+    assert body["details"] == {"name": "gone", "group": "resource.k8s.io", "kind": "resourceclaims",
+                               "uid": created["metadata"]["uid"]}
+
+
+async def test_unbound_pod_deletes_at_once_bound_pod_waits_for_kubelet(api: Api) -> None:
+    await api.ok("POST", PODS, pod("free"))
+    deleted = await api.ok("DELETE", f"{PODS}/free")
+    assert deleted["kind"] == "Pod"
+    assert (await api.request("GET", f"{PODS}/free"))[0] == 404
+    await api.ok("POST", PODS, pod("bound", nodeName="node-1"))
+    await api.ok("DELETE", f"{PODS}/bound")
+    lingering = await api.ok("GET", f"{PODS}/bound")
+    assert lingering["metadata"]["deletionGracePeriodSeconds"] == 30
+    await api.ok("DELETE", f"{PODS}/bound?gracePeriodSeconds=0")
+    assert (await api.request("GET", f"{PODS}/bound"))[0] == 404
+
+
+@pytest.mark.parametrize(("query", "fragment"), [
+    ("labelSelector=a%20in%20(b", "unable to parse requirement"),
+    ("fieldSelector=spec.bogus%3Dx", "field label not supported: spec.bogus"),
+    ("resourceVersionMatch=Exact", "resourceVersionMatch"),
+], ids=["bad-label-syntax", "unknown-field-label", "match-without-rv"])
+async def test_bad_list_options_are_client_errors(api: Api, query: str, fragment: str) -> None:
+    status, body = await api.request("GET", f"{PODS}?{query}")
+    assert status in (400, 422) and body["kind"] == "Status"
+    assert fragment in body["message"]
+
+
+async def test_field_selectors_on_pods(api: Api) -> None:
+    await api.ok("POST", PODS, pod("on-1", nodeName="node-1"))
+    await api.ok("POST", PODS, pod("on-2", nodeName="node-2"))
+    await api.ok("POST", PODS, pod("nowhere"))
+    listed = await api.ok("GET", "/api/v1/pods?fieldSelector=spec.nodeName%3Dnode-1")
+    assert [p["metadata"]["name"] for p in listed["items"]] == ["on-1"]
+    listed = await api.ok("GET", f"{PODS}?fieldSelector=spec.nodeName%3D,status.phase%3DPending")
+    assert [p["metadata"]["name"] for p in listed["items"]] == ["nowhere"]
+
+
+async def test_future_resource_version_times_out_with_504(api: Api) -> None:
+    api.cluster.registry  # noqa: B018 - started
+    from fakeapi.registry import listing
+
+    listing_wait, listing.RV_WAIT_SECONDS = listing.RV_WAIT_SECONDS, 0.05
+    try:
+        status, body = await api.request("GET", f"{CM}?resourceVersion=999999&resourceVersionMatch=NotOlderThan")
+    finally:
+        listing.RV_WAIT_SECONDS = listing_wait
+    assert status == 504 and body["details"]["causes"][0]["reason"] == "ResourceVersionTooLarge"
+
+
+async def test_unknown_paths_and_methods(api: Api) -> None:
+    status, body = await api.request("GET", "/apis/nope.example.com/v1/things")
+    assert status == 404 and body["message"] == "the server could not find the requested resource"
+    status, body = await api.request("POST", f"{CM}/x")
+    assert status == 405 and body["reason"] == "MethodNotAllowed"
+
+
+async def test_bad_bodies_are_400_never_500(api: Api) -> None:
+    status, body = await api.request("POST", CM, b"{not json")
+    assert status == 400 and body["reason"] == "BadRequest"
+    status, body = await api.request("POST", CM, [1, 2])
+    assert status == 400
+    status, body = await api.request("POST", CM, {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "x"}})
+    assert status == 400 and "kind" in body["message"]
+    status, body = await api.request("POST", CM, b"x" * (3 * 1024 * 1024 + 10))
+    assert status == 413

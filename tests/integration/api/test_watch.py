@@ -1,0 +1,174 @@
+"""Watch semantics, ported from upstream's e2e apimachinery watch and watchlist conformance."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+from tests.integration.api.conftest import CM, Api, configmap
+
+
+async def _update_label(api: Api, name: str, labels: dict[str, str], data: dict[str, str] | None = None) -> dict:
+    obj = await api.ok("GET", f"{CM}/{name}")
+    obj["metadata"]["labels"] = labels
+    if data is not None:
+        obj["data"] = data
+    return await api.ok("PUT", f"{CM}/{name}", obj)
+
+
+async def test_label_filtered_watchers_see_only_their_objects(api: Api) -> None:
+    base = f"{CM}?watch=1"
+    async with api.watch(f"{base}&labelSelector=watch-this%3DA") as wa, \
+            api.watch(f"{base}&labelSelector=watch-this%3DB") as wb, \
+            api.watch(f"{base}&labelSelector=watch-this%20in%20(A,B)") as wab:
+        await api.ok("POST", CM, configmap("a", {"watch-this": "A"}))
+        await api.ok("PUT", f"{CM}/a", configmap("a", {"watch-this": "A"}, {"mutation": "1"}))
+        await api.ok("POST", CM, configmap("b", {"watch-this": "B"}))
+        await api.ok("DELETE", f"{CM}/a")
+        await api.ok("DELETE", f"{CM}/b")
+        got_a = [(e["type"], e["object"]["metadata"]["name"]) for e in await wa.events(3)]
+        got_b = [(e["type"], e["object"]["metadata"]["name"]) for e in await wb.events(2)]
+        got_ab = [(e["type"], e["object"]["metadata"]["name"]) for e in await wab.events(5)]
+        await wa.expect_silence(0.1)
+        await wb.expect_silence(0.1)
+    assert got_a == [("ADDED", "a"), ("MODIFIED", "a"), ("DELETED", "a")]
+    assert got_b == [("ADDED", "b"), ("DELETED", "b")]
+    assert got_ab == [("ADDED", "a"), ("MODIFIED", "a"), ("ADDED", "b"), ("DELETED", "a"), ("DELETED", "b")]
+
+
+async def test_watch_from_resource_version_sees_only_later_changes(api: Api) -> None:
+    await api.ok("POST", CM, configmap("c", data={"mutation": "0"}))
+    first = await api.ok("PUT", f"{CM}/c", configmap("c", data={"mutation": "1"}))
+    await api.ok("PUT", f"{CM}/c", configmap("c", data={"mutation": "2"}))
+    await api.ok("DELETE", f"{CM}/c")
+    rv = first["metadata"]["resourceVersion"]
+    async with api.watch(f"{CM}?watch=1&resourceVersion={rv}") as w:
+        events = await w.events(2)
+        await w.expect_silence(0.1)
+    assert [e["type"] for e in events] == ["MODIFIED", "DELETED"]
+    assert events[0]["object"]["data"] == {"mutation": "2"}
+    assert int(events[1]["object"]["metadata"]["resourceVersion"]) > int(events[0]["object"]["metadata"]["resourceVersion"])
+
+
+async def test_restarted_watch_misses_nothing(api: Api) -> None:
+    await api.ok("POST", CM, configmap("r", data={"n": "0"}))
+    async with api.watch(f"{CM}?watch=1") as w:
+        for i in range(1, 3):
+            await api.ok("PUT", f"{CM}/r", configmap("r", data={"n": str(i)}))
+        events = await w.events(3)
+    last_rv = events[-1]["object"]["metadata"]["resourceVersion"]
+    for i in range(3, 6):  # changes while nobody watches
+        await api.ok("PUT", f"{CM}/r", configmap("r", data={"n": str(i)}))
+    async with api.watch(f"{CM}?watch=1&resourceVersion={last_rv}") as w:
+        resumed = await w.events(3)
+    assert [e["object"]["data"]["n"] for e in resumed] == ["3", "4", "5"]
+
+
+async def test_label_moving_away_and_back_is_deleted_then_added(api: Api) -> None:
+    await api.ok("POST", CM, configmap("m", {"watch-this": "yes"}))
+    async with api.watch(f"{CM}?watch=1&labelSelector=watch-this%3Dyes") as w:
+        added = await w.next()
+        await _update_label(api, "m", {"watch-this": "no"})
+        gone = await w.next()
+        await _update_label(api, "m", {"watch-this": "no"}, {"while": "away"})
+        await w.expect_silence(0.1)
+        await _update_label(api, "m", {"watch-this": "yes"})
+        back = await w.next()
+    assert added["type"] == "ADDED"
+    assert gone["type"] == "DELETED" and gone["object"]["metadata"]["labels"] == {"watch-this": "yes"}
+    assert int(gone["object"]["metadata"]["resourceVersion"]) > int(added["object"]["metadata"]["resourceVersion"])
+    assert back["type"] == "ADDED" and back["object"]["data"] == {"while": "away"}
+
+
+async def test_many_watchers_from_successive_versions_agree_on_order(api: Api) -> None:
+    await api.ok("POST", CM, configmap("seed"))
+    stop = asyncio.Event()
+    rng = random.Random(7)
+
+    async def churn() -> None:
+        i = 0
+        while not stop.is_set():
+            name = f"cm-{rng.randrange(10)}"
+            status, _ = await api.request("POST", CM, configmap(name))
+            if status == 409:
+                if rng.random() < 0.5:
+                    await api.request("DELETE", f"{CM}/{name}")
+                else:
+                    await api.request("PUT", f"{CM}/{name}", configmap(name, data={"i": str(i)}))
+            i += 1
+
+    writer = asyncio.create_task(churn())
+    watches = []
+    try:
+        for _ in range(30):  # open watchers at successive resourceVersions while writes continue
+            listed = await api.ok("GET", CM)
+            w = api.watch(f"{CM}?watch=1&resourceVersion={listed['metadata']['resourceVersion']}")
+            await w.__aenter__()
+            watches.append(w)
+            await asyncio.sleep(0)
+        await asyncio.sleep(0.3)
+    finally:
+        stop.set()
+        await writer
+    final_rv = int((await api.ok("GET", CM))["metadata"]["resourceVersion"])
+    orders = []
+    for w in watches:
+        seen: list[int] = []
+        while not seen or seen[-1] < final_rv:
+            ev = await w.next()
+            seen.append(int(ev["object"]["metadata"]["resourceVersion"]))
+        orders.append(seen)
+        await w.__aexit__()
+    longest = max(orders, key=len)
+    assert len(longest) > 20
+    for order in orders:
+        assert order == sorted(order)
+        assert order == longest[len(longest) - len(order):], "watchers disagree on event order"
+
+
+async def test_watch_from_compacted_version_gets_410_in_stream(api: Api) -> None:
+    for i in range(3):
+        await api.ok("POST", CM, configmap(f"x{i}"))
+    store = api.cluster.registry.store
+    store.log.compact(store.rv - 1)
+    async with api.watch(f"{CM}?watch=1&resourceVersion=1") as w:
+        assert w.status == 200
+        ev = await w.next()
+    assert ev["type"] == "ERROR"
+    assert ev["object"]["code"] == 410 and ev["object"]["reason"] == "Expired"
+    assert "too old resource version" in ev["object"]["message"]
+
+
+async def test_bookmarks_and_watchlist_initial_events_end(api: Api) -> None:
+    await api.ok("POST", CM, configmap("w1"))
+    await api.ok("POST", CM, configmap("w2"))
+    path = (f"{CM}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true"
+            "&resourceVersion=")
+    async with api.watch(path) as w:
+        first = await w.events(3, skip_bookmarks=False)
+        await api.ok("POST", CM, configmap("w3"))
+        live = await w.next()
+    assert [(e["type"], e["object"]["metadata"].get("name")) for e in first[:2]] == [("ADDED", "w1"), ("ADDED", "w2")]
+    assert first[2]["type"] == "BOOKMARK"
+    assert first[2]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
+    assert live["type"] == "ADDED" and live["object"]["metadata"]["name"] == "w3"
+
+
+async def test_watchlist_requires_not_older_than(api: Api) -> None:
+    status, body = await api.request("GET", f"{CM}?watch=1&sendInitialEvents=true&allowWatchBookmarks=true")
+    assert status == 422 and body["reason"] == "Invalid"
+    assert "resourceVersionMatch" in body["message"]
+
+
+async def test_watchlist_with_only_table_accept_is_406(api: Api) -> None:
+    status, body = await api.request(
+        "GET", f"{CM}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true",
+        headers={"Accept": "application/json;as=Table;g=meta.k8s.io;v=v1"})
+    assert status == 406 and body["reason"] == "NotAcceptable"
+
+
+async def test_timeout_seconds_ends_the_stream(api: Api) -> None:
+    async with api.watch(f"{CM}?watch=1&timeoutSeconds=1") as w:
+        assert w.resp is not None
+        rest = await asyncio.wait_for(w.resp.content.read(), 5)
+    assert rest == b""

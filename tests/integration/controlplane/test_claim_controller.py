@@ -1,0 +1,225 @@
+"""The ResourceClaim controller against the real server: generation, reuse, release, cleanup."""
+
+import contextlib
+
+import pytest
+
+from fakeapi.config import FeatureGates
+from scheduler.client import (
+    EVENTS,
+    PODGROUPS,
+    PODS,
+    RESOURCE_CLAIM_TEMPLATES,
+    RESOURCE_CLAIMS,
+)
+from scheduler.controllers import claims as rc
+from scheduler.controllers.resourceclaim import ResourceClaimController
+from scheduler.events import EventRecorder
+from scheduler.informers import InformerFactory
+from scheduler.podgroups import PodGroupInstance, consumer_ref
+
+NS = "default"
+CLAIM_SPEC = {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}}
+ALLOCATION = {"devices": {"results": [
+    {"request": "gpu", "driver": "gpu.example.com", "pool": "node-1", "device": "gpu-0"}]}}
+
+
+def template(name="gpu-template"):
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+            "metadata": {"name": name, "namespace": NS},
+            "spec": {"metadata": {"labels": {"team": "ml"}, "annotations": {"note": "from-template"}},
+                     "spec": CLAIM_SPEC}}
+
+
+def pod(name, claims, node="", group=None):
+    spec = {"containers": [{"name": "c", "image": "busybox"}], "resourceClaims": claims}
+    if node:
+        spec["nodeName"] = node
+    if group:
+        spec["schedulingGroup"] = {"podGroupName": group}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": NS}, "spec": spec}
+
+
+def claim(name, owner=None, annotation=None):
+    meta = {"name": name, "namespace": NS}
+    if owner is not None:
+        meta["ownerReferences"] = [rc.controller_owner_ref(owner)]
+    if annotation:
+        meta["annotations"] = {rc.POD_CLAIM_NAME_ANNOTATION: annotation}
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": meta, "spec": CLAIM_SPEC}
+
+
+TEMPLATE_ENTRY = {"name": "gpu", "resourceClaimTemplateName": "gpu-template"}
+GATES = FeatureGates()
+
+
+@contextlib.asynccontextmanager
+async def claim_controller(api, run_loops, gates=GATES):
+    factory = InformerFactory(api)
+    recorder = EventRecorder(api, "resource_claim")
+    controller = ResourceClaimController(api, factory, gates, recorder)
+    try:
+        async with run_loops(factory, controller):
+            yield controller
+    finally:
+        await recorder.close()
+
+
+@pytest.fixture
+async def controller(api, run_loops):
+    async with claim_controller(api, run_loops) as c:
+        yield c
+
+
+def claim_statuses(p):
+    return {s["name"]: s.get("resourceClaimName") for s in (p.get("status") or {}).get("resourceClaimStatuses") or []}
+
+
+async def generated_name(api, wait_for, pod_name, entry="gpu"):
+    async def name():
+        return claim_statuses(await api.get(PODS, NS, pod_name)).get(entry)
+    return await wait_for(name, what=f"pod {pod_name} status to name its {entry} claim")
+
+
+async def test_generates_claim_from_template(api, controller, wait_for):
+    await api.create(RESOURCE_CLAIM_TEMPLATES, NS, template())
+    created = await api.create(PODS, NS, pod("my-pod", [TEMPLATE_ENTRY]))
+    name = await generated_name(api, wait_for, "my-pod")
+    generated = await api.get(RESOURCE_CLAIMS, NS, name)
+    meta = generated["metadata"]
+    assert name.startswith("my-pod-gpu-") and len(name) == len("my-pod-gpu-") + 5
+    assert meta["ownerReferences"] == [{"apiVersion": "v1", "kind": "Pod", "name": "my-pod",
+                                        "uid": created["metadata"]["uid"], "controller": True}]
+    assert meta["annotations"] == {"note": "from-template", rc.POD_CLAIM_NAME_ANNOTATION: "gpu"}
+    assert meta["labels"] == {"team": "ml"}
+    assert generated["spec"] == CLAIM_SPEC
+
+
+async def test_reuses_orphan_instead_of_duplicating(api, run_loops, wait_for):
+    await api.create(RESOURCE_CLAIM_TEMPLATES, NS, template())
+    created = await api.create(PODS, NS, pod("p", [TEMPLATE_ENTRY]))
+    await api.create(RESOURCE_CLAIMS, NS, claim("orphan", owner=created, annotation="gpu"))
+    async with claim_controller(api, run_loops):
+        assert await generated_name(api, wait_for, "p") == "orphan"
+    assert len((await api.list(RESOURCE_CLAIMS, NS))["items"]) == 1
+
+
+async def test_missing_template_is_reported_then_retried_on_template_add(api, controller, wait_for):
+    await api.create(PODS, NS, pod("waiting", [TEMPLATE_ENTRY]))
+
+    async def failure_event():
+        events = (await api.list(EVENTS, NS))["items"]
+        return [e for e in events if e["reason"] == "FailedResourceClaimCreation"
+                and e["involvedObject"]["name"] == "waiting"]
+
+    [event] = await wait_for(failure_event, what="a FailedResourceClaimCreation event")
+    assert event["type"] == "Warning"
+    assert 'resource claim template "gpu-template"' in event["message"]
+    await api.create(RESOURCE_CLAIM_TEMPLATES, NS, template())
+    await generated_name(api, wait_for, "waiting")
+
+
+async def allocate_and_reserve(api, name, *refs):
+    c = await api.get(RESOURCE_CLAIMS, NS, name)
+    c["metadata"].setdefault("finalizers", []).append(rc.DELETE_PROTECTION_FINALIZER)
+    c = await api.update(RESOURCE_CLAIMS, NS, c)
+    c["status"] = {"allocation": ALLOCATION, "reservedFor": list(refs)}
+    return await api.update(RESOURCE_CLAIMS, NS, c, subresource="status")
+
+
+def pod_ref(p):
+    return {"resource": "pods", "name": p["metadata"]["name"], "uid": p["metadata"]["uid"]}
+
+
+async def test_deleted_pod_releases_and_deallocates(api, controller, wait_for, fetch):
+    await api.create(RESOURCE_CLAIMS, NS, claim("shared"))
+    one = await api.create(PODS, NS, pod("one", [{"name": "c", "resourceClaimName": "shared"}]))
+    two = await api.create(PODS, NS, pod("two", [{"name": "c", "resourceClaimName": "shared"}]))
+    await allocate_and_reserve(api, "shared", pod_ref(one), pod_ref(two))
+
+    await api.delete(PODS, NS, "one")
+
+    async def reserved_for_two_only():
+        return rc.reserved_for(await api.get(RESOURCE_CLAIMS, NS, "shared")) == [pod_ref(two)]
+
+    await wait_for(reserved_for_two_only, what="pod one's reservation to go")
+    assert rc.is_allocated(await api.get(RESOURCE_CLAIMS, NS, "shared"))
+
+    await api.delete(PODS, NS, "two")
+
+    async def deallocated():
+        c = await api.get(RESOURCE_CLAIMS, NS, "shared")
+        return not rc.reserved_for(c) and not rc.is_allocated(c) and not rc.has_delete_protection(c)
+
+    await wait_for(deallocated, what="deallocation and finalizer removal")
+
+
+async def test_finished_pod_gets_generated_claim_deleted(api, controller, wait_for, fetch):
+    await api.create(RESOURCE_CLAIM_TEMPLATES, NS, template())
+    created = await api.create(PODS, NS, pod("job", [TEMPLATE_ENTRY], node="node-1"))
+    name = await generated_name(api, wait_for, "job")
+    await allocate_and_reserve(api, name, pod_ref(created))
+    await api.patch(PODS, NS, "job", {"status": {"phase": "Succeeded"}}, subresource="status")
+
+    async def claim_gone():
+        return await fetch(api, RESOURCE_CLAIMS, NS, name) is None
+
+    await wait_for(claim_gone, what="the generated claim of a finished pod to be deleted")
+
+
+async def test_bound_pod_gets_reserved_by_controller(api, controller, wait_for):
+    await api.create(RESOURCE_CLAIMS, NS, claim("preallocated"))
+    await allocate_and_reserve(api, "preallocated")
+    created = await api.create(PODS, NS, pod("bound", [{"name": "c", "resourceClaimName": "preallocated"}],
+                                             node="node-1"))
+
+    async def reserved():
+        return rc.reserved_for(await api.get(RESOURCE_CLAIMS, NS, "preallocated")) == [pod_ref(created)]
+
+    await wait_for(reserved, what="the controller to reserve the claim for the bound pod")
+
+
+def podgroup(name, claims):
+    return {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup",
+            "metadata": {"name": name, "namespace": NS},
+            "spec": {"schedulingPolicy": {"basic": {}}, "resourceClaims": claims}}
+
+
+async def test_podgroup_claim_generated_once_and_shared_by_pods(api, controller, wait_for):
+    await api.create(RESOURCE_CLAIM_TEMPLATES, NS, template())
+    group = await api.create(PODGROUPS, NS, podgroup("gang", [TEMPLATE_ENTRY]))
+
+    async def group_claim():
+        g = await api.get(PODGROUPS, NS, "gang")
+        return claim_statuses(g).get("gpu")
+
+    name = await wait_for(group_claim, what="the PodGroup status to name its claim")
+    assert name.startswith("gang-gpu-")
+    owner = (await api.get(RESOURCE_CLAIMS, NS, name))["metadata"]["ownerReferences"]
+    assert owner == [{"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup", "name": "gang",
+                      "uid": group["metadata"]["uid"], "controller": True}]
+
+    for p in ("member-1", "member-2"):
+        await api.create(PODS, NS, pod(p, [TEMPLATE_ENTRY], group="gang"))
+        assert await generated_name(api, wait_for, p) == name
+    assert len((await api.list(RESOURCE_CLAIMS, NS))["items"]) == 1, "no per-pod claims for group claims"
+
+
+async def test_podgroup_reservation_released_when_group_deleted(api, controller, wait_for):
+    await api.create(RESOURCE_CLAIMS, NS, claim("group-claim"))
+    group = await api.create(PODGROUPS, NS, podgroup("gone", [{"name": "c", "resourceClaimName": "group-claim"}]))
+    ref = consumer_ref(group, PodGroupInstance(NS, "gone"))
+    await allocate_and_reserve(api, "group-claim", ref)
+    assert rc.reserved_for(await api.get(RESOURCE_CLAIMS, NS, "group-claim")) == [ref]
+
+    g = await api.get(PODGROUPS, NS, "gone")
+    if g["metadata"].get("finalizers"):
+        g["metadata"]["finalizers"] = []
+        await api.update(PODGROUPS, NS, g)
+    await api.delete(PODGROUPS, NS, "gone")
+
+    async def deallocated():
+        c = await api.get(RESOURCE_CLAIMS, NS, "group-claim")
+        return not rc.reserved_for(c) and not rc.is_allocated(c)
+
+    await wait_for(deallocated, what="the PodGroup reservation to be released")

@@ -1,0 +1,168 @@
+"""Pure ResourceClaim rules: claim names, generated claims, reservations, deallocation."""
+
+import pytest
+
+from scheduler.controllers import claims as rc
+
+
+def pod(name="pod", uid="pod-uid", claims=(), statuses=None, phase=None, node="", deleting=False):
+    p = {"apiVersion": "v1", "kind": "Pod",
+         "metadata": {"name": name, "namespace": "ns", "uid": uid},
+         "spec": {"resourceClaims": list(claims), "nodeName": node}, "status": {}}
+    if statuses is not None:
+        p["status"]["resourceClaimStatuses"] = statuses
+    if phase:
+        p["status"]["phase"] = phase
+    if deleting:
+        p["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    return p
+
+
+def claim(name="c", owner_uid=None, owner_kind="Pod", annotation=None, reserved=None, allocated=False,
+          finalizer=False):
+    meta = {"name": name, "namespace": "ns", "uid": f"{name}-uid", "annotations": {}}
+    if owner_uid:
+        meta["ownerReferences"] = [{"apiVersion": "v1" if owner_kind == "Pod" else "scheduling.k8s.io/v1beta1",
+                                    "kind": owner_kind, "name": "owner", "uid": owner_uid, "controller": True}]
+    if annotation:
+        meta["annotations"][rc.POD_CLAIM_NAME_ANNOTATION] = annotation
+    if finalizer:
+        meta["finalizers"] = [rc.DELETE_PROTECTION_FINALIZER, "other"]
+    status = {}
+    if allocated:
+        status["allocation"] = {"devices": {"results": []}}
+    if reserved is not None:
+        status["reservedFor"] = reserved
+    return {"metadata": meta, "spec": {}, "status": status}
+
+
+TEMPLATE_ENTRY = {"name": "gpu", "resourceClaimTemplateName": "tmpl"}
+NAMED_ENTRY = {"name": "shared", "resourceClaimName": "rc-1"}
+
+
+@pytest.mark.parametrize(
+    ("p", "entry", "expected"),
+    [
+        (pod(), NAMED_ENTRY, ("rc-1", False)),
+        (pod(statuses=[{"name": "gpu", "resourceClaimName": "pod-gpu-x"}]), TEMPLATE_ENTRY, ("pod-gpu-x", True)),
+        (pod(statuses=[{"name": "gpu"}]), TEMPLATE_ENTRY, (None, True)),
+    ],
+    ids=["by-name", "generated", "not-needed"],
+)
+def test_pod_claim_name(p, entry, expected):
+    assert rc.pod_claim_name(p, entry) == expected
+
+
+def test_pod_claim_name_not_created_yet():
+    with pytest.raises(rc.ClaimNotCreated):
+        rc.pod_claim_name(pod(statuses=[{"name": "other", "resourceClaimName": "x"}]), TEMPLATE_ENTRY)
+
+
+@pytest.mark.parametrize(
+    ("owner", "entry", "expected"),
+    [
+        ("my-pod", "gpu", "my-pod-gpu-"),
+        ("p" * 40, "c" * 15, "p" * 40 + "-" + "c" * 15 + "-"),  # exactly 57
+        ("p" * 60, "gpu", "p" * 52 + "-" + "gp"),
+        ("p" * 30, "c" * 30, "p" * 27 + "-" + "c" * 27),
+    ],
+    ids=["short", "at-limit", "long-owner", "both-long"],
+)
+def test_generate_name_truncates_proportionally(owner, entry, expected):
+    name = rc.generate_name(owner, entry)
+    assert name == expected
+    assert len(name) <= 57
+
+
+def test_new_claim_from_template():
+    template = {"metadata": {"name": "tmpl"}, "spec": {
+        "metadata": {"labels": {"app": "x"}, "annotations": {"note": "y"}},
+        "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "gpu"}}]}}}}
+    body = rc.new_claim_from_template(template, pod(name="my-pod"), "gpu")
+    assert body["metadata"]["generateName"] == "my-pod-gpu-"
+    assert body["metadata"]["namespace"] == "ns"
+    assert body["metadata"]["ownerReferences"] == [
+        {"apiVersion": "v1", "kind": "Pod", "name": "my-pod", "uid": "pod-uid", "controller": True}]
+    assert body["metadata"]["annotations"] == {"note": "y", rc.POD_CLAIM_NAME_ANNOTATION: "gpu"}
+    assert body["metadata"]["labels"] == {"app": "x"}
+    assert body["spec"] == template["spec"]["spec"]
+    body["spec"]["devices"]["requests"].clear()
+    assert template["spec"]["spec"]["devices"]["requests"], "the template must not be aliased"
+
+
+@pytest.mark.parametrize(
+    ("claims", "found"),
+    [
+        ([claim("a", owner_uid="pod-uid", annotation="gpu")], "a"),
+        ([claim("a", owner_uid="pod-uid", annotation="other")], None),
+        ([claim("a", owner_uid="someone-else", annotation="gpu")], None),
+        ([claim("a", owner_uid="pod-uid")], None),
+    ],
+    ids=["orphan", "other-entry", "other-owner", "not-generated"],
+)
+def test_find_generated_claim(claims, found):
+    result = rc.find_generated_claim(claims, pod(), "gpu")
+    assert (result["metadata"]["name"] if result else None) == found
+
+
+@pytest.mark.parametrize(
+    ("p", "done"),
+    [
+        (pod(), False),
+        (pod(phase="Running", node="n"), False),
+        (pod(phase="Succeeded"), True),
+        (pod(phase="Failed", node="n"), True),
+        (pod(deleting=True), True),
+        (pod(deleting=True, node="n"), False),
+    ],
+    ids=["pending", "running", "succeeded", "failed", "deleted-unscheduled", "deleted-bound"],
+)
+def test_is_pod_done(p, done):
+    assert rc.is_pod_done(p) is done
+
+
+POD_REF = {"resource": "pods", "name": "pod", "uid": "pod-uid"}
+
+
+@pytest.mark.parametrize(
+    ("c", "valid", "allocated_after"),
+    [
+        (claim(reserved=[POD_REF, POD_REF], allocated=True, finalizer=True), [POD_REF], True),
+        (claim(reserved=[POD_REF], allocated=True, finalizer=True), [], False),
+        (claim(reserved=[POD_REF], allocated=True), [], True),
+    ],
+    ids=["some-left", "none-left-deallocates", "no-finalizer-keeps-allocation"],
+)
+def test_with_reservations(c, valid, allocated_after):
+    updated = rc.with_reservations(c, valid)
+    assert rc.reserved_for(updated) == valid
+    assert rc.is_allocated(updated) is allocated_after
+    assert rc.is_allocated(c), "the input must not be modified"
+
+
+def test_without_delete_protection_keeps_other_finalizers():
+    c = claim(finalizer=True)
+    assert rc.without_delete_protection(c)["metadata"]["finalizers"] == ["other"]
+    assert rc.has_delete_protection(c)
+
+
+def test_can_be_reserved_limit():
+    assert rc.can_be_reserved(claim(reserved=[POD_REF] * 255))
+    assert not rc.can_be_reserved(claim(reserved=[POD_REF] * 256))
+
+
+def test_controlling_pod_ignores_podgroup_owner():
+    assert rc.controlling_pod(claim(owner_uid="u")) == ("owner", "u")
+    assert rc.controlling_pod(claim(owner_uid="u", owner_kind="PodGroup")) is None
+
+
+def test_merged_claim_statuses():
+    current = [{"name": "a", "resourceClaimName": "old"}, {"name": "b"}]
+    assert rc.merged_claim_statuses(current, {"a": "new", "c": "gen"}) == [
+        {"name": "a", "resourceClaimName": "new"}, {"name": "b"}, {"name": "c", "resourceClaimName": "gen"}]
+
+
+def test_needs_admin_access():
+    tmpl = {"spec": {"spec": {"devices": {"requests": [{"name": "r", "exactly": {"adminAccess": True}}]}}}}
+    assert rc.needs_admin_access(tmpl)
+    assert not rc.needs_admin_access({"spec": {"spec": {}}})

@@ -1,0 +1,129 @@
+"""Informer over a scripted API: list, watch, resume from the last RV, re-list with a diff on 410."""
+
+import asyncio
+
+import aiohttp
+import pytest
+
+from fakeapi.errors import Expired
+from scheduler.client import PODS
+from scheduler.informers import Informer
+
+DEADLINE = 2.0
+
+
+def pod(name, rv, node=""):
+    return {"metadata": {"name": name, "namespace": "ns", "resourceVersion": rv}, "spec": {"nodeName": node}}
+
+
+def event(type_, obj):
+    return {"type": type_, "object": obj}
+
+
+class ScriptedApi:
+    """Answers list/watch calls from a script; each watch step is a list of events or an exception."""
+
+    def __init__(self, lists, watches):
+        self.lists = list(lists)
+        self.watches = list(watches)
+        self.watch_rvs = []
+        self.exhausted = asyncio.Event()
+
+    async def list(self, gvr, namespace=None, **kwargs):
+        items, rv = self.lists.pop(0)
+        return {"kind": "PodList", "apiVersion": "v1", "metadata": {"resourceVersion": rv}, "items": items}
+
+    async def watch(self, gvr, namespace=None, *, resource_version, **kwargs):
+        self.watch_rvs.append(resource_version)
+        if not self.watches:
+            self.exhausted.set()
+            await asyncio.Event().wait()  # a quiet, never-ending watch
+        step = self.watches.pop(0)
+        for item in step[:-1] if isinstance(step[-1], Exception) else step:
+            yield item
+        if step and isinstance(step[-1], Exception):
+            raise step[-1]
+
+
+class Recorder:
+    def __init__(self):
+        self.seen = []
+
+    def add(self, obj):
+        self.seen.append(("add", obj["metadata"]["name"], obj["metadata"]["resourceVersion"]))
+
+    def update(self, old, new):
+        self.seen.append(("update", new["metadata"]["name"], new["metadata"]["resourceVersion"]))
+
+    def delete(self, obj):
+        self.seen.append(("delete", obj["metadata"]["name"], obj["metadata"]["resourceVersion"]))
+
+
+async def run_until_exhausted(api):
+    informer = Informer(api, PODS)
+    informer.add_index("node", lambda o: [o["spec"]["nodeName"]])
+    rec = Recorder()
+    informer.add_event_handler(rec.add, rec.update, rec.delete)
+    task = asyncio.create_task(informer.run())
+    try:
+        await asyncio.wait_for(api.exhausted.wait(), DEADLINE)
+    finally:
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    return informer, rec
+
+
+async def test_list_watch_resume_and_bookmark():
+    api = ScriptedApi(
+        lists=[([pod("a", "1")], "10")],
+        watches=[
+            [event("ADDED", pod("b", "11")), aiohttp.ClientPayloadError("connection reset")],
+            [event("BOOKMARK", {"kind": "Pod", "metadata": {"resourceVersion": "15"}})],
+            [event("MODIFIED", pod("a", "16", node="n1")), event("DELETED", pod("b", "17"))],
+        ],
+    )
+    informer, rec = await run_until_exhausted(api)
+    assert rec.seen == [("add", "a", "1"), ("add", "b", "11"), ("update", "a", "16"), ("delete", "b", "17")]
+    assert api.watch_rvs == ["10", "11", "15", "17"], "each watch resumes from the last seen RV"
+    assert informer.has_synced
+    assert [o["metadata"]["name"] for o in informer.lister.by_index("node", "n1")] == ["a"]
+
+
+async def test_expired_watch_relists_and_diffs():
+    api = ScriptedApi(
+        lists=[([pod("a", "1"), pod("b", "2"), pod("c", "3")], "10"),
+               ([pod("a", "1"), pod("b", "20"), pod("d", "21")], "30")],
+        watches=[[Expired("too old resource version: 10 (25)")]],
+    )
+    informer, rec = await run_until_exhausted(api)
+    assert rec.seen[3:] == [("delete", "c", "3"), ("update", "b", "20"), ("add", "d", "21")], \
+        "unchanged objects are not reported again"
+    assert api.watch_rvs == ["10", "30"]
+    assert sorted(o["metadata"]["name"] for o in informer.lister.list()) == ["a", "b", "d"]
+
+
+async def test_late_handler_gets_existing_objects():
+    api = ScriptedApi(lists=[([pod("a", "1")], "10")], watches=[])
+    informer, _ = await run_until_exhausted(api)
+    late = Recorder()
+    informer.add_event_handler(on_add=late.add)
+    assert late.seen == [("add", "a", "1")]
+    assert informer.lister.get("ns", "a")["kind"] == "Pod", "listed items get their kind stamped"
+
+
+async def test_failing_handler_does_not_stop_others():
+    api = ScriptedApi(lists=[([pod("a", "1")], "10")], watches=[])
+    informer = Informer(api, PODS)
+    rec = Recorder()
+
+    def broken(obj):
+        raise RuntimeError("boom")
+
+    informer.add_event_handler(on_add=broken)
+    informer.add_event_handler(on_add=rec.add)
+    task = asyncio.create_task(informer.run())
+    await asyncio.wait_for(api.exhausted.wait(), DEADLINE)
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    assert rec.seen == [("add", "a", "1")]

@@ -1,0 +1,81 @@
+"""Kubelet emulation rules: when a bound pod may start, and the status it gets."""
+
+import pytest
+
+from scheduler.informers.cache import Lister, Store
+from scheduler.kubelet import claims_not_ready, is_running, running_status
+
+NOW = "2026-01-01T00:00:00Z"
+
+
+def pod(claims=(), statuses=(), group=None, status=None):
+    spec = {"nodeName": "n1", "resourceClaims": list(claims),
+            "containers": [{"name": "main", "image": "busybox"}, {"name": "side", "image": "pause"}]}
+    if group:
+        spec["schedulingGroup"] = {"podGroupName": group}
+    return {"metadata": {"name": "p", "namespace": "ns", "uid": "p-uid", "resourceVersion": "5"},
+            "spec": spec, "status": {"resourceClaimStatuses": list(statuses), **(status or {})}}
+
+
+def claim(name, allocated=True, reserved=()):
+    status = {"reservedFor": list(reserved)}
+    if allocated:
+        status["allocation"] = {"devices": {"results": []}}
+    return {"metadata": {"name": name, "namespace": "ns", "uid": f"{name}-uid"}, "status": status}
+
+
+def lister(*claims):
+    store = Store()
+    for c in claims:
+        store.upsert(c)
+    return Lister(store)
+
+
+POD_REF = {"resource": "pods", "name": "p", "uid": "p-uid"}
+GROUP_REF = {"apiGroup": "scheduling.k8s.io", "resource": "podgroups", "name": "pg", "uid": "pg-uid"}
+BY_NAME = {"name": "shared", "resourceClaimName": "rc"}
+BY_TEMPLATE = {"name": "gpu", "resourceClaimTemplateName": "t"}
+
+
+@pytest.mark.parametrize(
+    ("p", "claims", "reason"),
+    [
+        (pod(), [], None),
+        (pod([BY_NAME]), [claim("rc", reserved=[POD_REF])], None),
+        (pod([BY_NAME], group="pg"), [claim("rc", reserved=[GROUP_REF])], None),
+        (pod([BY_TEMPLATE], statuses=[{"name": "gpu"}]), [], None),
+        (pod([BY_NAME]), [], "not found"),
+        (pod([BY_NAME]), [claim("rc", allocated=False)], "is not allocated"),
+        (pod([BY_NAME]), [claim("rc")], "is not allowed to use ResourceClaim rc"),
+        (pod([BY_NAME], group="other"), [claim("rc", reserved=[GROUP_REF])], "is not allowed"),
+        (pod([BY_TEMPLATE]), [], "has not been created yet"),
+    ],
+    ids=["no-claims", "reserved-for-pod", "reserved-for-group", "claim-not-needed", "missing",
+         "unallocated", "unreserved", "other-group", "template-not-generated"],
+)
+def test_claims_not_ready(p, claims, reason):
+    got = claims_not_ready(p, lister(*claims))
+    if reason is None:
+        assert got is None
+    else:
+        assert reason in got
+
+
+def test_running_status_keeps_foreign_conditions_and_start_time():
+    p = pod(status={"startTime": "earlier", "conditions": [
+        {"type": "DisruptionTarget", "status": "True"},
+        {"type": "PodScheduled", "status": "True", "lastTransitionTime": "t0"}]})
+    status = running_status(p, NOW)
+    conditions = {c["type"]: c for c in status["conditions"]}
+    assert status["phase"] == "Running"
+    assert status["startTime"] == "earlier"
+    assert conditions["PodScheduled"]["lastTransitionTime"] == "t0", "an unchanged condition keeps its time"
+    assert conditions["DisruptionTarget"]["status"] == "True"
+    assert all(conditions[t]["status"] == "True" for t in ("Initialized", "ContainersReady", "Ready"))
+    assert [(c["name"], c["ready"], "running" in c["state"]) for c in status["containerStatuses"]] == [
+        ("main", True, True), ("side", True, True)]
+    assert is_running({"status": status})
+
+
+def test_pending_pod_is_not_running():
+    assert not is_running(pod(status={"phase": "Pending"}))

@@ -1,0 +1,113 @@
+"""WorkQueue: dedup, one worker per key, delayed and rate-limited adds, shutdown."""
+
+import asyncio
+
+import pytest
+
+from scheduler.workqueue import ExponentialBackoff, ShutDown, WorkQueue
+
+DEADLINE = 1.0
+
+
+async def next_key(queue: WorkQueue[str]) -> str:
+    return await asyncio.wait_for(queue.get(), DEADLINE)
+
+
+async def test_duplicate_adds_are_processed_once():
+    queue: WorkQueue[str] = WorkQueue()
+    for key in ("a", "b", "a", "a"):
+        queue.add(key)
+    assert len(queue) == 2
+    assert [await next_key(queue), await next_key(queue)] == ["a", "b"]
+    assert len(queue) == 0
+
+
+async def test_key_readded_while_processing_waits_for_done():
+    queue: WorkQueue[str] = WorkQueue()
+    queue.add("a")
+    key = await next_key(queue)
+    queue.add("a")
+    assert len(queue) == 0, "a key being processed must not be handed to a second worker"
+    queue.done(key)
+    assert len(queue) == 1
+    assert await next_key(queue) == "a"
+
+
+async def test_done_without_readd_drops_key():
+    queue: WorkQueue[str] = WorkQueue()
+    queue.add("a")
+    queue.done(await next_key(queue))
+    assert len(queue) == 0
+
+
+async def test_waiting_worker_wakes_on_add():
+    queue: WorkQueue[str] = WorkQueue()
+    getter = asyncio.create_task(queue.get())
+    await asyncio.sleep(0)  # let the worker park
+    queue.add("x")
+    assert await asyncio.wait_for(getter, DEADLINE) == "x"
+
+
+async def test_cancelled_waiter_does_not_lose_a_key():
+    queue: WorkQueue[str] = WorkQueue()
+    first = asyncio.create_task(queue.get())
+    second = asyncio.create_task(queue.get())
+    await asyncio.sleep(0)
+    queue.add("x")
+    first.cancel()
+    assert await asyncio.wait_for(second, DEADLINE) == "x"
+
+
+async def test_add_after_delivers_later():
+    queue: WorkQueue[str] = WorkQueue()
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    queue.add_after("a", 0.02)
+    assert len(queue) == 0
+    assert await next_key(queue) == "a"
+    assert loop.time() - start >= 0.019
+
+
+async def test_add_after_keeps_earliest_deadline():
+    queue: WorkQueue[str] = WorkQueue()
+    queue.add_after("a", 0.01)
+    queue.add_after("a", 60)
+    assert await next_key(queue) == "a"
+
+
+async def test_rate_limited_readd_and_forget():
+    queue: WorkQueue[str] = WorkQueue(ExponentialBackoff(base=0.001, cap=0.01))
+    queue.add_rate_limited("a")
+    queue.add_rate_limited("a")
+    assert queue.retries("a") == 2
+    assert await next_key(queue) == "a"
+    queue.forget("a")
+    assert queue.retries("a") == 0
+
+
+async def test_shutdown_wakes_workers_and_ignores_adds():
+    queue: WorkQueue[str] = WorkQueue()
+    getter = asyncio.create_task(queue.get())
+    await asyncio.sleep(0)
+    queue.shut_down()
+    with pytest.raises(ShutDown):
+        await asyncio.wait_for(getter, DEADLINE)
+    queue.add("a")
+    queue.add_after("b", 0.001)
+    assert len(queue) == 0
+    with pytest.raises(ShutDown):
+        await queue.get()
+
+
+@pytest.mark.parametrize(
+    ("failures", "expected"),
+    [(1, 0.005), (2, 0.01), (4, 0.04), (20, 30.0), (200, 30.0)],
+    ids=["first", "second", "fourth", "capped", "huge-exponent"],
+)
+def test_exponential_backoff(failures, expected):
+    backoff: ExponentialBackoff[str] = ExponentialBackoff(base=0.005, cap=30.0)
+    delays = [backoff.when("k") for _ in range(failures)]
+    assert delays[-1] == pytest.approx(expected)
+    assert backoff.when("other") == pytest.approx(0.005), "backoff is per key"
+    backoff.forget("k")
+    assert backoff.when("k") == pytest.approx(0.005)
