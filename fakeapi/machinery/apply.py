@@ -98,7 +98,7 @@ def server_side_apply(live: dict | None, applied: dict, *, manager: str, force: 
     merged = _merge(live_body, config, types, ())
     if previous is not None:
         # Named parents count as owned so that an object field goes only when nobody owns any of it.
-        owned = _with_named_parents(config_fields.union(("f:metadata",), *(m.fields for m in managers.values())))
+        owned = _with_named_parents(config_fields.union({("f:metadata",)}, *(m.fields for m in managers.values())))
         _prune(merged, _to_fields_v1(_with_named_parents(previous.fields) - owned), types, ())
     changes = _compare(live_body, merged, types)
     _transfer(managers, me, changes, force=force)
@@ -198,8 +198,8 @@ class _Changes:
 def _transfer(managers: dict[tuple, _Manager], me: _Manager, changes: _Changes, *, force: bool) -> None:
     """Take changed fields from the other managers (conflicts unless forced); drop removed fields."""
     changed = changes.added | changes.modified
-    conflicts = [(other, path) for other in managers.values() if other is not me
-                 for path in sorted(other.fields & changed)]
+    conflicts = sorted(((other, path) for other in managers.values() if other is not me
+                        for path in other.fields & changed), key=lambda c: (c[0].describe(), c[1]))
     if conflicts and not force:
         raise ApplyConflict(conflicts)
     for identity, other in list(managers.items()):

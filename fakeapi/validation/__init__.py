@@ -8,11 +8,11 @@ lists, immutability), one module per API group.
 from __future__ import annotations
 
 from fakeapi.registry.strategy import Strategy
-from fakeapi.validation import core, resource, scheduling
+from fakeapi.validation import core, devices, resource, scheduling
 
 STRATEGIES: dict[tuple[str, str, str], Strategy] = {
     **{("", "v1", kind): s for kind, s in core.STRATEGIES.items()},
-    **{("resource.k8s.io", "v1", kind): s for kind, s in resource.STRATEGIES.items()},
+    **{("resource.k8s.io", "v1", kind): s for kind, s in (resource.STRATEGIES | devices.STRATEGIES).items()},
     ("scheduling.k8s.io", "v1beta1", "Workload"): scheduling.WorkloadV1beta1Strategy(),
     ("scheduling.k8s.io", "v1beta1", "PodGroup"): scheduling.PodGroupStrategy(),
     ("scheduling.k8s.io", "v1alpha1", "Workload"): scheduling.WorkloadV1alpha1Strategy(),

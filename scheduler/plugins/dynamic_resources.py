@@ -289,6 +289,7 @@ class DynamicResources:
         if not infos:
             return skip(NAME)
         st = _State(infos, instance)
+        state.write(NAME, st)   # before any rejection: PostFilter looks at these claims too
         for index, info in enumerate(infos):
             claim = info.claim
             if (claim.get("status") or {}).get("allocation"):
@@ -303,7 +304,6 @@ class DynamicResources:
         if st.to_allocate:
             st.allocator = Allocator(self._index, self._claims.allocated,
                                      deadline=time.monotonic() + self._filter_timeout)
-        state.write(NAME, st)
         return SUCCESS
 
     def filter(self, state: CycleState, pod: dict[str, Any], node_info: NodeInfo) -> Status:

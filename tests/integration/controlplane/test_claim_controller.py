@@ -11,6 +11,7 @@ from scheduler.client import (
     PODS,
     RESOURCE_CLAIM_TEMPLATES,
     RESOURCE_CLAIMS,
+    WORKLOADS_V1ALPHA1,
 )
 from scheduler.controllers import claims as rc
 from scheduler.controllers.resourceclaim import ResourceClaimController
@@ -223,3 +224,22 @@ async def test_podgroup_reservation_released_when_group_deleted(api, controller,
         return not rc.reserved_for(c) and not rc.is_allocated(c)
 
     await wait_for(deallocated, what="the PodGroup reservation to be released")
+
+
+async def test_v1alpha1_workload_claims_are_per_replica(api, controller, wait_for):
+    await api.create(RESOURCE_CLAIM_TEMPLATES, NS, template())
+    await api.create(WORKLOADS_V1ALPHA1, NS, {
+        "apiVersion": "scheduling.k8s.io/v1alpha1", "kind": "Workload", "metadata": {"name": "train", "namespace": NS},
+        "spec": {"podGroups": [{"name": "workers", "policy": {"basic": {}}, "resourceClaims": [TEMPLATE_ENTRY]}]}})
+    names = {}
+    for replica, member in (("0", "a"), ("0", "b"), ("1", "c")):
+        p = pod(f"w{replica}-{member}", [TEMPLATE_ENTRY])
+        p["spec"]["workloadRef"] = {"name": "train", "podGroup": "workers", "podGroupReplicaKey": replica}
+        await api.create(PODS, NS, p)
+        names[p["metadata"]["name"]] = await generated_name(api, wait_for, p["metadata"]["name"])
+    assert names["w0-a"] == names["w0-b"] != names["w1-c"]
+    assert names["w0-a"].startswith("train-workers-0-gpu-")
+    owners = {(await api.get(RESOURCE_CLAIMS, NS, n))["metadata"]["ownerReferences"][0]["kind"]
+              for n in names.values()}
+    assert owners == {"Workload"}
+    assert len((await api.list(RESOURCE_CLAIMS, NS))["items"]) == 2

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from fakeapi.errors import BadRequest
@@ -74,7 +76,7 @@ def test_open_structs_keep_unmodelled_fields_but_typed_parts_stay_strict() -> No
                         "volumeMounts": [{"name": "v", "mountPath": "/v", "mountPropagation": "None"}]}],
         "volumes": [{"name": "v", "emptyDir": {}}]}}
     assert decode(POD, pod)[0] == pod
-    with pytest.raises(BadRequest, match='unknown field "spec.containers\\[0\\].imagePullPolice"'):
+    with pytest.raises(BadRequest, match=re.escape('unknown field "spec.containers[0].imagePullPolice"')):
         decode(POD, {"spec": {"containers": [{"name": "c", "imagePullPolice": "Always"}]}})
 
 
@@ -90,7 +92,7 @@ def test_metadata_is_object_meta() -> None:
                                                         "uid": "u", "controller": True}],
             "managedFields": [{"manager": "kubectl", "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {}}}]}
     assert decode(CLAIM, {"metadata": meta})[0] == {"metadata": meta}
-    with pytest.raises(BadRequest, match='unknown field "metadata.nmae"'):
+    with pytest.raises(BadRequest, match=re.escape('unknown field "metadata.nmae"')):
         decode(CLAIM, {"metadata": {"nmae": "x"}})
 
 

@@ -182,7 +182,8 @@ def template(spec: dict[str, Any], **meta: Any) -> dict[str, Any]:
 
 TEMPLATE_CASES = [
     ("kep-example", template(claim(exact())["spec"], labels={"app": "x"}), []),
-    ("bad-request", template(claim({"name": "gpu"})["spec"]), [("FieldValueRequired", "spec.spec.devices.requests[0]")]),
+    ("bad-request", template(claim({"name": "gpu"})["spec"]),
+     [("FieldValueRequired", "spec.spec.devices.requests[0]")]),
     ("template-name", template(claim(exact())["spec"], name="x"), [("FieldValueForbidden", "spec.metadata.name")]),
     ("admin-access", template(claim(exact(adminAccess=True))["spec"]), [("FieldValueForbidden", "spec.spec")]),
 ]
