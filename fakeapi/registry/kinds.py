@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from fakeapi.models import MODELS
-from fakeapi.registry.resource import Column, FieldGetter, ResourceType
+from fakeapi.registry.resource import AGE, Column, FieldGetter, ResourceType
 from fakeapi.registry.strategy import Strategy
 from fakeapi.validation import STRATEGIES
 
@@ -87,8 +87,9 @@ KINDS: tuple[ResourceType, ...] = (
                    Column("Restarts", lambda p: sum(s.get("restartCount", 0) for s in
                                                     (p.get("status") or {}).get("containerStatuses") or []),
                           type="integer"),
+                   AGE,
                    Column("IP", _path("status", "podIP"), priority=1),
-                   Column("Node", _path("spec", "nodeName"), priority=0))),
+                   Column("Node", _path("spec", "nodeName"), priority=1))),
     _kind("", "v1", "Event", "events", namespaced=True, short_names=("ev",), tracks_generation=False,
           strategic_merge=True,
           field_selectors={"involvedObject.kind": _path("involvedObject", "kind"),

@@ -25,6 +25,15 @@ class Column:
     priority: int = 0
 
 
+def creation_timestamp(obj: dict[str, Any]) -> Any:
+    return (obj.get("metadata") or {}).get("creationTimestamp")
+
+
+# Where a kind wants its Age column (the table layer renders it as kubectl's relative age);
+# kinds that don't list it get Age last.
+AGE = Column("Age", creation_timestamp)
+
+
 @dataclass(frozen=True)
 class ResourceType:
     """One kind at one group/version, declared once in ``kinds.py``."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from fakeapi.registry.resource import ResourceType
+from fakeapi.registry.resource import AGE, Column, ResourceType
 
 TABLE_MEDIA = "as=Table"
 
@@ -50,20 +50,22 @@ def human_age(timestamp: str | None, now: datetime | None = None) -> str:
 def column_definitions(rt: ResourceType) -> list[dict[str, Any]]:
     cols = [{"name": "Name", "type": "string", "format": "name", "priority": 0,
              "description": "Name must be unique within a namespace."}]
-    for c in rt.columns:
+    for c in _columns(rt):
+        description = c.description or ("CreationTimestamp is a timestamp representing the server time when "
+                                        "this object was created." if c is AGE else "")
         cols.append({"name": c.name, "type": c.type, "format": c.format, "priority": c.priority,
-                     "description": c.description})
-    cols.append({"name": "Age", "type": "string", "format": "", "priority": 0,
-                 "description": "CreationTimestamp is a timestamp representing the server time when this "
-                                "object was created."})
+                     "description": description})
     return cols
+
+
+def _columns(rt: ResourceType) -> tuple[Column, ...]:
+    return rt.columns if AGE in rt.columns else (*rt.columns, AGE)
 
 
 def row(rt: ResourceType, obj: dict[str, Any], include_object: str) -> dict[str, Any]:
     meta = obj.get("metadata") or {}
     cells: list[Any] = [meta.get("name", "")]
-    cells.extend(_cell(c.getter(obj)) for c in rt.columns)
-    cells.append(human_age(meta.get("creationTimestamp")))
+    cells.extend(human_age(c.getter(obj)) if c is AGE else _cell(c.getter(obj)) for c in _columns(rt))
     out: dict[str, Any] = {"cells": cells}
     if include_object == "Object":
         out["object"] = obj

@@ -55,7 +55,8 @@ async def test_table_output_for_pods(api: Api) -> None:
                          headers={"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"})
     assert table["kind"] == "Table"
     cols = [c["name"] for c in table["columnDefinitions"]]
-    assert cols[0] == "Name" and "Status" in cols and "Node" in cols and cols[-1] == "Age"
+    assert cols == ["Name", "Ready", "Status", "Restarts", "Age", "IP", "Node"]
+    assert [c["priority"] for c in table["columnDefinitions"]][-2:] == [1, 1], "IP and Node only with -o wide"
     row = table["rows"][0]
     assert row["cells"][0] == "t" and row["cells"][cols.index("Status")] == "Pending"
     assert row["cells"][cols.index("Node")] == "node-9"
