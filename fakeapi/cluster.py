@@ -56,7 +56,10 @@ class FakeCluster:
 
     async def start(self) -> FakeCluster:
         app = create_app(self.options)
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0,
+                                     # a client that goes away cancels its handler: abandoned
+                                     # watches are closed at once instead of lingering.
+                                     handler_cancellation=True)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.options.host, self.options.port)
         await site.start()

@@ -106,11 +106,6 @@ class GarbageCollector:
             except asyncio.CancelledError:
                 pass
 
-    async def idle(self) -> None:
-        """Wait until the collector has nothing queued (used by tests and the demo)."""
-        while self._pending:
-            await asyncio.sleep(0)
-
     async def _run(self) -> None:
         while True:
             item = await self._queue.get()

@@ -327,47 +327,82 @@ class Scheduler:
             message = fit_error_message(len(nodes), statuses, pre_filter_msg=status.message,
                                         post_filter_msg=post.message)
             return _Result(None, status, message, frozenset({status.plugin}))
-        feasible, statuses, failed = self._find_feasible(state, pod, nodes)
+        node, statuses, failed = self._find_node(state, pod, nodes)
         if failed is not None:
             return _Result(None, failed, _plugin_message(failed, "filter"))
-        if not feasible:
+        if node is None:
             post = self.framework.run_post_filter(state, pod, statuses)
             return _Result(None, Status(Code.UNSCHEDULABLE),
                            fit_error_message(len(nodes), statuses, post_filter_msg=post.message),
                            frozenset(s.plugin for s in statuses.values()))
-        return _Result(self._select_host(state, pod, feasible), status)
+        return _Result(node, status)
 
-    def _find_feasible(self, state: CycleState, pod: dict[str, Any], nodes: Sequence[NodeInfo]
-                       ) -> tuple[list[NodeInfo], dict[str, Status], Status | None]:
-        """Filter from a rotating start until enough nodes fit (percentageOfNodesToScore)."""
+    def _find_node(self, state: CycleState, pod: dict[str, Any], nodes: Sequence[NodeInfo]
+                   ) -> tuple[str | None, dict[str, Status], Status | None]:
+        """(best feasible node, rejections per node, error) — upstream ``findNodesThatFitPod`` + scoring.
+
+        Filter runs from a rotating start until enough nodes fit (percentageOfNodesToScore); the
+        best-scoring one wins.  Deferred filters (see ``Framework.deferred_active``) run only on
+        candidates that passed the others, best score first, stopping at the first that passes;
+        only when all of them fail are the remaining nodes filtered in full.
+        """
+        fw = self.framework
         total = len(nodes)
         wanted = num_feasible_nodes_to_find(total, self._percentage)
+        deferred = fw.deferred_active(state)
+        first_pass = fw.run_eager_filter if deferred else fw.run_filter
         start = self._next_start % total
-        feasible: list[NodeInfo] = []
+        candidates: list[NodeInfo] = []
         statuses: dict[str, Status] = {}
-        processed = 0
-        run_filter = self.framework.run_filter
-        for i in range(total):
+        visited = 0
+        while visited < total and len(candidates) < wanted:
+            info = nodes[(start + visited) % total]
+            visited += 1
+            status = first_pass(state, pod, info)
+            if status.code == Code.SUCCESS:
+                candidates.append(info)
+            elif status.code == Code.ERROR:
+                return None, statuses, status
+            else:
+                statuses[info.name] = status
+        self._next_start = (start + visited) % total
+        if not deferred:
+            return (self._best(state, pod, candidates) if candidates else None), statuses, None
+        for info in self._by_score(state, pod, candidates):
+            status = fw.run_deferred_filter(state, pod, info)
+            if status.code == Code.SUCCESS:
+                return info.name, statuses, None
+            if status.code == Code.ERROR:
+                return None, statuses, status
+            statuses[info.name] = status
+        feasible: list[NodeInfo] = []
+        for i in range(visited, total):
             info = nodes[(start + i) % total]
-            processed += 1
-            status = run_filter(state, pod, info)
+            status = fw.run_filter(state, pod, info)
             if status.code == Code.SUCCESS:
                 feasible.append(info)
                 if len(feasible) >= wanted:
                     break
             elif status.code == Code.ERROR:
-                return [], {}, status
+                return None, statuses, status
             else:
                 statuses[info.name] = status
-        self._next_start = (start + processed) % total
-        return feasible, statuses, None
+        return (self._best(state, pod, feasible) if feasible else None), statuses, None
 
-    def _select_host(self, state: CycleState, pod: dict[str, Any], feasible: list[NodeInfo]) -> str:
+    def _by_score(self, state: CycleState, pod: dict[str, Any], nodes: list[NodeInfo]) -> list[NodeInfo]:
+        """Best first; ties in random order, as upstream's reservoir sampling would pick them."""
+        if len(nodes) <= 1:
+            return nodes
+        scores = self.framework.run_score(state, pod, nodes)
+        keyed = [(-score, random.random(), i) for i, score in enumerate(scores)]
+        keyed.sort()
+        return [nodes[i] for _, _, i in keyed]
+
+    def _best(self, state: CycleState, pod: dict[str, Any], feasible: list[NodeInfo]) -> str:
         if len(feasible) == 1:
             return feasible[0].name
         scores = self.framework.run_score(state, pod, feasible)
         best = max(scores)
-        # Ties are broken uniformly at random, as upstream's reservoir sampling does.
         return random.choice([n for n, s in zip(feasible, scores, strict=True) if s == best]).name
 
     # -- binding cycle -----------------------------------------------------------------------------

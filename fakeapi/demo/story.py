@@ -28,6 +28,7 @@ from fakeapi.cluster import FakeCluster
 from fakeapi.config import FeatureGates
 from fakeapi.demo.render import placement
 from scheduler.client import (
+    GVR,
     NODES,
     PODGROUPS,
     PODS,
@@ -35,7 +36,6 @@ from scheduler.client import (
     RESOURCE_CLAIMS,
     RESOURCE_SLICES,
     ApiClient,
-    GVR,
 )
 
 T = TypeVar("T")

@@ -93,7 +93,8 @@ def _field_manager(request: web.Request) -> str:
     return request.headers.get("User-Agent", "unknown").split("/")[0][:128]
 
 
-def write_options(request: web.Request, subresource: str = "") -> WriteOptions:
+def write_options(request: web.Request, subresource: str = "", *, apply: bool = False) -> WriteOptions:
+    """Write options from the query; apply patches must name their manager explicitly."""
     dry_run = request.query.getall("dryRun", [])
     for value in dry_run:
         if value != "All":
@@ -104,7 +105,8 @@ def write_options(request: web.Request, subresource: str = "") -> WriteOptions:
         raise BadRequest(f'fieldValidation: Unsupported value: "{validation}": supported values: '
                          f'"Ignore", "Strict", "Warn"')
     force = request.query.get("force", "").lower() in ("1", "true")
-    return WriteOptions(manager=_field_manager(request), dry_run=bool(dry_run),
+    manager = request.query.get("fieldManager", "") if apply else _field_manager(request)
+    return WriteOptions(manager=manager, dry_run=bool(dry_run),
                         field_validation=validation, force=force, subresource=subresource)
 
 
@@ -186,7 +188,7 @@ async def _patch(request: web.Request, registry: Registry, target: Target) -> we
     body = await read_body(request)
     if patch_type == "apply":
         _check_type_meta(body, target)
-    opts = write_options(request, target.subresource)
+    opts = write_options(request, target.subresource, apply=patch_type == "apply")
     obj, created, warnings = registry.patch(target.resource, _namespace(target), target.name or "",
                                             patch_type, body, opts)
     return json_response(obj, 201 if created else 200, warnings)

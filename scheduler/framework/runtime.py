@@ -71,6 +71,8 @@ class Framework:
         self.pre_enqueue_plugins = [p for p in plugins if isinstance(p, PreEnqueuePlugin)]
         self.pre_filter_plugins = [p for p in plugins if isinstance(p, PreFilterPlugin)]
         self.filter_plugins = [p for p in plugins if isinstance(p, FilterPlugin)]
+        self.deferred_filter_plugins = [p for p in self.filter_plugins if getattr(p, "deferred", False)]
+        self.eager_filter_plugins = [p for p in self.filter_plugins if not getattr(p, "deferred", False)]
         self.post_filter_plugins = [p for p in plugins if isinstance(p, PostFilterPlugin)]
         self.score_plugins = [p for p in plugins if isinstance(p, ScorePlugin)]
         self.reserve_plugins = [p for p in plugins if isinstance(p, ReservePlugin)]
@@ -104,8 +106,30 @@ class Framework:
         return SUCCESS
 
     def run_filter(self, state: CycleState, pod: dict[str, Any], node_info: NodeInfo) -> Status:
+        """Every Filter plugin, in order; the first non-success answer wins."""
+        return self._filter(self.filter_plugins, state, pod, node_info)
+
+    def run_eager_filter(self, state: CycleState, pod: dict[str, Any], node_info: NodeInfo) -> Status:
+        """The cheap Filter plugins only (see :meth:`deferred_active`)."""
+        return self._filter(self.eager_filter_plugins, state, pod, node_info)
+
+    def run_deferred_filter(self, state: CycleState, pod: dict[str, Any], node_info: NodeInfo) -> Status:
+        return self._filter(self.deferred_filter_plugins, state, pod, node_info)
+
+    def deferred_active(self, state: CycleState) -> bool:
+        """Whether a costly, score-less Filter plugin (``deferred = True``) runs for this pod.
+
+        Such plugins (DynamicResources: one allocator search per node) cannot change the
+        ranking of the nodes they accept, so the scheduler may run them on candidates in score
+        order and stop at the first that passes instead of on every candidate.
+        """
+        return any(p.name not in state.skip_filter for p in self.deferred_filter_plugins)
+
+    @staticmethod
+    def _filter(plugins: Sequence[FilterPlugin], state: CycleState, pod: dict[str, Any],
+                node_info: NodeInfo) -> Status:
         skip = state.skip_filter
-        for plugin in self.filter_plugins:
+        for plugin in plugins:
             if skip and plugin.name in skip:
                 continue
             status = plugin.filter(state, pod, node_info)

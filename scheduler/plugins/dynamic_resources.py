@@ -178,6 +178,8 @@ class _State:
 
 class DynamicResources:
     name = NAME
+    # Filter is an allocator search per node and there is no Score: run it last, lazily.
+    deferred = True
 
     def __init__(self, api: ApiClient, claims: ClaimAssumeCache, index: DeviceIndex,
                  class_exists: Callable[[str], bool], *, groups: GroupLookup | None = None,

@@ -14,6 +14,7 @@ from scheduler.framework.interface import (
     EventResource,
     QueueingHint,
     Status,
+    skip,
     unresolvable,
 )
 from scheduler.snapshot import NodeInfo
@@ -44,7 +45,10 @@ class NodeAffinity:
         return [ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE),
                                      _node_now_matches)]
 
+    def pre_filter(self, state: CycleState, pod: dict[str, Any], nodes: Any) -> Status:
+        return SUCCESS if _has_constraints(pod) else skip(NAME)
+
     def filter(self, state: CycleState, pod: dict[str, Any], node_info: NodeInfo) -> Status:
-        if not _has_constraints(pod) or node_matches_pod_affinity_and_selector(pod, node_info.node or {}):
+        if node_matches_pod_affinity_and_selector(pod, node_info.node or {}):
             return SUCCESS
         return unresolvable(NAME, ERR_REASON_POD)

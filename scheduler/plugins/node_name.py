@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from scheduler.framework.cycle_state import CycleState
-from scheduler.framework.interface import SUCCESS, Status, unresolvable
+from scheduler.framework.interface import SUCCESS, Status, skip, unresolvable
 from scheduler.snapshot import NodeInfo
 
 NAME = "NodeName"
@@ -15,8 +15,10 @@ ERR_REASON = "node(s) didn't match the requested node name"
 class NodeName:
     name = NAME
 
+    def pre_filter(self, state: CycleState, pod: dict[str, Any], nodes: Any) -> Status:
+        return SUCCESS if (pod.get("spec") or {}).get("nodeName") else skip(NAME)
+
     def filter(self, state: CycleState, pod: dict[str, Any], node_info: NodeInfo) -> Status:
-        wanted = (pod.get("spec") or {}).get("nodeName")
-        if wanted and wanted != node_info.name:
+        if pod["spec"]["nodeName"] != node_info.name:
             return unresolvable(NAME, ERR_REASON)
         return SUCCESS

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import random
 
+from fixtures.plugin import wait_for
 from tests.integration.api.conftest import CM, Api, configmap
 
 
@@ -47,7 +48,8 @@ async def test_watch_from_resource_version_sees_only_later_changes(api: Api) -> 
         await w.expect_silence(0.1)
     assert [e["type"] for e in events] == ["MODIFIED", "DELETED"]
     assert events[0]["object"]["data"] == {"mutation": "2"}
-    assert int(events[1]["object"]["metadata"]["resourceVersion"]) > int(events[0]["object"]["metadata"]["resourceVersion"])
+    rvs = [int(e["object"]["metadata"]["resourceVersion"]) for e in events]
+    assert rvs == sorted(rvs) and rvs[0] < rvs[1]
 
 
 async def test_restarted_watch_misses_nothing(api: Api) -> None:
@@ -172,3 +174,28 @@ async def test_timeout_seconds_ends_the_stream(api: Api) -> None:
         assert w.resp is not None
         rest = await asyncio.wait_for(w.resp.content.read(), 5)
     assert rest == b""
+
+
+async def test_slow_watcher_is_closed_with_410_and_others_keep_up() -> None:
+    import aiohttp
+
+    from fakeapi.cluster import FakeCluster
+    from fakeapi.config import ServerOptions
+
+    async with FakeCluster(control_plane=False, options=ServerOptions(watcher_queue_limit=20)) as cluster, \
+            aiohttp.ClientSession(base_url=cluster.url) as session:
+        api = Api(session, cluster)
+        big = "x" * 20_000
+        async with api.watch(f"{CM}?watch=1") as slow, api.watch(f"{CM}?watch=1") as fast:
+            seen = 0
+            for i in range(300):  # the slow reader never reads while these land
+                await api.ok("POST", CM, configmap(f"big-{i}", data={"v": big}))
+                ev = await fast.next()
+                assert ev["object"]["metadata"]["name"] == f"big-{i}"
+                seen += 1
+            assert seen == 300
+            last = None
+            async for ev in slow.lines():
+                last = ev
+            assert last is not None and last["type"] == "ERROR" and last["object"]["code"] == 410
+        await wait_for(lambda: cluster.registry.store.hub.count() == 0, message="closed watches unregistered")
