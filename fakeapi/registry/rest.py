@@ -39,7 +39,6 @@ from fakeapi.store.objects import ADDED, DELETED, MODIFIED, ObjectStore
 
 FINALIZER_ORPHAN = "orphan"
 FINALIZER_FOREGROUND = "foregroundDeletion"
-NAMESPACE_FINALIZER = "kubernetes"
 
 PATCH_TYPES = {
     "application/json-patch+json": "json",
@@ -198,14 +197,9 @@ class Registry:
             meta.pop("namespace", None)
 
     def _prepare_create_status(self, rt: ResourceType, obj: dict[str, Any]) -> None:
-        # Upstream strategies: nodes may set status on create; pods start Pending; namespaces
-        # Active; everything else with a status subresource starts with an empty status.
-        if rt.kind == "Pod" and rt.group == "":
-            obj["status"] = {"phase": "Pending", "qosClass": _qos_class(obj)}
-        elif rt.kind == "Namespace" and rt.group == "":
-            obj["status"] = {"phase": "Active"}
-            obj.setdefault("spec", {}).setdefault("finalizers", [NAMESPACE_FINALIZER])
-        elif rt.has_status and rt.kind != "Node":
+        # Upstream strategies reset status on create (nodes alone may set it); the kind's
+        # defaults (pod phase and QoS class, namespace phase) then come from its strategy.
+        if rt.has_status and rt.kind != "Node":
             obj.pop("status", None)
 
     def _commit_new(self, rt: ResourceType, obj: dict[str, Any], opts: WriteOptions) -> dict[str, Any]:
@@ -272,12 +266,11 @@ class Registry:
         ctx = self._admission(rt, old_meta.get("namespace", ""), "UPDATE", opts.subresource)
         if opts.subresource == "status":
             new = _status_only(new, old)
+            new_meta = new["metadata"]
             rt.strategy.drop_disabled_fields(new, old, ctx)
             errors = rt.strategy.validate_status_update(new, old, ctx)
         else:
-            if rt.has_status and rt.kind != "Namespace":
-                _keep_status(new, old)
-            elif rt.kind == "Namespace":
+            if rt.has_status:
                 _keep_status(new, old)
             rt.strategy.default(new, ctx)
             rt.strategy.drop_disabled_fields(new, old, ctx)
@@ -471,22 +464,6 @@ class Registry:
 
     def objects(self, rt: ResourceType, namespace: str | None) -> list[dict[str, Any]]:
         return self.store.items(rt.storage_key, namespace if rt.namespaced else None)
-
-
-def _qos_class(pod: dict[str, Any]) -> str:
-    requests = limits = False
-    guaranteed = True
-    for c in (pod.get("spec") or {}).get("containers") or []:
-        res = c.get("resources") or {}
-        req, lim = res.get("requests") or {}, res.get("limits") or {}
-        requests |= bool(req)
-        limits |= bool(lim)
-        for r in ("cpu", "memory"):
-            if r not in lim or req.get(r, lim.get(r)) != lim.get(r):
-                guaranteed = False
-    if not requests and not limits:
-        return "BestEffort"
-    return "Guaranteed" if guaranteed else "Burstable"
 
 
 def _keep_status(new: dict[str, Any], old: dict[str, Any]) -> None:
