@@ -180,7 +180,7 @@ class Scheduler:
 
         self._pods.add_event_handler(self._on_pod_add, self._on_pod_update, self._on_pod_delete)
         factory.informer(NODES).add_event_handler(
-            lambda n: self._on_node(None, n), self._on_node, lambda n: self._on_node_delete(n))
+            lambda n: self._on_node(None, n), self._on_node, self._on_node_delete)
         factory.informer(RESOURCE_CLAIMS).add_event_handler(
             lambda c: self._on_claim(None, c), self._on_claim, lambda c: self._on_claim(c, None))
         self._watch_index(factory.informer(RESOURCE_SLICES), EventResource.RESOURCE_SLICE,

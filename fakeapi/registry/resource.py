@@ -23,15 +23,27 @@ class Column:
     format: str = ""
     description: str = ""
     priority: int = 0
+    # The getter yields an RFC 3339 timestamp that the table shows as kubectl's relative age.
+    age: bool = False
 
 
 def creation_timestamp(obj: dict[str, Any]) -> Any:
     return (obj.get("metadata") or {}).get("creationTimestamp")
 
 
+def object_name(obj: dict[str, Any]) -> Any:
+    return (obj.get("metadata") or {}).get("name", "")
+
+
+# The Name column; a kind whose columns include one gives its complete list (events have no Name
+# first), otherwise the table is Name, the kind's columns, then Age unless placed.
+NAME = Column("Name", object_name, format="name",
+              description="Name must be unique within a namespace.")
 # Where a kind wants its Age column (the table layer renders it as kubectl's relative age);
 # kinds that don't list it get Age last.
-AGE = Column("Age", creation_timestamp)
+AGE = Column("Age", creation_timestamp, age=True,
+             description="CreationTimestamp is a timestamp representing the server time when this object "
+                         "was created.")
 
 
 @dataclass(frozen=True)
@@ -53,8 +65,8 @@ class ResourceType:
     columns: tuple[Column, ...] = ()
     # Kinds whose spec changes bump metadata.generation (everything but a few core kinds).
     tracks_generation: bool = True
-    # Core kinds accept strategic-merge patches; custom/aggregated kinds answer 415.
-    strategic_merge: bool = False
+    # DELETE answers with the final object instead of a Success Status (upstream ReturnDeletedObject).
+    returns_deleted_object: bool = False
     # Versions whose shapes cannot be converted (v1alpha1 vs v1beta1 Workload) keep their own storage.
     separate_storage: bool = False
 

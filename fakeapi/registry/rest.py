@@ -17,6 +17,7 @@ from fakeapi.errors import (
     BadRequest,
     Conflict,
     Forbidden,
+    Invalid,
     already_exists,
     conflict,
     invalid_object,
@@ -219,8 +220,7 @@ class Registry:
         if self.store.get(storage, (meta.get("namespace", ""), meta["name"])) is not None:
             raise already_exists(rt.plural, rt.group, meta["name"])
         if opts.dry_run:
-            meta["resourceVersion"] = ""
-            return obj
+            return obj  # never stored, so no resourceVersion (upstream omits it too)
         return self.store.commit(storage, ADDED, obj)
 
     # -- update --------------------------------------------------------------------------------
@@ -314,9 +314,9 @@ class Registry:
             else:
                 raise BadRequest(f"unsupported patch type {patch_type}")
         except PatchError as exc:
-            if exc.code == 422:
-                raise invalid_object(rt.kind, rt.group, name, []) from exc
-            raise BadRequest(str(exc)) from exc
+            # Upstream: a patch that applies but fails (e.g. a json-patch "test") is 422 with the
+            # patcher's own message; a malformed patch document is 400.
+            raise (Invalid if exc.code == 422 else BadRequest)(str(exc)) from exc
         if not isinstance(patched, dict):
             raise BadRequest("the patch must produce an object")
         new, warnings = self._decode(rt, patched, opts.field_validation)

@@ -31,8 +31,6 @@ from fakeapi.server.watch_stream import stream_watch
 
 MAX_BODY = 3 * 1024 * 1024  # upstream's request body limit
 FIELD_VALIDATION = ("Ignore", "Warn", "Strict")
-# Kinds whose DELETE answers with the object rather than a Status (upstream ReturnDeletedObject).
-RETURNS_DELETED_OBJECT = {("", "Pod")}
 
 
 def json_response(body: Any, status: int = 200, warnings: list[str] | None = None) -> web.Response:
@@ -220,7 +218,7 @@ async def _delete(request: web.Request, registry: Registry, target: Target) -> w
     options, dry_run = await _delete_options(request)
     rt = target.resource
     obj, gone = registry.delete(rt, _namespace(target), target.name or "", options, dry_run)
-    if not gone or (rt.group, rt.kind) in RETURNS_DELETED_OBJECT:
+    if not gone or rt.returns_deleted_object:
         return json_response(obj)
     details: dict[str, Any] = {"name": target.name, "kind": rt.plural, "uid": obj["metadata"]["uid"]}
     if rt.group:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from fakeapi.registry.resource import AGE, Column, ResourceType
+from fakeapi.registry.resource import AGE, NAME, Column, ResourceType
 
 TABLE_MEDIA = "as=Table"
 
@@ -47,30 +47,26 @@ def human_age(timestamp: str | None, now: datetime | None = None) -> str:
     return f"{days}d{hours % 24}h" if days < 8 and hours % 24 else f"{days}d"
 
 
+def columns(rt: ResourceType) -> tuple[Column, ...]:
+    """The kind's full column list: a kind that lists a name column lists them all (events)."""
+    if any(c.format == "name" for c in rt.columns):
+        return rt.columns
+    return (NAME, *rt.columns) if AGE in rt.columns else (NAME, *rt.columns, AGE)
+
+
 def column_definitions(rt: ResourceType) -> list[dict[str, Any]]:
-    cols = [{"name": "Name", "type": "string", "format": "name", "priority": 0,
-             "description": "Name must be unique within a namespace."}]
-    for c in _columns(rt):
-        description = c.description or ("CreationTimestamp is a timestamp representing the server time when "
-                                        "this object was created." if c is AGE else "")
-        cols.append({"name": c.name, "type": c.type, "format": c.format, "priority": c.priority,
-                     "description": description})
-    return cols
-
-
-def _columns(rt: ResourceType) -> tuple[Column, ...]:
-    return rt.columns if AGE in rt.columns else (*rt.columns, AGE)
+    return [{"name": c.name, "type": c.type, "format": c.format, "priority": c.priority,
+             "description": c.description} for c in columns(rt)]
 
 
 def row(rt: ResourceType, obj: dict[str, Any], include_object: str) -> dict[str, Any]:
-    meta = obj.get("metadata") or {}
-    cells: list[Any] = [meta.get("name", "")]
-    cells.extend(human_age(c.getter(obj)) if c is AGE else _cell(c.getter(obj)) for c in _columns(rt))
+    cells = [human_age(c.getter(obj)) if c.age else _cell(c.getter(obj)) for c in columns(rt)]
     out: dict[str, Any] = {"cells": cells}
     if include_object == "Object":
         out["object"] = obj
     elif include_object != "None":
-        out["object"] = {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": meta}
+        out["object"] = {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+                         "metadata": obj.get("metadata") or {}}
     return out
 
 

@@ -75,13 +75,10 @@ async def stream_watch(request: web.Request, registry: Registry, target: Target,
             if opts.allow_bookmarks and now >= next_bookmark and not lines:
                 await response.write(orjson.dumps(listing.bookmark_line(rt, store.rv)) + b"\n")
                 next_bookmark = now + options.bookmark_interval
-    except (ConnectionResetError, asyncio.CancelledError):
-        store.close_watch(rt.storage_key, watcher)
-        raise
-    store.close_watch(rt.storage_key, watcher)
-    try:
         await response.write_eof()
     except ConnectionResetError:
-        pass
+        pass  # the client went away: an ordinary end of a watch
+    finally:
+        store.close_watch(rt.storage_key, watcher)
     return response
 

@@ -13,8 +13,8 @@ import logging
 
 from fakeapi.errors import NotFound, StatusError
 from scheduler.client import PODGROUPS, PODS, ApiClient
-from scheduler.informers import InformerFactory, key_for
-from scheduler.podgroups import pod_group_instance
+from scheduler.informers import InformerFactory
+from scheduler.podgroups import PodGroupInstance, pod_group_instance
 from scheduler.workqueue import ShutDown, WorkQueue
 
 log = logging.getLogger(__name__)
@@ -87,7 +87,7 @@ class PodGroupProtectionController:
         finalizers = meta.get("finalizers") or []
         if not meta.get("deletionTimestamp") or PODGROUP_PROTECTION_FINALIZER not in finalizers:
             return
-        pods = self._pods.lister.by_index(_GROUP_INDEX, key_for(namespace, name))
+        pods = self._pods.lister.by_index(_GROUP_INDEX, PodGroupInstance(namespace, name).key)
         if any(blocks_deletion(p) for p in pods):
             return
         patch = {"metadata": {"resourceVersion": meta["resourceVersion"],

@@ -202,11 +202,11 @@ class ResourceClaimController:
             if len(self._deleted_uids) > _MAX_DELETED_UIDS:
                 self._deleted_uids.popitem(last=False)
         if not rc.pod_needs_claims(pod, deleted):
-            # Release what the pod held.
+            # Release what the pod held; a pod that will not run gets no new claims either.
             for key in _pod_claim_keys(pod):
                 namespace, _, name = key.partition("/")
                 self._queue.add(("claim", namespace, name))
-        if not deleted and not meta.get("deletionTimestamp"):
+        elif not meta.get("deletionTimestamp"):
             self._queue.add(("pod", meta["namespace"], meta["name"]))
 
     def _on_claim_add(self, claim: dict) -> None:
@@ -243,7 +243,7 @@ class ResourceClaimController:
         if not meta.get("deletionTimestamp"):
             self._queue.add(("podgroup", meta["namespace"], meta["name"]))
         # Pods waiting for the group to appear, or for its status to name a generated claim.
-        for pod in self._pods.lister.by_index(POD_GROUP_INDEX, key_for(meta["namespace"], meta["name"])):
+        for pod in self._pods.lister.by_index(POD_GROUP_INDEX, PodGroupInstance(meta["namespace"], meta["name"]).key):
             self._enqueue_pod(pod, deleted=False)
 
     def _on_group_update(self, old: dict, group: dict) -> None:
@@ -302,8 +302,8 @@ class ResourceClaimController:
 
     async def _sync_pod(self, namespace: str, name: str) -> None:
         pod = self._pods.lister.get(namespace, name)
-        if pod is None or _meta(pod).get("deletionTimestamp"):
-            return
+        if pod is None or _meta(pod).get("deletionTimestamp") or rc.is_pod_done(pod):
+            return  # deleting its claim must not make us generate a new one
         new_statuses: dict[str, str] = {}
         for pod_claim in (pod.get("spec") or {}).get("resourceClaims") or []:
             try:
@@ -500,6 +500,11 @@ class ResourceClaimController:
         claim = self._claims.lister.get(namespace, name)
         if claim is None:
             return
+        with contextlib.suppress(NotFound):  # deleted meanwhile (e.g. by GC): nothing left to release
+            await self._release_claim(claim)
+
+    async def _release_claim(self, claim: dict) -> None:
+        namespace = _meta(claim)["namespace"]
         current = rc.reserved_for(claim)
         valid = [ref for ref in current if await self._consumer_exists(namespace, ref)]
         if len(valid) < len(current):

@@ -49,9 +49,6 @@ class Store:
     def get(self, key: str) -> dict | None:
         return self._items.get(key)
 
-    def keys(self) -> list[str]:
-        return list(self._items)
-
     def items(self) -> list[tuple[str, dict]]:
         return list(self._items.items())
 

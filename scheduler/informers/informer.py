@@ -68,6 +68,7 @@ class Informer:
 
     @property
     def last_sync_resource_version(self) -> str:
+        """The resourceVersion the cache is known to be current with (client-go's LastSyncResourceVersion)."""
         return self._reflector.resource_version
 
     async def run(self) -> None:

@@ -124,13 +124,18 @@ async def test_finalizers_hold_deletion_until_removed(api: Api) -> None:
 
 
 async def test_delete_preconditions_and_status_body(api: Api) -> None:
-    created = await api.ok("POST", CLAIMS, claim("gone"))
-    status, body = await api.request("DELETE", f"{CLAIMS}/gone", {"preconditions": {"uid": "other"}})
+    created = await api.ok("POST", CM, configmap("gone"))
+    status, body = await api.request("DELETE", f"{CM}/gone", {"preconditions": {"uid": "other"}})
     assert status == 409 and body["message"].startswith("Precondition failed: UID in precondition: other")
-    body = await api.ok("DELETE", f"{CLAIMS}/gone")
+    body = await api.ok("DELETE", f"{CM}/gone")
     assert body["kind"] == "Status" and body["status"] == "Success"
-    assert body["details"] == {"name": "gone", "group": "resource.k8s.io", "kind": "resourceclaims",
-                               "uid": created["metadata"]["uid"]}
+    assert body["details"] == {"name": "gone", "kind": "configmaps", "uid": created["metadata"]["uid"]}
+
+
+async def test_dra_kinds_return_the_deleted_object(api: Api) -> None:
+    created = await api.ok("POST", CLAIMS, claim("rc"))
+    body = await api.ok("DELETE", f"{CLAIMS}/rc")
+    assert body["kind"] == "ResourceClaim" and body["metadata"]["uid"] == created["metadata"]["uid"]
 
 
 async def test_unbound_pod_deletes_at_once_bound_pod_waits_for_kubelet(api: Api) -> None:

@@ -55,8 +55,9 @@ async def test_table_output_for_pods(api: Api) -> None:
                          headers={"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"})
     assert table["kind"] == "Table"
     cols = [c["name"] for c in table["columnDefinitions"]]
-    assert cols == ["Name", "Ready", "Status", "Restarts", "Age", "IP", "Node"]
-    assert [c["priority"] for c in table["columnDefinitions"]][-2:] == [1, 1], "IP and Node only with -o wide"
+    assert cols == ["Name", "Ready", "Status", "Restarts", "Age", "IP", "Node", "Nominated Node", "Readiness Gates"]
+    assert {c["name"] for c in table["columnDefinitions"] if c["priority"] == 1} == {
+        "IP", "Node", "Nominated Node", "Readiness Gates"}, "only with -o wide"
     row = table["rows"][0]
     assert row["cells"][0] == "t" and row["cells"][cols.index("Status")] == "Pending"
     assert row["cells"][cols.index("Node")] == "node-9"

@@ -83,7 +83,7 @@ async def generated_name(api, wait_for, pod_name, entry="gpu"):
 
 
 async def test_generates_claim_from_template(api, controller, wait_for):
-    await api.create(RESOURCE_CLAIM_TEMPLATES, NS, template())
+    stored_template = await api.create(RESOURCE_CLAIM_TEMPLATES, NS, template())
     created = await api.create(PODS, NS, pod("my-pod", [TEMPLATE_ENTRY]))
     name = await generated_name(api, wait_for, "my-pod")
     generated = await api.get(RESOURCE_CLAIMS, NS, name)
@@ -93,7 +93,7 @@ async def test_generates_claim_from_template(api, controller, wait_for):
                                         "uid": created["metadata"]["uid"], "controller": True}]
     assert meta["annotations"] == {"note": "from-template", rc.POD_CLAIM_NAME_ANNOTATION: "gpu"}
     assert meta["labels"] == {"team": "ml"}
-    assert generated["spec"] == CLAIM_SPEC
+    assert generated["spec"] == stored_template["spec"]["spec"]
 
 
 async def test_reuses_orphan_instead_of_duplicating(api, run_loops, wait_for):
@@ -153,6 +153,35 @@ async def test_deleted_pod_releases_and_deallocates(api, controller, wait_for, f
         return not rc.reserved_for(c) and not rc.is_allocated(c) and not rc.has_delete_protection(c)
 
     await wait_for(deallocated, what="deallocation and finalizer removal")
+
+
+async def end_by_delete(api, p):
+    await api.delete(PODS, NS, p["metadata"]["name"])
+
+
+async def end_by_finishing(api, p):
+    await api.patch(PODS, NS, p["metadata"]["name"], {"status": {"phase": "Failed"}}, subresource="status")
+
+
+async def end_by_replacing(api, p):
+    name = p["metadata"]["name"]
+    await api.delete(PODS, NS, name)
+    await api.create(PODS, NS, pod(name, p["spec"]["resourceClaims"]))
+
+
+@pytest.mark.parametrize("end", [end_by_delete, end_by_finishing, end_by_replacing],
+                         ids=["deleted", "finished", "replaced"])
+async def test_consumer_that_is_gone_is_unreserved(api, controller, wait_for, end):
+    await api.create(RESOURCE_CLAIMS, NS, claim("held"))
+    holder = await api.create(PODS, NS, pod("holder", [{"name": "c", "resourceClaimName": "held"}]))
+    await allocate_and_reserve(api, "held", pod_ref(holder))
+    await end(api, holder)
+
+    async def released():
+        c = await api.get(RESOURCE_CLAIMS, NS, "held")
+        return not rc.reserved_for(c) and not rc.is_allocated(c)
+
+    await wait_for(released, what="the reservation of a consumer that is gone to be dropped")
 
 
 async def test_finished_pod_gets_generated_claim_deleted(api, controller, wait_for, fetch):
@@ -243,3 +272,32 @@ async def test_v1alpha1_workload_claims_are_per_replica(api, controller, wait_fo
               for n in names.values()}
     assert owners == {"Workload"}
     assert len((await api.list(RESOURCE_CLAIMS, NS))["items"]) == 2
+
+
+async def test_finished_pod_gets_no_new_claim(api, controller, wait_for, fetch):
+    await api.create(RESOURCE_CLAIM_TEMPLATES, NS, template())
+    await api.create(PODS, NS, pod("done", [TEMPLATE_ENTRY]))
+    name = await generated_name(api, wait_for, "done")
+    await api.patch(PODS, NS, "done", {"status": {"phase": "Succeeded"}}, subresource="status")
+
+    async def no_claims():
+        return not (await api.list(RESOURCE_CLAIMS, NS))["items"]
+
+    await wait_for(no_claims, what="the finished pod's claim to be deleted")
+    # A later pod proves the controller moved on; the finished pod must still have no claim.
+    await api.create(PODS, NS, pod("later", [TEMPLATE_ENTRY]))
+    await generated_name(api, wait_for, "later")
+    assert claim_statuses(await api.get(PODS, NS, "done")) == {"gpu": name}, "no claim regenerated"
+    claims = (await api.list(RESOURCE_CLAIMS, NS))["items"]
+    assert [c["metadata"]["ownerReferences"][0]["name"] for c in claims] == ["later"]
+
+
+async def test_gate_off_generates_per_pod_claims_for_group_entries(api, run_loops, wait_for):
+    await api.create(RESOURCE_CLAIM_TEMPLATES, NS, template())
+    await api.create(PODGROUPS, NS, podgroup("gang", [TEMPLATE_ENTRY]))
+    created = await api.create(PODS, NS, pod("member", [TEMPLATE_ENTRY], group="gang"))
+    async with claim_controller(api, run_loops, FeatureGates(DRAWorkloadResourceClaims=False)):
+        name = await generated_name(api, wait_for, "member")
+    owner = (await api.get(RESOURCE_CLAIMS, NS, name))["metadata"]["ownerReferences"][0]
+    assert (owner["kind"], owner["uid"]) == ("Pod", created["metadata"]["uid"])
+    assert len((await api.list(RESOURCE_CLAIMS, NS))["items"]) == 1

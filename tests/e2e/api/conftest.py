@@ -1,0 +1,88 @@
+"""Real clients against a fake API server: kubectl 1.37 and the official ``kubernetes`` 37 client.
+
+The official client blocks, and the server runs on this test's event loop, so every client call goes
+through :func:`call` (a worker thread); kubectl runs as a subprocess. Manifests travel on stdin
+(``-f -``) so tests need no files.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterator
+from typing import Any, ParamSpec, TypeVar
+
+import pytest
+import yaml
+from kubernetes import client, config
+
+from fakeapi.cluster import FakeCluster
+from fixtures.plugin import Kubectl
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+GPU_CLASS = "gpu.example.com"
+
+
+async def call(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+    """Run one blocking client call off the event loop (the server shares this loop)."""
+    return await asyncio.to_thread(fn, *args, **kwargs)
+
+
+def to_yaml(*docs: dict[str, Any]) -> str:
+    """A multi-document manifest for ``kubectl ... -f -``."""
+    return yaml.safe_dump_all(docs, sort_keys=False)
+
+
+def configmap(name: str, data: dict[str, str] | None = None, *, labels: dict[str, str] | None = None,
+              namespace: str | None = None) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name}
+    if labels:
+        meta["labels"] = labels
+    if namespace:
+        meta["namespace"] = namespace
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": data or {}}
+
+
+def pod(name: str, *, labels: dict[str, str] | None = None, image: str = "busybox") -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, **({"labels": labels} if labels else {})}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta,
+            "spec": {"containers": [{"name": "c", "image": image}]}}
+
+
+def node(name: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}}
+
+
+def claim(name: str, *, namespace: str | None = None) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, **({"namespace": namespace} if namespace else {})}
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": meta,
+            "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": GPU_CLASS}}]}}}
+
+
+def device_class(name: str = GPU_CLASS) -> dict[str, Any]:
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": name},
+            "spec": {"selectors": [{"cel": {"expression": f"device.driver == '{name}'"}}]}}
+
+
+@pytest.fixture
+def kubectl(fake_api: FakeCluster, kubectl_for: Callable[[FakeCluster], Kubectl]) -> Kubectl:
+    return kubectl_for(fake_api)
+
+
+@pytest.fixture
+def api_client(fake_api: FakeCluster) -> Iterator[client.ApiClient]:
+    """The official client configured from the cluster's kubeconfig, as a user would."""
+    api = config.new_client_from_config(config_file=str(fake_api.kubeconfig_path))
+    yield api
+    api.close()
+
+
+@pytest.fixture
+def core(api_client: client.ApiClient) -> client.CoreV1Api:
+    return client.CoreV1Api(api_client)
+
+
+@pytest.fixture
+def resource_api(api_client: client.ApiClient) -> client.ResourceV1Api:
+    return client.ResourceV1Api(api_client)

@@ -1,0 +1,134 @@
+"""Scheduler host selection: percentage of nodes, deferred (costly) filters in score order."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from fakeapi.config import FeatureGates
+from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.interface import SUCCESS, Code, Status, error, unresolvable
+from scheduler.framework.runtime import Framework
+from scheduler.scheduler import Scheduler
+from scheduler.snapshot import NodeInfo
+
+from .builders import node, pod
+
+
+class _Lister:
+    def get(self, namespace: Any, name: str) -> None:
+        return None
+
+    def list(self, namespace: Any = None) -> list[Any]:
+        return []
+
+    def by_index(self, index: str, value: str) -> list[Any]:
+        return []
+
+
+class _Informer:
+    lister = _Lister()
+
+    def add_event_handler(self, *handlers: Any) -> None:
+        pass
+
+    def add_index(self, name: str, fn: Any) -> None:
+        pass
+
+
+class _Factory:
+    def informer(self, gvr: Any) -> _Informer:
+        return _Informer()
+
+
+class _Recorder:
+    def event(self, *args: Any) -> None:
+        pass
+
+
+class _Rejects:
+    """A filter rejecting the named nodes; ``deferred`` marks it costly."""
+
+    def __init__(self, name: str, rejected: set[str], *, deferred: bool = False, fail: str = "") -> None:
+        self.name = name
+        self.rejected = rejected
+        self.deferred = deferred
+        self.fail = fail
+        self.seen: list[str] = []
+
+    def filter(self, state: CycleState, p: dict[str, Any], info: NodeInfo) -> Status:
+        self.seen.append(info.name)
+        if info.name == self.fail:
+            return error(self.name, "boom")
+        return unresolvable(self.name, f"{self.name} says no") if info.name in self.rejected else SUCCESS
+
+
+class _ScoreByName:
+    """Higher score for later names: n9 > n8 > ..."""
+
+    name = "Score"
+    weight = 1
+
+    def score(self, state: CycleState, p: dict[str, Any], info: NodeInfo) -> int:
+        return int(info.name[1:])
+
+
+def _scheduler(*plugins: Any, nodes: int = 10, percentage: int = 0) -> Scheduler:
+    sched = Scheduler(None, _Factory(), FeatureGates(), _Recorder(),  # type: ignore[arg-type]
+                      percentage_of_nodes_to_score=percentage)
+    sched.framework = Framework(list(plugins))
+    for i in range(nodes):
+        sched.nodes.set_node(node(f"n{i}"))
+    return sched
+
+
+def _find(sched: Scheduler) -> tuple[str | None, dict[str, Status], Status | None]:
+    return sched._find_node(CycleState(), pod(), sched.nodes.nodes())
+
+
+def test_best_scoring_feasible_node_wins() -> None:
+    sched = _scheduler(_Rejects("Cheap", {"n9"}), _ScoreByName())
+    chosen, statuses, failed = _find(sched)
+    assert (chosen, failed) == ("n8", None)
+    assert set(statuses) == {"n9"}
+
+
+def test_deferred_filter_runs_in_score_order_and_stops_at_first_pass() -> None:
+    costly = _Rejects("Costly", {"n9", "n8"}, deferred=True)
+    sched = _scheduler(_Rejects("Cheap", {"n0"}), costly, _ScoreByName())
+    chosen, statuses, _ = _find(sched)
+    assert chosen == "n7"
+    assert costly.seen == ["n9", "n8", "n7"]
+    assert {k: s.plugin for k, s in statuses.items()} == {"n0": "Cheap", "n8": "Costly", "n9": "Costly"}
+
+
+def test_all_rejected_gives_a_status_per_node() -> None:
+    sched = _scheduler(_Rejects("Cheap", {"n0", "n1"}), _Rejects("Costly", {f"n{i}" for i in range(10)},
+                                                                   deferred=True), _ScoreByName())
+    chosen, statuses, _ = _find(sched)
+    assert chosen is None and len(statuses) == 10
+
+
+def test_deferred_error_aborts() -> None:
+    sched = _scheduler(_Rejects("Costly", set(), deferred=True, fail="n9"), _ScoreByName())
+    chosen, _, failed = _find(sched)
+    assert chosen is None and failed is not None and failed.code == Code.ERROR
+
+
+@pytest.mark.parametrize(("percentage", "want_seen"), [(0, 100), (100, 150)], ids=["adaptive-min-100", "all"])
+def test_filtering_stops_after_enough_feasible_nodes(percentage: int, want_seen: int) -> None:
+    cheap = _Rejects("Cheap", set())
+    sched = _scheduler(cheap, _ScoreByName(), nodes=150, percentage=percentage)
+    _find(sched)
+    assert len(cheap.seen) == want_seen
+
+
+def test_start_index_rotates_between_cycles() -> None:
+    cheap = _Rejects("Cheap", set())
+    sched = _scheduler(cheap, nodes=200)
+    _find(sched)
+    first = cheap.seen[0]
+    cheap.seen.clear()
+    _find(sched)
+    assert cheap.seen[0] != first
