@@ -52,11 +52,24 @@ def apply_json_patch(obj: dict, patch: Any) -> dict:
         result = operations.apply(obj)
     except jsonpatch.InvalidJsonPatch as err:
         raise PatchError(str(err)) from err
+    except jsonpatch.JsonPatchTestFailed as err:
+        # The wording of evanphx/json-patch, which the apiserver uses.
+        failed = next((op.get("path", "") for op in patch if isinstance(op, dict) and op.get("op") == "test"
+                       and not _test_passes(obj, op)), "")
+        raise PatchError(f"testing value {failed} failed: test failed", 422) from err
     except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException) as err:
         raise PatchError(str(err), 422) from err
     if not isinstance(result, dict):
         raise PatchError("the patched document is not a JSON object", 422)
     return result
+
+
+def _test_passes(obj: dict, op: dict) -> bool:
+    try:
+        jsonpatch.JsonPatch([op]).apply(obj)
+    except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException):
+        return False
+    return True
 
 
 def apply_merge_patch(obj: dict, patch: Any) -> dict:

@@ -24,7 +24,7 @@ from fakeapi.errors import (
 )
 from fakeapi.registry import listing
 from fakeapi.registry.rest import PATCH_TYPES, Registry, WriteOptions
-from fakeapi.server import tables
+from fakeapi.server import protobuf, tables
 from fakeapi.server.routes import Target, resolve
 from fakeapi.server.state import REGISTRY
 from fakeapi.server.watch_stream import stream_watch
@@ -61,6 +61,8 @@ async def read_body(request: web.Request, *, allow_empty: bool = False) -> Any:
             return None
         raise BadRequest("the request body is empty; expected an object")
     ctype = request.content_type
+    if ctype == protobuf.MEDIA_TYPE:
+        return protobuf.decode_protobuf(raw)
     try:
         if "yaml" in ctype:
             return yaml.safe_load(raw)

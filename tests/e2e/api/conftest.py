@@ -16,7 +16,7 @@ import yaml
 from kubernetes import client, config
 
 from fakeapi.cluster import FakeCluster
-from fixtures.plugin import Kubectl
+from fixtures.plugin import Kubectl, wait_for
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -27,6 +27,11 @@ GPU_CLASS = "gpu.example.com"
 async def call(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
     """Run one blocking client call off the event loop (the server shares this loop)."""
     return await asyncio.to_thread(fn, *args, **kwargs)
+
+
+async def watch_opened(cluster: FakeCluster) -> None:
+    """Wait until some client holds a watch open (e.g. a started ``kubectl wait``), read in-process."""
+    await wait_for(lambda: cluster.registry.store.hub.count() > 0, message="a watch to be opened")
 
 
 def to_yaml(*docs: dict[str, Any]) -> str:

@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 from kubernetes import client
 
+from fakeapi.cluster import FakeCluster
 from fixtures.plugin import Kubectl, wait_for
-from tests.e2e.api.conftest import call, claim, configmap, node, pod, to_yaml
+from tests.e2e.api.conftest import call, claim, configmap, node, pod, to_yaml, watch_opened
 
 
 async def get_json(kubectl: Kubectl, *args: str) -> dict[str, Any]:
@@ -153,9 +154,12 @@ async def test_delete_of_missing_object_is_not_found(kubectl: Kubectl) -> None:
 @pytest.mark.parametrize("condition", ["condition=Ready", "condition=Ready=True",
                                        "jsonpath={.status.phase}=Running"],
                          ids=["condition", "condition-value", "jsonpath"])
-async def test_wait_for_condition(kubectl: Kubectl, core: client.CoreV1Api, condition: str) -> None:
+async def test_wait_for_condition(fake_api: FakeCluster, kubectl: Kubectl, core: client.CoreV1Api,
+                                  condition: str) -> None:
     await kubectl.run("apply", "-f", "-", input=to_yaml(pod("p1")))
     proc = await kubectl.start("wait", f"--for={condition}", "pod/p1", "--timeout=10s")
+    # Flip the condition only once kubectl watches (WatchList: initial events, then the end bookmark).
+    await watch_opened(fake_api)
 
     await call(core.patch_namespaced_pod_status, "p1", "default",
                {"status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}})
@@ -174,9 +178,11 @@ async def test_wait_for_condition_times_out(kubectl: Kubectl) -> None:
     assert "timed out waiting for the condition on pods/p1" in out.stderr
 
 
-async def test_wait_for_delete(kubectl: Kubectl, resource_api: client.ResourceV1Api) -> None:
+async def test_wait_for_delete(fake_api: FakeCluster, kubectl: Kubectl, resource_api: client.ResourceV1Api) -> None:
     await kubectl.run("apply", "-f", "-", input=to_yaml(claim("rc1")))
     proc = await kubectl.start("wait", "--for=delete", "resourceclaim/rc1", "--timeout=10s")
+    # Deleting before kubectl found the claim would make it exit 0 silently: wait for its watch.
+    await watch_opened(fake_api)
 
     await call(resource_api.delete_namespaced_resource_claim, "rc1", "default")
 

@@ -1,0 +1,55 @@
+"""The protobuf request envelope kubectl's generators send, decoded for ConfigMap and Namespace."""
+
+from __future__ import annotations
+
+import pytest
+
+from fakeapi.errors import BadRequest, UnsupportedMediaType
+from fakeapi.server.protobuf import MAGIC, decode_protobuf
+
+
+def varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte, n = n & 0x7F, n >> 7
+        out.append(byte | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def field(number: int, payload: bytes | int) -> bytes:
+    if isinstance(payload, int):
+        return varint(number << 3) + varint(payload)
+    return varint(number << 3 | 2) + varint(len(payload)) + payload
+
+
+def envelope(api_version: str, kind: str, raw: bytes) -> bytes:
+    type_meta = field(1, api_version.encode()) + field(2, kind.encode())
+    return MAGIC + field(1, type_meta) + field(2, raw) + field(4, b"application/vnd.kubernetes.protobuf")
+
+
+def test_configmap_with_labels_data_and_binary_data() -> None:
+    meta = field(1, b"settings") + field(11, field(1, b"app") + field(2, b"web"))
+    raw = (field(1, meta) + field(2, field(1, b"k") + field(2, b"v")) + field(3, field(1, b"bin") + field(2, b"\x00\x01"))
+           + field(4, 1))
+    assert decode_protobuf(envelope("v1", "ConfigMap", raw)) == {
+        "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings", "labels": {"app": "web"}},
+        "data": {"k": "v"}, "binaryData": {"bin": "AAE="}, "immutable": True}
+
+
+def test_namespace_with_finalizers() -> None:
+    raw = field(1, field(1, b"team")) + field(2, field(1, b"kubernetes"))
+    assert decode_protobuf(envelope("v1", "Namespace", raw)) == {
+        "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}, "spec": {"finalizers": ["kubernetes"]}}
+
+
+def test_other_kinds_are_415() -> None:
+    with pytest.raises(UnsupportedMediaType):
+        decode_protobuf(envelope("v1", "Secret", b""))
+
+
+@pytest.mark.parametrize("body", [b"not-protobuf", MAGIC + b"\x0a\xff", MAGIC + b"\x0a\x09ab"],
+                         ids=["no-envelope", "truncated-varint", "truncated-field"])
+def test_garbage_is_400(body: bytes) -> None:
+    with pytest.raises(BadRequest):
+        decode_protobuf(body)
