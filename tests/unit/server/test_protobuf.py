@@ -30,8 +30,9 @@ def envelope(api_version: str, kind: str, raw: bytes) -> bytes:
 
 def test_configmap_with_labels_data_and_binary_data() -> None:
     meta = field(1, b"settings") + field(11, field(1, b"app") + field(2, b"web"))
-    raw = (field(1, meta) + field(2, field(1, b"k") + field(2, b"v")) + field(3, field(1, b"bin") + field(2, b"\x00\x01"))
-           + field(4, 1))
+    data = field(2, field(1, b"k") + field(2, b"v"))
+    binary = field(3, field(1, b"bin") + field(2, b"\x00\x01"))
+    raw = field(1, meta) + data + binary + field(4, 1)
     assert decode_protobuf(envelope("v1", "ConfigMap", raw)) == {
         "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings", "labels": {"app": "web"}},
         "data": {"k": "v"}, "binaryData": {"bin": "AAE="}, "immutable": True}
