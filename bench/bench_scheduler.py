@@ -18,6 +18,7 @@ import argparse
 import asyncio
 import cProfile
 import io
+import os
 import pstats
 import statistics
 import sys
@@ -162,7 +163,7 @@ def main() -> None:
         out = io.StringIO()
         stats = pstats.Stats(profiler, stream=out)
         stats.sort_stats("tottime").print_stats(args.top)
-        stats.sort_stats("cumulative").print_stats(args.top)
+        stats.sort_stats(os.environ.get("PROFILE_SORT", "cumulative")).print_stats(args.top)
         print(out.getvalue())
 
 

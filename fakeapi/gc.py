@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from fakeapi.errors import StatusError
-from fakeapi.registry import meta as m
+from fakeapi.machinery.jsoncopy import deep_copy
 from fakeapi.registry.rest import FINALIZER_FOREGROUND, FINALIZER_ORPHAN, Registry, WriteOptions
 from fakeapi.store.eventlog import Event, ObjectKey, StorageKey
 from fakeapi.store.objects import DELETED
@@ -212,7 +212,7 @@ class GarbageCollector:
 
     def _update(self, obj: dict[str, Any], mutate: Callable[[dict[str, Any]], None]) -> None:
         rt, (ns, name) = self._resource(obj)
-        new = m.deep_copy(obj)
+        new = deep_copy(obj)
         mutate(new)
         self.registry.update(rt, ns, name, new, WriteOptions(manager=MANAGER, field_validation="Ignore"))
 

@@ -26,12 +26,12 @@ apply, as upstream's ``skipNonAppliedManager`` does.
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from fakeapi.machinery.jsoncopy import deep_copy
 from fakeapi.machinery.listtypes import MAP, SET, ListSpec, ListTypes
 from fakeapi.machinery.listtypes import Path as SchemaPath
 from fakeapi.machinery.patch import PatchError
@@ -116,11 +116,13 @@ def track_update(old: dict | None, new: dict, *, manager: str, api_version: str,
     the stored ones, which is how clients reset them.  A no-op write keeps managedFields as they were.
     """
     provided = _managed_fields(new) if not subresource else []
-    new_body = _body(new)
-    old_body = _body(old) if old is not None else _empty_like(new_body)
+    # Shallow bodies suffice: nothing below metadata is modified here, and stored objects are
+    # never mutated, so the old entries can be shared too.
+    new_body = _shallow_body(new)
+    old_body = _shallow_body(old) if old is not None else _empty_like(new_body)
     changes = _compare(old_body, new_body, types)
     if not changes.any() and not provided:
-        kept = copy.deepcopy(_managed_fields(old)) if old is not None else []
+        kept = list(_managed_fields(old)) if old is not None else []
         if kept:
             new_body.setdefault("metadata", {})["managedFields"] = kept
         return new_body
@@ -160,6 +162,10 @@ class _Manager:
     subresource: str
     time: str | None
     fields: set[FieldPath] = field(default_factory=set)
+    # The stored entry this manager was decoded from and its field set then: an entry that
+    # did not change is written back as it was, skipping the re-encoding (the hot path).
+    raw: dict | None = None
+    source: frozenset[FieldPath] | None = None
 
     @property
     def identity(self) -> tuple[str, str, str, str]:
@@ -176,6 +182,8 @@ class _Manager:
         return text
 
     def to_json(self) -> dict:
+        if self.raw is not None and self.fields == self.source:
+            return self.raw if self.time == self.raw.get("time") else {**self.raw, "time": self.time}
         entry = {"manager": self.manager, "operation": self.operation, "apiVersion": self.api_version}
         if self.time is not None:
             entry["time"] = self.time
@@ -232,11 +240,20 @@ def _managed_fields(obj: dict | None) -> list:
 
 
 def _body(obj: dict) -> dict:
-    """A private copy of ``obj`` without managedFields."""
-    body = copy.deepcopy(obj)
+    """A private deep copy of ``obj`` without managedFields (apply prunes the copy in place)."""
+    body = deep_copy(obj)
     metadata = body.get("metadata")
     if isinstance(metadata, dict):
         metadata.pop("managedFields", None)
+    return body
+
+
+def _shallow_body(obj: dict) -> dict:
+    """``obj`` without managedFields, sharing everything but the top level and metadata."""
+    body = dict(obj)
+    metadata = body.get("metadata")
+    if isinstance(metadata, dict):
+        body["metadata"] = {k: v for k, v in metadata.items() if k != "managedFields"}
     return body
 
 
@@ -253,19 +270,39 @@ def _without_nulls(value: Any) -> Any:
     return value
 
 
+# Decoded field sets of stored managedFields entries, by identity of the entry dict (stored
+# objects are never mutated and unchanged entries are carried over from version to version, so
+# most writes find every other manager here).  The entry itself is kept to pin its id.
+_DECODED: dict[int, tuple[dict, frozenset[FieldPath]]] = {}
+_DECODED_LIMIT = 50_000
+
+
+def _decoded_fields(raw: dict) -> frozenset[FieldPath]:
+    hit = _DECODED.get(id(raw))
+    if hit is not None and hit[0] is raw:
+        return hit[1]
+    if len(_DECODED) >= _DECODED_LIMIT:
+        _DECODED.clear()
+    fields = frozenset(_from_fields_v1(raw.get("fieldsV1")))
+    _DECODED[id(raw)] = (raw, fields)
+    return fields
+
+
 def _decode(entries: list) -> dict[tuple, _Manager]:
     managers: dict[tuple, _Manager] = {}
     for raw in entries:
         if not isinstance(raw, dict):
             continue
+        fields = _decoded_fields(raw)
         entry = _Manager(str(raw.get("manager") or ""), str(raw.get("operation") or ""),
                          str(raw.get("apiVersion") or ""), str(raw.get("subresource") or ""),
-                         raw.get("time"), _from_fields_v1(raw.get("fieldsV1")))
+                         raw.get("time"), set(fields), raw, fields)
         known = managers.get(entry.identity)
         if known is None:
             managers[entry.identity] = entry
         else:
             known.fields |= entry.fields
+            known.raw = None
     return managers
 
 
@@ -417,6 +454,10 @@ def _compare(old: dict, new: dict, types: ListTypes) -> _Changes:
             changes.removed.add(fpath)
 
     def diff(before: Any, after: Any, spath: SchemaPath, fpath: FieldPath) -> None:
+        if isinstance(before, dict) and before == after:
+            # Most of an object is untouched by a write; C-level equality skips it.  It would
+            # conflate 1 and true deep inside, which decoding against the schema rules out.
+            return
         if before is not _ABSENT and after is not _ABSENT and shape(before) is not shape(after):
             diff(before, _ABSENT, spath, fpath)
             diff(_ABSENT, after, spath, fpath)
@@ -438,11 +479,21 @@ def _compare(old: dict, new: dict, types: ListTypes) -> _Changes:
             node_added_or_removed(before, after, fpath)
         elif before is _ABSENT or after is _ABSENT:
             node_added_or_removed(before, after, fpath)
-        elif _json(before) != _json(after):
+        elif _leaf_changed(before, after):
             changes.modified.add(fpath)
 
     diff(old, new, (), ())
     return changes
+
+
+def _leaf_changed(before: Any, after: Any) -> bool:
+    # Python equality is the fast path; it conflates 1, 1.0 and True, so equal values of
+    # different types (or lists that may hide them) are settled by their JSON text.
+    if before != after:
+        return True
+    if type(before) is not type(after) or isinstance(before, list):
+        return _json(before) != _json(after)
+    return False
 
 
 def _keyed_items(before: Any, after: Any, types: ListTypes,

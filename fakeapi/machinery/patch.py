@@ -17,12 +17,12 @@ API server answers with: 400 for a malformed patch, 422 when a well-formed patch
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import jsonpatch
 import jsonpointer
 
+from fakeapi.machinery.jsoncopy import deep_copy
 from fakeapi.machinery.listtypes import ListTypes, Path
 
 _DIRECTIVE = "$patch"
@@ -76,12 +76,12 @@ def apply_merge_patch(obj: dict, patch: Any) -> dict:
     """Apply an RFC 7386 merge patch."""
     if not isinstance(patch, dict):
         raise PatchError("merge patch must be a JSON object")
-    return _merge_patch(copy.deepcopy(obj), patch)
+    return _merge_patch(deep_copy(obj), patch)
 
 
 def _merge_patch(target: Any, patch: Any) -> Any:
     if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
+        return deep_copy(patch)
     if not isinstance(target, dict):
         target = {}
     for key, value in patch.items():
@@ -96,7 +96,7 @@ def apply_strategic_merge_patch(obj: dict, patch: Any, schema: ListTypes) -> dic
     """Apply a strategic merge patch; ``schema`` names the merge keys of the kind's lists."""
     if not isinstance(patch, dict):
         raise PatchError("strategic merge patch must be a JSON object")
-    return _StrategicMerge(schema).map(copy.deepcopy(obj), copy.deepcopy(patch), ())
+    return _StrategicMerge(schema).map(deep_copy(obj), deep_copy(patch), ())
 
 
 class _StrategicMerge:

@@ -6,7 +6,6 @@ the served OpenAPI, the unknown-field check and the JSON type check cannot drift
 
 from __future__ import annotations
 
-import copy
 import sys
 import types
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ from typing import Annotated, Any, Union, get_args, get_origin
 from pydantic import BaseModel
 
 from fakeapi.errors import BadRequest
+from fakeapi.machinery.jsoncopy import deep_copy
 from fakeapi.models.base import GoType
 
 # --- the type tree -------------------------------------------------------------------------
@@ -160,51 +160,70 @@ def _scalar_ok(go: str, value: Any) -> bool:
     return isinstance(value, str)
 
 
+# Paths are built lazily as (parent, key) links and only rendered for an error or an unknown
+# field: decoding runs on every write, and formatting each path eagerly dominated its cost.
+# List indexes are links "[i]" and map keys "\0key"; Go's paths leave both out.
+LazyPath = tuple[Any, str] | None
+
+
+def _render(path: LazyPath, go: bool = False) -> str:
+    parts: list[str] = []
+    while path is not None:
+        path, key = path
+        if key[0] in "[\0":
+            if go:
+                continue  # Go's field paths name struct fields only
+            key = key.lstrip("\0")
+        parts.append(key)
+    text = ""
+    for key in reversed(parts):
+        text = f"{text}{key}" if key.startswith("[") else _join(text, key)
+    return text
+
+
 class _Decoder:
     """One decode pass: collects unknown-field paths, raises on the first type mismatch."""
 
     def __init__(self) -> None:
         self.unknown: list[str] = []
 
-    def value(self, node: Node, value: Any, path: str, gopath: str, struct: str) -> Any:
+    def value(self, node: Node, value: Any, path: LazyPath, struct: str) -> Any:
         if isinstance(node, Opaque):
-            return copy.deepcopy(value)
+            return deep_copy(value)
         if isinstance(node, Scalar):
             if not _scalar_ok(node.go, value):
-                raise _TypeMismatch(value, struct, gopath, node)
+                raise _TypeMismatch(value, struct, _render(path, go=True), node)
             if node.go == "resource.Quantity" and not isinstance(value, str):
                 return str(value)  # Go re-encodes a numeric Quantity as a string
             return value
         if isinstance(node, ListOf):
             if not isinstance(value, list):
-                raise _TypeMismatch(value, struct, gopath, node)
-            return [self.child(node.item, item, f"{path}[{i}]", gopath, struct)
-                    for i, item in enumerate(value)]
+                raise _TypeMismatch(value, struct, _render(path, go=True), node)
+            return [self.child(node.item, item, (path, f"[{i}]"), struct) for i, item in enumerate(value)]
         if not isinstance(value, dict):
-            raise _TypeMismatch(value, struct, gopath, node)
+            raise _TypeMismatch(value, struct, _render(path, go=True), node)
         if isinstance(node, MapOf):
-            return {k: self.child(node.value, v, _join(path, k), gopath, struct) for k, v in value.items()}
-        return self.struct(node.model, value, path, gopath)
+            return {k: self.child(node.value, v, (path, "\0" + k), struct) for k, v in value.items()}
+        return self.struct(node.model, value, path)
 
-    def child(self, node: Node, value: Any, path: str, gopath: str, struct: str) -> Any:
+    def child(self, node: Node, value: Any, path: LazyPath, struct: str) -> Any:
         # Go stores null in a list or map as the element's zero value; keep it as-is.
-        return None if value is None else self.value(node, value, path, gopath, struct)
+        return None if value is None else self.value(node, value, path, struct)
 
-    def struct(self, model: type[BaseModel], obj: dict[str, Any], path: str, gopath: str) -> dict:
+    def struct(self, model: type[BaseModel], obj: dict[str, Any], path: LazyPath) -> dict:
         specs = struct_fields(model)
         out: dict[str, Any] = {}
         for key, value in obj.items():
             spec = specs.get(key)
             if spec is None:
                 if _is_open(model):
-                    out[key] = copy.deepcopy(value)
+                    out[key] = deep_copy(value)
                 else:
-                    self.unknown.append(_join(path, key))
+                    self.unknown.append(_render((path, key)))
                 continue
             if value is None:
                 continue  # null clears an optional field, as omitempty re-encoding would
-            out[key] = self.value(spec.node, value, _join(path, key), _join(gopath, key),
-                                  model.__name__)
+            out[key] = self.value(spec.node, value, (path, key), model.__name__)
         return out
 
 
@@ -227,7 +246,7 @@ def decode(model: type[BaseModel], obj: dict[str, Any],
                                   f"{_go_name(Struct(model))}")
     decoder = _Decoder()
     try:
-        pruned = decoder.struct(model, obj, "", "")
+        pruned = decoder.struct(model, obj, None)
     except _TypeMismatch as err:
         raise BadRequest(prefix + str(err)) from None
     messages = [f'unknown field "{p}"' for p in decoder.unknown]

@@ -26,6 +26,7 @@ from fakeapi.errors import (
     required,
 )
 from fakeapi.machinery import apply as ssa
+from fakeapi.machinery.jsoncopy import deep_copy
 from fakeapi.machinery.listtypes import list_types_for
 from fakeapi.machinery.patch import (
     PatchError,
@@ -136,7 +137,7 @@ class Registry:
     def _decode(self, rt: ResourceType, obj: dict[str, Any], field_validation: str) -> tuple[dict[str, Any], list[str]]:
         """Check types and unknown fields against the kind's model (returns a private copy)."""
         if rt.model is None:
-            return m.deep_copy(obj), []
+            return deep_copy(obj), []
         from fakeapi.models.schema import decode
 
         return decode(rt.model, obj, field_validation)
@@ -381,7 +382,7 @@ class Registry:
         if policy not in (None, "Background", "Foreground", "Orphan"):
             raise invalid_object("DeleteOptions", "meta.k8s.io", "", [
                 not_supported("propagationPolicy", policy, ["Foreground", "Background", "Orphan", "nil"])])
-        new = m.deep_copy(old)
+        new = deep_copy(old)
         new_meta = new["metadata"]
         finalizers = list(new_meta.get("finalizers") or [])
         if policy == "Orphan" and FINALIZER_ORPHAN not in finalizers:
@@ -423,7 +424,7 @@ class Registry:
         """``namespaces/{name}/finalize``: set spec.finalizers; an emptied, deleting namespace goes."""
         rt = self.namespaces
         old = self.get(rt, "", name)
-        new = m.deep_copy(old)
+        new = deep_copy(old)
         new.setdefault("spec", {})["finalizers"] = finalizers
         if new == old:
             return old
@@ -450,7 +451,7 @@ class Registry:
         if current:
             raise conflict("pods/binding", "", name,
                            f'pod {name} is already assigned to node "{current}"')
-        new = m.deep_copy(pod)
+        new = deep_copy(pod)
         new["spec"]["nodeName"] = node
         conditions = [c for c in new.setdefault("status", {}).get("conditions") or []
                       if c.get("type") != "PodScheduled"]
@@ -479,7 +480,7 @@ def _status_only(new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
     out["metadata"] = dict(old["metadata"])
     if "status" in new:
         out["status"] = new["status"]
-    return m.deep_copy(out)
+    return deep_copy(out)
 
 
 def _grace_period(rt: ResourceType, obj: dict[str, Any], options: dict[str, Any]) -> int:

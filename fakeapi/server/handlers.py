@@ -65,9 +65,11 @@ async def read_body(request: web.Request, *, allow_empty: bool = False) -> Any:
         return protobuf.decode_protobuf(raw)
     try:
         if "yaml" in ctype:
-            return yaml.safe_load(raw)
+            # Through JSON, as the apiserver converts YAML: dates become strings, and values JSON
+            # cannot carry (integers beyond 64 bits) are refused here rather than deep inside.
+            return orjson.loads(orjson.dumps(yaml.safe_load(raw)))
         return orjson.loads(raw)
-    except (orjson.JSONDecodeError, yaml.YAMLError) as exc:
+    except (orjson.JSONDecodeError, orjson.JSONEncodeError, yaml.YAMLError) as exc:
         raise BadRequest(f"couldn't get version/kind; json parse error: {exc}") from exc
 
 

@@ -7,7 +7,7 @@ and ``pkg/controller/resourceclaim`` upstream.
 
 from __future__ import annotations
 
-import copy
+from fakeapi.machinery.jsoncopy import deep_copy
 
 POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
 DELETE_PROTECTION_FINALIZER = "resource.kubernetes.io/delete-protection"
@@ -100,7 +100,7 @@ def new_claim_from_template(template: dict, owner: dict, entry_name: str, *, bas
     if template_meta.get("labels"):
         metadata["labels"] = dict(template_meta["labels"])
     return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": metadata,
-            "spec": copy.deepcopy((template.get("spec") or {}).get("spec") or {})}
+            "spec": deep_copy((template.get("spec") or {}).get("spec") or {})}
 
 
 def needs_admin_access(template: dict) -> bool:
@@ -152,7 +152,7 @@ def has_delete_protection(claim: dict) -> bool:
 def with_reservations(claim: dict, valid: list[dict]) -> dict:
     """Copy of ``claim`` reserved only for ``valid``; deallocated when nothing is left and the
     scheduler's finalizer shows the allocation is ours to clear."""
-    updated = copy.deepcopy(claim)
+    updated = deep_copy(claim)
     status = updated.setdefault("status", {})
     status["reservedFor"] = valid
     if not valid:
@@ -163,7 +163,7 @@ def with_reservations(claim: dict, valid: list[dict]) -> dict:
 
 
 def without_delete_protection(claim: dict) -> dict:
-    updated = copy.deepcopy(claim)
+    updated = deep_copy(claim)
     meta = updated["metadata"]
     meta["finalizers"] = [f for f in meta.get("finalizers") or [] if f != DELETE_PROTECTION_FINALIZER]
     return updated

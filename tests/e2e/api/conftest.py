@@ -8,6 +8,7 @@ through :func:`call` (a worker thread); kubectl runs as a subprocess. Manifests 
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable, Iterator
 from typing import Any, ParamSpec, TypeVar
 
@@ -37,6 +38,16 @@ async def watch_opened(cluster: FakeCluster) -> None:
 def to_yaml(*docs: dict[str, Any]) -> str:
     """A multi-document manifest for ``kubectl ... -f -``."""
     return yaml.safe_dump_all(docs, sort_keys=False)
+
+
+def columns(line: str) -> list[str]:
+    """Split a kubectl table line into cells (kubectl pads cells with at least two spaces)."""
+    return re.split(r"\s{2,}", line.strip())
+
+
+def table(stdout: str) -> dict[str, list[str]]:
+    """Rows of a kubectl table keyed by their first cell; the header row under ``"NAME"``."""
+    return {cells[0]: cells for cells in map(columns, stdout.strip().splitlines())}
 
 
 def configmap(name: str, data: dict[str, str] | None = None, *, labels: dict[str, str] | None = None,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from fixtures.plugin import Kubectl
 from tests.e2e.api.conftest import claim, configmap, device_class, pod, to_yaml
 
@@ -117,12 +119,21 @@ async def test_apply_strict_validation_rejects_unknown_nested_dra_field(kubectl:
     assert 'unknown field "spec.devices.requests[0].exactly.colour"' in out.stderr
 
 
-async def test_create_configmap_generator(kubectl: Kubectl) -> None:
-    # kubectl's typed generators send protobuf bodies for built-in kinds (findings-h H1).
-    out = await kubectl.run("create", "configmap", "gen", "--from-literal=x=1")
+@pytest.mark.parametrize(("command", "created", "check"), [
+    (("create", "configmap", "gen", "--from-literal=x=1"), "configmap/gen created",
+     ("configmap", "gen", "{.data.x}", "1")),
+    (("create", "namespace", "team"), "namespace/team created", ("namespace", "team", "{.status.phase}", "Active")),
+    (("run", "p1", "--image=busybox", "--labels=app=web", "--", "sleep", "1"), "pod/p1 created",
+     ("pod", "p1", "{.spec.containers[0].args}", '["sleep","1"]')),
+], ids=["configmap", "namespace", "run"])
+async def test_typed_generators(kubectl: Kubectl, command: tuple[str, ...], created: str,
+                                check: tuple[str, str, str, str]) -> None:
+    # kubectl's typed generators may send protobuf bodies for built-in kinds (findings-h H1).
+    out = await kubectl.run(*command)
 
-    assert out.stdout.strip() == "configmap/gen created"
-    assert (await get_json(kubectl, "configmap", "gen"))["data"] == {"x": "1"}
+    assert out.stdout.strip() == created
+    kind, name, path, expected = check
+    assert (await kubectl.run("get", kind, name, "-o", f"jsonpath={path}")).stdout == expected
 
 
 async def test_create_of_existing_object_is_already_exists(kubectl: Kubectl) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -12,17 +13,7 @@ import yaml
 from kubernetes import client
 
 from fixtures.plugin import Kubectl
-from tests.e2e.api.conftest import call, claim, configmap, device_class, node, pod, to_yaml
-
-
-def columns(line: str) -> list[str]:
-    """Split a kubectl table line into cells (kubectl pads cells with at least two spaces)."""
-    return re.split(r"\s{2,}", line.strip())
-
-
-def table(stdout: str) -> dict[str, list[str]]:
-    """Rows of a kubectl table keyed by their first cell; the header row under ``"NAME"``."""
-    return {cells[0]: cells for cells in map(columns, stdout.strip().splitlines())}
+from tests.e2e.api.conftest import call, claim, columns, configmap, device_class, node, pod, table, to_yaml
 
 
 @asynccontextmanager
@@ -175,3 +166,44 @@ async def test_explain(kubectl: Kubectl, target: str, expected: list[str]) -> No
     lines = out.stdout.splitlines()
     assert all(line in lines for line in expected), out.stdout
 
+
+
+async def test_discovery_lists_served_groups(kubectl: Kubectl) -> None:
+    versions = (await kubectl.run("api-versions")).stdout.split()
+    resources = (await kubectl.run("api-resources", "--api-group=resource.k8s.io", "-o", "name")).stdout.split()
+
+    assert {"v1", "resource.k8s.io/v1", "scheduling.k8s.io/v1beta1", "scheduling.k8s.io/v1alpha1"} <= set(versions)
+    assert resources == [f"{r}.resource.k8s.io" for r in
+                         ("deviceclasses", "devicetaintrules", "resourceclaims", "resourceclaimtemplates",
+                          "resourceslices")]
+    server = json.loads((await kubectl.run("version", "-o", "json")).stdout)["serverVersion"]
+    assert (server["major"], server["minor"]) == ("1", "37")
+
+
+async def test_get_in_chunks_returns_everything_in_order(kubectl: Kubectl) -> None:
+    names = [f"cm-{i}" for i in range(5)]
+    await kubectl.run("apply", "-f", "-", input=to_yaml(*(configmap(n) for n in reversed(names))))
+
+    out = await kubectl.run("get", "configmaps", "--chunk-size=2", "-o", "name", "-v=6")
+
+    assert out.stdout.split() == [f"configmap/{n}" for n in names]
+    assert out.stderr.count("limit=2") == 3, "kubectl should have fetched three pages"
+
+
+async def test_describe_shows_the_objects_events(kubectl: Kubectl) -> None:
+    await kubectl.run("apply", "-f", "-", input=to_yaml(pod("p1")))
+    uid = (await kubectl.run("get", "pod", "p1", "-o", "jsonpath={.metadata.uid}")).stdout
+    event = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "p1.1"}, "type": "Warning",
+             "reason": "FailedScheduling", "message": "0/3 nodes are available",
+             "involvedObject": {"apiVersion": "v1", "kind": "Pod", "name": "p1", "namespace": "default", "uid": uid},
+             "source": {"component": "default-scheduler"}, "lastTimestamp": "2026-01-01T00:00:00Z"}
+    # An event about another pod with the same name (older uid) must not show.
+    stale = {**event, "metadata": {"name": "p1.0"}, "message": "old pod",
+             "involvedObject": {**event["involvedObject"], "uid": "0000"}}
+    await kubectl.run("apply", "-f", "-", input=to_yaml(event, stale))
+
+    out = (await kubectl.run("describe", "pod", "p1")).stdout
+
+    events = out[out.index("Events:"):]
+    assert "FailedScheduling" in events and "default-scheduler" in events
+    assert "0/3 nodes are available" in events and "old pod" not in events

@@ -224,3 +224,26 @@ async def test_terminating_namespace_refuses_new_objects(kubectl: Kubectl) -> No
     await kubectl.run("patch", "configmap", "held", "-n", "team", "--type=merge",
                       "-p", '{"metadata":{"finalizers":null}}')
     await kubectl.run("wait", "--for=delete", "namespace/team", "--timeout=10s")
+
+
+async def test_wait_for_create(kubectl: Kubectl) -> None:
+    proc = await kubectl.start("wait", "--for=create", "resourceclaim/late", "--timeout=10s")
+
+    await kubectl.run("apply", "-f", "-", input=to_yaml(claim("late")))
+
+    code, out, err = await finished(proc)
+    assert code == 0, err
+    assert out.strip() == "resourceclaim.resource.k8s.io/late condition met"
+
+
+async def test_taint_and_cordon_a_node(kubectl: Kubectl) -> None:
+    await kubectl.run("apply", "-f", "-", input=to_yaml(node("n1")))
+
+    await kubectl.run("taint", "nodes", "n1", "gpu=true:NoSchedule")
+    await kubectl.run("cordon", "n1")
+    spec = (await get_json(kubectl, "node", "n1"))["spec"]
+    assert spec == {"taints": [{"key": "gpu", "value": "true", "effect": "NoSchedule"}], "unschedulable": True}
+
+    await kubectl.run("taint", "nodes", "n1", "gpu:NoSchedule-")
+    await kubectl.run("uncordon", "n1")
+    assert (await get_json(kubectl, "node", "n1"))["spec"] == {}

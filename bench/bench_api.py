@@ -1,0 +1,427 @@
+"""API server benchmarks: start-up, request throughput, watch fan-out, a slow watcher.
+
+    python bench/bench_api.py [--quick] [--runs N] [--profile] [--write]
+
+Everything runs in this process and on one event loop, as ``FakeCluster`` is used in tests: the
+HTTP client's own cost is inside every figure.  That is why throughput is compared, in the same
+run and with the same client, against a bare aiohttp server whose handler does no work: the
+ratio (and the extra microseconds per request) is the cost fakeapi adds over aiohttp itself.
+
+1. start-up: ``FakeCluster(control_plane=False)`` entered until ``GET /version`` is answered.
+2. throughput: create and get of ConfigMaps and Pods by ``CONCURRENCY`` client tasks over
+   keep-alive connections, against fakeapi and against the bare server.
+3. watch fan-out: ``WATCHERS`` watches on ConfigMaps; one writer creates ConfigMaps in sequence,
+   each stamped with ``time.perf_counter_ns()``; the latency is stamp → line parsed by a watcher.
+4. slow watcher: concurrent writers create ConfigMaps while one watcher never reads; memory is
+   traced (tracemalloc) with and without the slow watcher, the slow one must end with a 410
+   ERROR, and the latency of the other watchers is compared between the two runs.
+
+``--write`` replaces the generated part of the "API server" section of BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import io
+import pstats
+import re
+import statistics
+import sys
+import time
+import tracemalloc
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import orjson
+from aiohttp import web
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.common import machine_description, markdown_table, median_of, percentile
+from fakeapi.cluster import FakeCluster
+from fakeapi.config import ServerOptions
+
+CONCURRENCY = 8
+WATCHERS = 100
+STAMP = "bench.fakeapi.io/written-ns"
+CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
+PODS = "/api/v1/namespaces/default/pods"
+JSON = {"Content-Type": "application/json", "Accept": "application/json"}
+BENCHMARKS_MD = Path(__file__).resolve().parents[1] / "BENCHMARKS.md"
+BEGIN, END = "<!-- bench_api:begin -->", "<!-- bench_api:end -->"
+DEADLINE = 120.0  # seconds any one phase may take before the benchmark fails loudly
+
+
+@dataclass(frozen=True)
+class Mode:
+    """Sizes of one benchmark run."""
+
+    runs: int
+    startup_runs: int
+    requests: int
+    fanout_writes: int
+    slow_writes: int
+    slow_limit: int  # the server's per-watcher backlog limit in the slow-watcher phase
+    slow_others: int
+
+
+FULL = Mode(runs=5, startup_runs=15, requests=4000, fanout_writes=200, slow_writes=20_000, slow_limit=10_000,
+            slow_others=10)
+QUICK = Mode(runs=3, startup_runs=5, requests=600, fanout_writes=100, slow_writes=3_000, slow_limit=1_000,
+             slow_others=10)
+
+
+def configmap(name: str, stamp_ns: int | None = None) -> dict[str, Any]:
+    annotations = {STAMP: str(stamp_ns)} if stamp_ns is not None else {}
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "annotations": annotations},
+            "data": {"key": "value", "other": "x" * 64}}
+
+
+def pod(name: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": {"app": "bench"}},
+            "spec": {"containers": [{"name": "main", "image": "registry.k8s.io/pause:3.10",
+                                     "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}]}}
+
+
+def _check(status: int, what: str) -> None:
+    if status >= 300:
+        raise RuntimeError(f"{what}: HTTP {status}")
+
+
+# -- 1. start-up ------------------------------------------------------------------------------
+
+
+async def startup_ms(session: aiohttp.ClientSession) -> float:
+    """Milliseconds from entering ``FakeCluster`` to the answer of ``GET /version``."""
+    start = time.perf_counter()
+    async with FakeCluster(control_plane=False) as cluster:
+        async with session.get(cluster.url + "/version") as resp:
+            await resp.read()
+            elapsed = time.perf_counter() - start
+            _check(resp.status, "GET /version")
+    return elapsed * 1000
+
+
+# -- 2. throughput ----------------------------------------------------------------------------
+
+Request = tuple[str, str, bytes | None]
+
+
+async def drive(session: aiohttp.ClientSession, base: str, requests: list[Request]) -> float:
+    """Send ``requests`` from ``CONCURRENCY`` tasks; return requests per second."""
+    async def worker(first: int) -> None:
+        for method, path, body in requests[first::CONCURRENCY]:
+            async with session.request(method, base + path, data=body, headers=JSON) as resp:
+                await resp.read()
+                _check(resp.status, f"{method} {path}")
+
+    start = time.perf_counter()
+    async with asyncio.timeout(DEADLINE), asyncio.TaskGroup() as tasks:
+        for first in range(CONCURRENCY):
+            tasks.create_task(worker(first))
+    return len(requests) / (time.perf_counter() - start)
+
+
+async def _bare_handler(request: web.Request) -> web.Response:
+    return web.Response(body=b'{"kind":"Status","apiVersion":"v1","status":"Success"}',
+                        content_type="application/json")
+
+
+async def start_bare_server() -> tuple[web.AppRunner, str]:
+    """An aiohttp server, configured like fakeapi's, whose only handler returns a fixed body."""
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", _bare_handler)
+    runner = web.AppRunner(app, access_log=None, handle_signals=False, handler_cancellation=True)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", 0).start()
+    host, port = runner.addresses[0][:2]
+    return runner, f"http://{host}:{port}"
+
+
+@dataclass
+class Throughput:
+    """Requests per second per load, one value per run."""
+
+    runs: dict[str, list[float]] = field(default_factory=dict)
+
+    def add(self, load: str, value: float) -> None:
+        self.runs.setdefault(load, []).append(value)
+
+    def median(self, load: str) -> float:
+        return statistics.median(self.runs[load])
+
+
+def _loads(run: int, n: int) -> dict[str, list[Request]]:
+    cms = [f"cm-{run}-{i}" for i in range(n)]
+    pods = [f"pod-{run}-{i}" for i in range(n)]
+    return {
+        "create ConfigMap": [("POST", CONFIGMAPS, orjson.dumps(configmap(name))) for name in cms],
+        "get ConfigMap": [("GET", f"{CONFIGMAPS}/{name}", None) for name in cms],
+        "create Pod": [("POST", PODS, orjson.dumps(pod(name))) for name in pods],
+        "get Pod": [("GET", f"{PODS}/{name}", None) for name in pods],
+    }
+
+
+BARE_EQUIVALENT = {"create ConfigMap": "bare POST", "get ConfigMap": "bare GET",
+                   "create Pod": "bare POST", "get Pod": "bare GET"}
+
+
+async def throughput(mode: Mode, profile: cProfile.Profile | None) -> Throughput:
+    """Alternate bare and fakeapi loads within every run, so drift hits both alike."""
+    result = Throughput()
+    bare_runner, bare_url = await start_bare_server()
+    connector = aiohttp.TCPConnector(limit=2 * CONCURRENCY)
+    try:
+        async with FakeCluster(control_plane=False) as cluster, aiohttp.ClientSession(connector=connector) as session:
+            warm = _loads(-1, 200)
+            for requests in warm.values():  # open the keep-alive connections, warm caches
+                await drive(session, cluster.url, requests)
+                await drive(session, bare_url, requests)
+            for run in range(mode.runs):
+                loads = _loads(run, mode.requests)
+                result.add("bare POST", await drive(session, bare_url, loads["create ConfigMap"]))
+                result.add("bare GET", await drive(session, bare_url, loads["get ConfigMap"]))
+                last = run == mode.runs - 1
+                for name, requests in loads.items():
+                    if profile is not None and last:
+                        profile.enable()
+                    result.add(name, await drive(session, cluster.url, requests))
+                    if profile is not None and last:
+                        profile.disable()
+    finally:
+        await bare_runner.cleanup()
+    return result
+
+
+# -- 3./4. watches ----------------------------------------------------------------------------
+
+
+@dataclass
+class WatchReader:
+    """Reads one watch stream; records the delivery latency of each stamped object by name."""
+
+    expected: int
+    latencies_ns: dict[str, int] = field(default_factory=dict)
+    error: dict[str, Any] | None = None
+    done: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def read(self, resp: aiohttp.ClientResponse) -> None:
+        try:
+            async for line in resp.content:
+                now = time.perf_counter_ns()
+                event = orjson.loads(line)
+                if event["type"] == "ERROR":
+                    self.error = event["object"]
+                    break
+                meta = event["object"]["metadata"]
+                stamp = meta.get("annotations", {}).get(STAMP)
+                if stamp is not None:
+                    self.latencies_ns[meta["name"]] = now - int(stamp)
+                if len(self.latencies_ns) >= self.expected:
+                    break
+        finally:
+            self.done.set()
+
+
+async def open_watch(session: aiohttp.ClientSession, url: str, rv: str) -> aiohttp.ClientResponse:
+    """Open a ConfigMap watch from ``rv``; when this returns the server has registered it."""
+    resp = await session.get(f"{url}{CONFIGMAPS}?watch=1&resourceVersion={rv}")
+    _check(resp.status, "watch")
+    return resp
+
+
+async def current_rv(session: aiohttp.ClientSession, url: str) -> str:
+    async with session.get(url + CONFIGMAPS + "?limit=1") as resp:
+        _check(resp.status, "list")
+        return (await resp.json())["metadata"]["resourceVersion"]
+
+
+async def write_stamped(session: aiohttp.ClientSession, url: str, names: list[str]) -> None:
+    """Create ConfigMaps in sequence, each stamped just before it is sent."""
+    for name in names:
+        body = orjson.dumps(configmap(name, time.perf_counter_ns()))
+        async with session.post(url + CONFIGMAPS, data=body, headers=JSON) as resp:
+            await resp.read()
+            _check(resp.status, "create")
+
+
+@dataclass
+class Latency:
+    """Delivery latencies in milliseconds: every (write, watcher) pair, and per write the slowest."""
+
+    deliveries: list[float]
+    per_write_max: list[float]
+
+    @classmethod
+    def of(cls, readers: list[WatchReader]) -> Latency:
+        by_write: dict[str, list[int]] = {}
+        for reader in readers:
+            for name, ns in reader.latencies_ns.items():
+                by_write.setdefault(name, []).append(ns)
+        return cls([ns / 1e6 for lat in by_write.values() for ns in lat],
+                   [max(lat) / 1e6 for lat in by_write.values()])
+
+
+async def watch_fanout(mode: Mode) -> Latency:
+    """``WATCHERS`` watchers, one sequential writer of ``fanout_writes`` stamped ConfigMaps."""
+    async with FakeCluster(control_plane=False) as cluster, \
+            aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
+        rv = await current_rv(session, cluster.url)
+        responses = await asyncio.gather(*(open_watch(session, cluster.url, rv) for _ in range(WATCHERS)))
+        readers = [WatchReader(mode.fanout_writes) for _ in responses]
+        tasks = [asyncio.create_task(r.read(resp)) for r, resp in zip(readers, responses, strict=True)]
+        try:
+            async with asyncio.timeout(DEADLINE):
+                await write_stamped(session, cluster.url, [f"fan-{i}" for i in range(mode.fanout_writes)])
+                await asyncio.gather(*tasks)
+        finally:
+            for resp in responses:
+                resp.close()
+    missing = [r for r in readers if len(r.latencies_ns) < mode.fanout_writes]
+    if missing:
+        raise RuntimeError(f"{len(missing)} watchers missed events")
+    return Latency.of(readers)
+
+
+@dataclass
+class SlowRun:
+    """One slow-watcher phase run: the others' latency, traced memory, the slow watcher's end."""
+
+    latency: Latency
+    traced_end_mb: float
+    traced_peak_mb: float
+    seconds: float
+    slow_events: int | None = None  # events the slow watcher got before its stream ended
+    slow_error: dict[str, Any] | None = None
+
+
+async def slow_watcher(mode: Mode, with_slow: bool) -> SlowRun:
+    """``slow_writes`` creates from ``CONCURRENCY`` writers, ``slow_others`` reading watchers and,
+    if ``with_slow``, one watcher that reads nothing until every write is done."""
+    options = ServerOptions(watcher_queue_limit=mode.slow_limit)
+    tracemalloc.start()
+    try:
+        async with FakeCluster(control_plane=False, options=options) as cluster, \
+                aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
+            rv = await current_rv(session, cluster.url)
+            responses = [await open_watch(session, cluster.url, rv) for _ in range(mode.slow_others)]
+            readers = [WatchReader(mode.slow_writes) for _ in responses]
+            tasks = [asyncio.create_task(r.read(resp)) for r, resp in zip(readers, responses, strict=True)]
+            slow = await open_watch(session, cluster.url, rv) if with_slow else None
+            tracemalloc.reset_peak()
+            base = tracemalloc.get_traced_memory()[0]
+            start = time.perf_counter()
+            try:
+                async with asyncio.timeout(DEADLINE):
+                    names = [f"slow-{i}" for i in range(mode.slow_writes)]
+                    await asyncio.gather(*(write_stamped(session, cluster.url, names[w::CONCURRENCY])
+                                           for w in range(CONCURRENCY)))
+                    await asyncio.gather(*tasks)
+                    seconds = time.perf_counter() - start
+                    current, peak = tracemalloc.get_traced_memory()
+                    run = SlowRun(Latency.of(readers), (current - base) / 2**20, (peak - base) / 2**20, seconds)
+                    if slow is not None:
+                        reader = WatchReader(mode.slow_writes)
+                        await reader.read(slow)
+                        run.slow_events, run.slow_error = len(reader.latencies_ns), reader.error
+            finally:
+                for resp in [*responses, *([slow] if slow else [])]:
+                    resp.close()
+    finally:
+        tracemalloc.stop()
+    return run
+
+
+# -- report -----------------------------------------------------------------------------------
+
+
+def _ms(values: list[float], q: float) -> str:
+    return f"{percentile(values, q):.2f}"
+
+
+def report(mode: Mode, startup: list[float], tp: Throughput, fanout: Latency,
+           base: SlowRun, slow: SlowRun) -> str:
+    lines = [f"Machine: {machine_description()}. Client and server share one process and event loop.", ""]
+    lines += [f"**Start-up** (`FakeCluster(control_plane=False)` to `GET /version` answered, "
+              f"median of {len(startup)}): **{statistics.median(startup):.1f} ms** "
+              f"(min {min(startup):.1f}, max {max(startup):.1f}); envtest needs about 7 s.", ""]
+    rows: list[list[object]] = []
+    for load, bare in BARE_EQUIVALENT.items():
+        fake_rps, bare_rps = tp.median(load), tp.median(bare)
+        extra_us = (1 / fake_rps - 1 / bare_rps) * 1e6 * CONCURRENCY
+        rows.append([load, round(fake_rps), bare, round(bare_rps), f"{fake_rps / bare_rps:.0%}", round(extra_us)])
+    lines += [f"**Throughput** ({CONCURRENCY} client tasks on keep-alive connections, {mode.requests} requests "
+              f"per load, median of {mode.runs} runs; *extra* is the added time per request over the bare "
+              f"handler, scaled by concurrency):", "",
+              markdown_table(["load", "fakeapi req/s", "bare aiohttp", "bare req/s", "ratio", "extra µs/req"], rows),
+              ""]
+    lines += [f"**Watch fan-out** ({WATCHERS} watchers on ConfigMaps, {mode.fanout_writes} sequential creates, "
+              f"latency from the write's stamp to the line parsed by the watcher, ms):", "",
+              markdown_table(["measure", "p50", "p99", "max"],
+                             [[f"each delivery ({len(fanout.deliveries)})", _ms(fanout.deliveries, 50),
+                               _ms(fanout.deliveries, 99), f"{max(fanout.deliveries):.2f}"],
+                              [f"last watcher per write ({len(fanout.per_write_max)})", _ms(fanout.per_write_max, 50),
+                               _ms(fanout.per_write_max, 99), f"{max(fanout.per_write_max):.2f}"]]), ""]
+    error = slow.slow_error or {}
+    ended = (f"HTTP-in-stream ERROR {error.get('code')} {error.get('reason')} after {slow.slow_events} events"
+             if error else f"no ERROR; stream ended after {slow.slow_events} events")
+    lines += [f"**Slow watcher** ({mode.slow_writes} creates from {CONCURRENCY} writers, {mode.slow_others} "
+              f"reading watchers, server backlog limit {mode.slow_limit} events per watcher, tracemalloc on; "
+              f"memory is traced growth over the run, latency is of the reading watchers, ms):", "",
+              markdown_table(["run", "writes/s", "mem end MiB", "mem peak MiB", "p50", "p99"],
+                             [[name, round(mode.slow_writes / r.seconds), f"{r.traced_end_mb:.1f}",
+                               f"{r.traced_peak_mb:.1f}", _ms(r.latency.deliveries, 50),
+                               _ms(r.latency.deliveries, 99)]
+                              for name, r in (("without slow watcher", base), ("with slow watcher", slow))]), "",
+              f"The slow watcher, read only after the last write: {ended}."]
+    return "\n".join(lines)
+
+
+def write_section(text: str, path: Path = BENCHMARKS_MD) -> None:
+    """Replace the generated block of the API server section, leaving the rest of the file alone."""
+    block = f"{BEGIN}\n{text}\n{END}"
+    content = path.read_text() if path.exists() else ""
+    if BEGIN in content and END in content:
+        content = re.sub(re.escape(BEGIN) + r".*?" + re.escape(END), lambda _: block, content, flags=re.S)
+    else:
+        content = content.rstrip() + f"\n\n## API server\n\n{block}\n"
+    path.write_text(content)
+
+
+async def main(mode: Mode, profile: bool, write: bool) -> None:
+    profiler = cProfile.Profile() if profile else None
+    async with aiohttp.ClientSession() as session:
+        startup = (await median_of(mode.startup_runs, lambda: startup_ms(session)))[1]
+    tp = await throughput(mode, profiler)
+    fanout = await watch_fanout(mode)
+    base = await slow_watcher(mode, with_slow=False)
+    slow = await slow_watcher(mode, with_slow=True)
+    text = report(mode, startup, tp, fanout, base, slow)
+    print(text)
+    if profiler is not None:
+        out = io.StringIO()
+        pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(30)
+        print("\ncProfile of the fakeapi loads of the last throughput run (client included):\n", out.getvalue())
+    if write:
+        write_section(text)
+
+
+def _parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smoke run (under ~20 s)")
+    parser.add_argument("--runs", type=int, help="repetitions of the throughput loads")
+    parser.add_argument("--profile", action="store_true", help="cProfile the last run of the fakeapi loads")
+    parser.add_argument("--write", action="store_true", help="update the API server section of BENCHMARKS.md")
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":
+    args = _parse_args()
+    chosen = QUICK if args.quick else FULL
+    if args.runs:
+        chosen = Mode(**{**chosen.__dict__, "runs": args.runs})
+    asyncio.run(main(chosen, args.profile, args.write))
