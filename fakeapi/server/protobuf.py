@@ -40,6 +40,11 @@ KINDS: dict[tuple[str, str], Schema] = {
     ("v1", "Namespace"): {1: ("metadata", OBJECT_META), 2: ("spec", {1: ("finalizers", ("repeated", "string"))}),
                           3: ("status", {1: ("phase", "string")})},
 }
+# kubectl drain deletes pods with a protobuf DeleteOptions body, whatever group version it names.
+DELETE_OPTIONS: Schema = {
+    1: ("gracePeriodSeconds", "int"), 2: ("preconditions", {1: ("uid", "string"), 2: ("resourceVersion", "string")}),
+    3: ("orphanDependents", "bool"), 4: ("propagationPolicy", "string"), 5: ("dryRun", ("repeated", "string")),
+}
 TIME: Schema = {1: ("seconds", "int"), 2: ("nanos", "int")}
 
 
@@ -89,7 +94,7 @@ def _scalar(kind: str, value: Any) -> Any:
     if kind == "bool":
         return bool(value)
     if kind == "int":
-        return value
+        return value - (1 << 64) if value >= 1 << 63 else value  # two's complement int64
     if kind == "time":
         seconds = _message(TIME, value).get("seconds", 0)
         return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -120,11 +125,12 @@ def decode_protobuf(body: bytes) -> dict[str, Any]:
         envelope = _message(UNKNOWN, body[len(MAGIC):])
         type_meta = envelope.get("typeMeta") or {}
         key = (type_meta.get("apiVersion", ""), type_meta.get("kind", ""))
-        schema = KINDS.get(key)
+        schema = DELETE_OPTIONS if key[1] == "DeleteOptions" else KINDS.get(key)
         if schema is None:
             raise UnsupportedMediaType(
                 f"the body of the request was in an unknown format - accepted media types include: "
-                f"application/json, application/yaml (protobuf only for {', '.join(k for _, k in KINDS)})")
+                f"application/json, application/yaml (protobuf only for "
+                f"{', '.join(k for _, k in KINDS)}, DeleteOptions)")
         return {"apiVersion": key[0], "kind": key[1], **_message(schema, envelope.get("raw", b""))}
     except (ValueError, IndexError, UnicodeDecodeError) as exc:
         raise BadRequest(f"protobuf: cannot decode the request body: {exc}") from exc

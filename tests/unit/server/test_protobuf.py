@@ -44,6 +44,13 @@ def test_namespace_with_finalizers() -> None:
         "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}, "spec": {"finalizers": ["kubernetes"]}}
 
 
+def test_delete_options_of_kubectl_drain() -> None:
+    raw = field(1, (1 << 64) - 1) + field(2, field(1, b"uid-1")) + field(4, b"Background") + field(5, b"All")
+    assert decode_protobuf(envelope("meta.k8s.io/v1", "DeleteOptions", raw)) == {
+        "apiVersion": "meta.k8s.io/v1", "kind": "DeleteOptions", "gracePeriodSeconds": -1,
+        "preconditions": {"uid": "uid-1"}, "propagationPolicy": "Background", "dryRun": ["All"]}
+
+
 def test_other_kinds_are_415() -> None:
     with pytest.raises(UnsupportedMediaType):
         decode_protobuf(envelope("v1", "Secret", b""))
