@@ -16,7 +16,7 @@ RESERVED_FOR_MAX_SIZE = 256
 _MAX_GENERATE_NAME_BASE = 57
 
 
-class ClaimNotCreated(Exception):
+class ClaimNotCreated(ValueError):
     """A template claim of the pod has no generated ResourceClaim yet."""
 
 
@@ -34,8 +34,14 @@ def pod_claim_name(pod: dict, pod_claim: dict) -> tuple[str | None, bool]:
         for status in (pod.get("status") or {}).get("resourceClaimStatuses") or []:
             if status.get("name") == pod_claim.get("name"):
                 return status.get("resourceClaimName") or None, True
-        raise ClaimNotCreated(f"pod {pod['metadata']['name']}: ResourceClaim not created yet")
-    raise ValueError(f"pod claim {pod_claim.get('name')!r} has neither resourceClaimName nor a template")
+        raise ClaimNotCreated(f'pod "{_pod_ref(pod)}": ResourceClaim not created yet')
+    raise ValueError(f'pod "{_pod_ref(pod)}", spec.resourceClaim "{pod_claim.get("name")}": '
+                     "unsupported resource claim source")
+
+
+def _pod_ref(pod: dict) -> str:
+    meta = pod.get("metadata") or {}
+    return f"{meta.get('namespace', '')}/{meta.get('name', '')}"
 
 
 def generate_name(owner_name: str, claim_entry_name: str) -> str:

@@ -34,6 +34,7 @@ from fakeapi.errors import Conflict, StatusError
 from fakeapi.machinery.nodeselector import node_selector_matches
 from scheduler.assume_cache import ClaimAssumeCache
 from scheduler.client import RESOURCE_CLAIMS, ApiClient
+from scheduler.controllers.claims import is_owned_by, pod_claim_name
 from scheduler.dra.allocator import AllocationError, Allocator, DeviceIndex, NodeAllocationError
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.interface import (
@@ -68,7 +69,6 @@ RESERVED_FOR_MAX = 256
 ERR_CANNOT_ALLOCATE = "cannot allocate all claims"
 ERR_NOT_AVAILABLE = "resourceclaim not available on the node"
 ERR_IN_USE = "resourceclaim in use"
-ERR_CLAIM_NOT_CREATED = "ResourceClaim not created yet"
 NO_CLAIMS_TO_DEALLOCATE = "no new claims to deallocate"
 DEALLOCATED = "deallocation of ResourceClaim completed"
 _CONFLICT_RETRIES = 5
@@ -84,40 +84,17 @@ def _ref(obj: dict[str, Any]) -> str:
     return f"{meta.get('namespace', '')}/{meta['name']}"
 
 
-def resolve_claim_name(pod: dict[str, Any], pod_claim: dict[str, Any]) -> tuple[str | None, bool]:
-    """(claim name, must check owner) like ``resourceclaim.Name``; raises ValueError if not known yet.
-
-    A template claim whose status entry has no name needs no claim at all: (None, False).
-    """
-    if pod_claim.get("resourceClaimName"):
-        return pod_claim["resourceClaimName"], False
-    if pod_claim.get("resourceClaimTemplateName"):
-        for entry in (pod.get("status") or {}).get("resourceClaimStatuses") or ():
-            if entry.get("name") == pod_claim.get("name"):
-                name = entry.get("resourceClaimName")
-                return name, name is not None
-        raise ValueError(f'pod "{_ref(pod)}": {ERR_CLAIM_NOT_CREATED}')
-    raise ValueError(f'pod "{_ref(pod)}", spec.resourceClaim "{pod_claim.get("name")}": '
-                     "unsupported resource claim source")
-
-
 def pod_claim_names(pod: dict[str, Any]) -> set[str]:
     """Names of the claims a pod uses, as far as they are known."""
     names = set()
     for pod_claim in (pod.get("spec") or {}).get("resourceClaims") or ():
         try:
-            name, _ = resolve_claim_name(pod, pod_claim)
+            name, _ = pod_claim_name(pod, pod_claim)
         except ValueError:
             continue
         if name:
             names.add(name)
     return names
-
-
-def is_owned_by(claim: dict[str, Any], owner: dict[str, Any]) -> bool:
-    uid = owner["metadata"].get("uid")
-    return any(ref.get("controller") and ref.get("uid") == uid
-               for ref in claim["metadata"].get("ownerReferences") or ())
 
 
 def is_reserved_for(claim: dict[str, Any], consumer: dict[str, Any], instance: PodGroupInstance | None) -> bool:
@@ -255,7 +232,7 @@ class DynamicResources:
         namespace = pod["metadata"].get("namespace", "")
         infos = []
         for pod_claim in (pod.get("spec") or {}).get("resourceClaims") or ():
-            name, check_owner = resolve_claim_name(pod, pod_claim)
+            name, check_owner = pod_claim_name(pod, pod_claim)
             if name is None:
                 continue
             claim = self._claims.get(namespace, name)

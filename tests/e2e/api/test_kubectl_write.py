@@ -247,3 +247,54 @@ async def test_taint_and_cordon_a_node(kubectl: Kubectl) -> None:
     await kubectl.run("taint", "nodes", "n1", "gpu:NoSchedule-")
     await kubectl.run("uncordon", "n1")
     assert (await get_json(kubectl, "node", "n1"))["spec"] == {}
+
+
+async def owner_and_dependent(kubectl: Kubectl, *, dependent_finalizers: list[str] | None = None) -> None:
+    """ConfigMap "owner" and ConfigMap "dependent" that it owns (blockOwnerDeletion)."""
+    await kubectl.run("apply", "-f", "-", input=to_yaml(configmap("owner")))
+    uid = (await get_json(kubectl, "configmap", "owner"))["metadata"]["uid"]
+    dependent = configmap("dependent")
+    dependent["metadata"]["ownerReferences"] = [{"apiVersion": "v1", "kind": "ConfigMap", "name": "owner",
+                                                 "uid": uid, "blockOwnerDeletion": True}]
+    if dependent_finalizers:
+        dependent["metadata"]["finalizers"] = dependent_finalizers
+    await kubectl.run("apply", "-f", "-", input=to_yaml(dependent))
+
+
+@pytest.mark.parametrize(("cascade", "dependent_survives"), [
+    ("background", False), ("foreground", False), ("orphan", True),
+], ids=["background", "foreground", "orphan"])
+async def test_delete_cascade(kubectl: Kubectl, cascade: str, dependent_survives: bool) -> None:
+    await owner_and_dependent(kubectl)
+
+    await kubectl.run("delete", "configmap", "owner", f"--cascade={cascade}", "--timeout=10s")
+
+    if dependent_survives:
+        assert "ownerReferences" not in (await get_json(kubectl, "configmap", "dependent"))["metadata"]
+    else:
+        await kubectl.run("wait", "--for=delete", "configmap/dependent", "--timeout=10s")
+        assert (await kubectl.run("get", "configmaps", "-o", "name")).stdout == ""
+
+
+async def test_foreground_delete_waits_for_blocking_dependents(kubectl: Kubectl) -> None:
+    await owner_and_dependent(kubectl, dependent_finalizers=["example.com/hold"])
+
+    await kubectl.run("delete", "configmap", "owner", "--cascade=foreground", "--wait=false")
+
+    owner = (await get_json(kubectl, "configmap", "owner"))["metadata"]
+    assert owner["finalizers"] == ["foregroundDeletion"] and owner["deletionTimestamp"]
+    assert (await get_json(kubectl, "configmap", "dependent"))["metadata"]["deletionTimestamp"]
+    await kubectl.run("patch", "configmap", "dependent", "--type=merge", "-p", '{"metadata":{"finalizers":null}}')
+    await kubectl.run("wait", "--for=delete", "configmap/owner", "--timeout=10s")
+
+
+async def test_diff_uses_server_side_dry_run(kubectl: Kubectl) -> None:
+    await kubectl.run("apply", "-f", "-", input=to_yaml(configmap("c1", {"a": "1"})))
+
+    same = await kubectl.run("diff", "-f", "-", input=to_yaml(configmap("c1", {"a": "1"})), check=False)
+    changed = await kubectl.run("diff", "-f", "-", input=to_yaml(configmap("c1", {"a": "2"})), check=False)
+
+    assert (same.returncode, same.stdout) == (0, "")
+    assert changed.returncode == 1, changed.stderr
+    assert '-  a: "1"' in changed.stdout and '+  a: "2"' in changed.stdout
+    assert (await get_json(kubectl, "configmap", "c1"))["data"] == {"a": "1"}

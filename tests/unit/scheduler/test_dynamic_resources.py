@@ -18,7 +18,6 @@ from scheduler.plugins.dynamic_resources import (
     FINALIZER,
     NAME,
     DynamicResources,
-    resolve_claim_name,
     unsupported_request,
 )
 from scheduler.snapshot import NodeInfo
@@ -26,22 +25,6 @@ from scheduler.snapshot import NodeInfo
 from .builders import allocation, claim, node, pod
 
 CLASS = "gpu.example.com"
-TEMPLATE_CLAIM = {"name": "gpu", "resourceClaimTemplateName": "tmpl"}
-
-
-@pytest.mark.parametrize(("pod_claim", "statuses", "want"), [
-    ({"name": "a", "resourceClaimName": "shared"}, None, ("shared", False)),
-    (TEMPLATE_CLAIM, [{"name": "gpu", "resourceClaimName": "p-gpu-x"}], ("p-gpu-x", True)),
-    (TEMPLATE_CLAIM, [{"name": "gpu"}], (None, False)),
-    (TEMPLATE_CLAIM, None, ValueError("ResourceClaim not created yet")),
-], ids=["by-name", "from-status", "no-claim-needed", "not-created"])
-def test_resolve_claim_name(pod_claim: dict[str, Any], statuses: Any, want: Any) -> None:
-    p = pod("p", claims=[pod_claim], claim_statuses=statuses)
-    if isinstance(want, Exception):
-        with pytest.raises(ValueError, match=str(want)):
-            resolve_claim_name(p, pod_claim)
-    else:
-        assert resolve_claim_name(p, pod_claim) == want
 
 
 @pytest.mark.parametrize(("request_", "prioritized", "want"), [
