@@ -25,12 +25,14 @@ import argparse
 import asyncio
 import cProfile
 import io
+import os
 import pstats
 import re
+import resource
+import socket
 import statistics
 import sys
 import time
-import tracemalloc
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,6 +50,8 @@ from fakeapi.config import ServerOptions
 CONCURRENCY = 8
 WATCHERS = 100
 STAMP = "bench.fakeapi.io/written-ns"
+# Big slow-phase objects make the server's socket buffers fill after ~1k events, not ~6k.
+SLOW_PAYLOAD = 4096
 CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
 PODS = "/api/v1/namespaces/default/pods"
 JSON = {"Content-Type": "application/json", "Accept": "application/json"}
@@ -75,10 +79,10 @@ QUICK = Mode(runs=3, startup_runs=5, requests=600, fanout_writes=100, slow_write
              slow_others=10)
 
 
-def configmap(name: str, stamp_ns: int | None = None) -> dict[str, Any]:
+def configmap(name: str, stamp_ns: int | None = None, payload: int = 64) -> dict[str, Any]:
     annotations = {STAMP: str(stamp_ns)} if stamp_ns is not None else {}
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "annotations": annotations},
-            "data": {"key": "value", "other": "x" * 64}}
+            "data": {"key": "value", "payload": "x" * payload}}
 
 
 def pod(name: str) -> dict[str, Any]:
@@ -206,6 +210,7 @@ class WatchReader:
 
     expected: int
     latencies_ns: dict[str, int] = field(default_factory=dict)
+    line_bytes: int = 0
     error: dict[str, Any] | None = None
     done: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -213,6 +218,7 @@ class WatchReader:
         try:
             async for line in resp.content:
                 now = time.perf_counter_ns()
+                self.line_bytes += len(line)
                 event = orjson.loads(line)
                 if event["type"] == "ERROR":
                     self.error = event["object"]
@@ -240,10 +246,10 @@ async def current_rv(session: aiohttp.ClientSession, url: str) -> str:
         return (await resp.json())["metadata"]["resourceVersion"]
 
 
-async def write_stamped(session: aiohttp.ClientSession, url: str, names: list[str]) -> None:
+async def write_stamped(session: aiohttp.ClientSession, url: str, names: list[str], payload: int = 64) -> None:
     """Create ConfigMaps in sequence, each stamped just before it is sent."""
     for name in names:
-        body = orjson.dumps(configmap(name, time.perf_counter_ns()))
+        body = orjson.dumps(configmap(name, time.perf_counter_ns(), payload))
         async with session.post(url + CONFIGMAPS, data=body, headers=JSON) as resp:
             await resp.read()
             _check(resp.status, "create")
@@ -287,53 +293,83 @@ async def watch_fanout(mode: Mode) -> Latency:
     return Latency.of(readers)
 
 
+def _small_rcvbuf_socket(addr_info: tuple[Any, ...]) -> socket.socket:
+    # The slow watcher's receive buffer is kept small so that the kernel holds little of what it
+    # does not read; the server's send buffer still absorbs a few MiB before writes block.
+    family, type_, proto = addr_info[:3]
+    sock = socket.socket(family, type_, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16 * 1024)
+    return sock
+
+
+def _rss_mib() -> float:
+    # procfs is served from memory: reading it does not block the loop in any meaningful way.
+    return int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def _peak_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+
 @dataclass
 class SlowRun:
-    """One slow-watcher phase run: the others' latency, traced memory, the slow watcher's end."""
+    """One slow-watcher phase run, measured in a fresh process so its RSS is its own."""
 
-    latency: Latency
-    traced_end_mb: float
-    traced_peak_mb: float
-    seconds: float
+    writes_per_s: float
+    rss_growth_mib: float  # RSS after the writes minus RSS before them
+    rss_peak_growth_mib: float  # peak RSS of the process minus RSS before the writes
+    p50_ms: float  # delivery latency of the reading watchers
+    p99_ms: float
+    line_bytes: float  # mean size of one watch event line
     slow_events: int | None = None  # events the slow watcher got before its stream ended
     slow_error: dict[str, Any] | None = None
 
 
-async def slow_watcher(mode: Mode, with_slow: bool) -> SlowRun:
+async def slow_watcher_run(mode: Mode, with_slow: bool) -> SlowRun:
     """``slow_writes`` creates from ``CONCURRENCY`` writers, ``slow_others`` reading watchers and,
     if ``with_slow``, one watcher that reads nothing until every write is done."""
     options = ServerOptions(watcher_queue_limit=mode.slow_limit)
-    tracemalloc.start()
-    try:
-        async with FakeCluster(control_plane=False, options=options) as cluster, \
-                aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
-            rv = await current_rv(session, cluster.url)
-            responses = [await open_watch(session, cluster.url, rv) for _ in range(mode.slow_others)]
-            readers = [WatchReader(mode.slow_writes) for _ in responses]
-            tasks = [asyncio.create_task(r.read(resp)) for r, resp in zip(readers, responses, strict=True)]
-            slow = await open_watch(session, cluster.url, rv) if with_slow else None
-            tracemalloc.reset_peak()
-            base = tracemalloc.get_traced_memory()[0]
-            start = time.perf_counter()
-            try:
-                async with asyncio.timeout(DEADLINE):
-                    names = [f"slow-{i}" for i in range(mode.slow_writes)]
-                    await asyncio.gather(*(write_stamped(session, cluster.url, names[w::CONCURRENCY])
-                                           for w in range(CONCURRENCY)))
-                    await asyncio.gather(*tasks)
-                    seconds = time.perf_counter() - start
-                    current, peak = tracemalloc.get_traced_memory()
-                    run = SlowRun(Latency.of(readers), (current - base) / 2**20, (peak - base) / 2**20, seconds)
-                    if slow is not None:
-                        reader = WatchReader(mode.slow_writes)
-                        await reader.read(slow)
-                        run.slow_events, run.slow_error = len(reader.latencies_ns), reader.error
-            finally:
-                for resp in [*responses, *([slow] if slow else [])]:
-                    resp.close()
-    finally:
-        tracemalloc.stop()
+    slow_connector = aiohttp.TCPConnector(socket_factory=_small_rcvbuf_socket)
+    async with FakeCluster(control_plane=False, options=options) as cluster, \
+            aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session, \
+            aiohttp.ClientSession(connector=slow_connector, read_bufsize=16 * 1024) as slow_session:
+        rv = await current_rv(session, cluster.url)
+        responses = [await open_watch(session, cluster.url, rv) for _ in range(mode.slow_others)]
+        readers = [WatchReader(mode.slow_writes) for _ in responses]
+        tasks = [asyncio.create_task(r.read(resp)) for r, resp in zip(readers, responses, strict=True)]
+        slow = await open_watch(slow_session, cluster.url, rv) if with_slow else None
+        names = [f"slow-{i}" for i in range(mode.slow_writes)]
+        rss_before = _rss_mib()
+        start = time.perf_counter()
+        try:
+            async with asyncio.timeout(DEADLINE):
+                await asyncio.gather(*(write_stamped(session, cluster.url, names[w::CONCURRENCY], SLOW_PAYLOAD)
+                                       for w in range(CONCURRENCY)))
+                await asyncio.gather(*tasks)
+                seconds = time.perf_counter() - start
+                latency = Latency.of(readers)
+                run = SlowRun(mode.slow_writes / seconds, _rss_mib() - rss_before, _peak_rss_mib() - rss_before,
+                              percentile(latency.deliveries, 50), percentile(latency.deliveries, 99),
+                              statistics.mean(r.line_bytes / len(r.latencies_ns) for r in readers))
+                if slow is not None:
+                    reader = WatchReader(mode.slow_writes)
+                    await reader.read(slow)
+                    run.slow_events, run.slow_error = len(reader.latencies_ns), reader.error
+        finally:
+            for resp in [*responses, *([slow] if slow else [])]:
+                resp.close()
     return run
+
+
+async def slow_watcher(quick: bool, with_slow: bool) -> SlowRun:
+    """Run :func:`slow_watcher_run` in a child process (this script with ``--slow-run``)."""
+    argv = [__file__, "--slow-run", "with" if with_slow else "without", *(["--quick"] if quick else [])]
+    proc = await asyncio.create_subprocess_exec(sys.executable, *argv, stdout=asyncio.subprocess.PIPE)
+    async with asyncio.timeout(DEADLINE):
+        out, _ = await proc.communicate()
+    if proc.returncode != 0:
+        raise RuntimeError(f"slow-watcher run failed with exit code {proc.returncode}")
+    return SlowRun(**orjson.loads(out))
 
 
 # -- report -----------------------------------------------------------------------------------

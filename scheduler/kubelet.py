@@ -19,18 +19,17 @@ terminal write wins (our write fails with 409 and the retry sees the terminal ph
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 from datetime import UTC, datetime
 
-from fakeapi.errors import Conflict, NotFound, StatusError
+from fakeapi.errors import Conflict, NotFound
 from scheduler.client import PODS, RESOURCE_CLAIMS, ApiClient
 from scheduler.controllers import claims as rc
 from scheduler.events import WARNING, EventRecorder
 from scheduler.informers import InformerFactory, Lister, key_for
 from scheduler.podgroups import claim_allows_pod
-from scheduler.workqueue import ShutDown, WorkQueue
+from scheduler.workqueue import WorkQueue, process
 
 log = logging.getLogger(__name__)
 
@@ -125,12 +124,7 @@ class Kubelet:
 
     async def run(self) -> None:
         """Process pods with ``workers`` concurrent workers until cancelled."""
-        try:
-            async with asyncio.TaskGroup() as tg:
-                for i in range(self._workers):
-                    tg.create_task(self._worker(), name=f"kubelet-worker-{i}")
-        finally:
-            self._queue.shut_down()
+        await process(self._queue, lambda key: self._sync(*key), name="kubelet", workers=self._workers)
 
     def _enqueue(self, pod: dict) -> None:
         if (pod.get("spec") or {}).get("nodeName"):
@@ -143,24 +137,6 @@ class Kubelet:
         meta = claim["metadata"]
         for pod in self._pods.lister.by_index(_CLAIM_INDEX, key_for(meta["namespace"], meta["name"])):
             self._enqueue(pod)
-
-    async def _worker(self) -> None:
-        while True:
-            try:
-                key = await self._queue.get()
-            except ShutDown:
-                return
-            try:
-                await self._sync(*key)
-                self._queue.forget(key)
-            except StatusError as err:
-                log.info("kubelet: pod %s/%s failed, retrying: %s", *key, err)
-                self._queue.add_rate_limited(key)
-            except Exception:
-                log.exception("kubelet: pod %s/%s crashed", *key)
-                self._queue.add_rate_limited(key)
-            finally:
-                self._queue.done(key)
 
     async def _sync(self, namespace: str, name: str) -> None:
         pod = self._pods.lister.get(namespace, name)

@@ -13,10 +13,15 @@ deadline; the backoff arithmetic lives in :class:`ExponentialBackoff` and is tes
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections import deque
+from collections.abc import Awaitable, Callable
 from typing import Generic, TypeVar
 
+from fakeapi.errors import StatusError
+
 K = TypeVar("K")
+log = logging.getLogger("scheduler.workqueue")
 
 
 class ShutDown(Exception):
@@ -148,3 +153,37 @@ class WorkQueue(Generic[K]):
         for waiter in waiters:
             if not waiter.done():
                 waiter.set_result(None)
+
+
+async def process(queue: WorkQueue[K], sync: Callable[[K], Awaitable[None]], *, name: str,
+                  workers: int = 1, expected: tuple[type[Exception], ...] = (StatusError,)) -> None:
+    """Run ``workers`` loops over ``queue`` until it shuts down or the task is cancelled.
+
+    client-go's ``processNextWorkItem``: a key that syncs is forgotten (its backoff reset); one
+    that fails is re-added rate-limited.  ``expected`` errors (API errors by default) are logged
+    briefly; anything else is a bug and logged with its traceback.  The queue is shut down on exit.
+    """
+    async def worker() -> None:
+        while True:
+            try:
+                key = await queue.get()
+            except ShutDown:
+                return
+            try:
+                await sync(key)
+                queue.forget(key)
+            except expected as err:
+                log.info("%s: %s failed, retrying: %s", name, key, err)
+                queue.add_rate_limited(key)
+            except Exception:
+                log.exception("%s: %s crashed, retrying", name, key)
+                queue.add_rate_limited(key)
+            finally:
+                queue.done(key)
+
+    try:
+        async with asyncio.TaskGroup() as tg:
+            for i in range(workers):
+                tg.create_task(worker(), name=f"{name}-worker-{i}")
+    finally:
+        queue.shut_down()

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import logging
 
-from fakeapi.errors import NotFound, StatusError
+from fakeapi.errors import NotFound
 from scheduler.client import PODGROUPS, PODS, ApiClient
 from scheduler.informers import InformerFactory
 from scheduler.podgroups import PodGroupInstance, pod_group_instance
-from scheduler.workqueue import ShutDown, WorkQueue
+from scheduler.workqueue import WorkQueue, process
 
 log = logging.getLogger(__name__)
 
@@ -48,22 +48,7 @@ class PodGroupProtectionController:
 
     async def run(self) -> None:
         """Process PodGroups until cancelled."""
-        try:
-            while True:
-                try:
-                    key = await self._queue.get()
-                except ShutDown:
-                    return
-                try:
-                    await self._sync(*key)
-                    self._queue.forget(key)
-                except StatusError as err:
-                    log.info("podgroup protection: %s/%s failed, retrying: %s", *key, err)
-                    self._queue.add_rate_limited(key)
-                finally:
-                    self._queue.done(key)
-        finally:
-            self._queue.shut_down()
+        await process(self._queue, lambda key: self._sync(*key), name="podgroup-protection")
 
     def _on_group(self, group: dict) -> None:
         meta = group["metadata"]

@@ -23,7 +23,6 @@ with someone else fail with 409 and are retried with backoff.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 from collections import OrderedDict
@@ -54,7 +53,7 @@ from scheduler.podgroups import (
     matching_group_claim,
     pod_group_instance,
 )
-from scheduler.workqueue import ShutDown, WorkQueue
+from scheduler.workqueue import WorkQueue, process
 
 log = logging.getLogger(__name__)
 
@@ -175,12 +174,8 @@ class ResourceClaimController:
 
     async def run(self) -> None:
         """Process keys with ``workers`` concurrent workers until cancelled."""
-        try:
-            async with asyncio.TaskGroup() as tg:
-                for i in range(self._workers):
-                    tg.create_task(self._worker(), name=f"resourceclaim-worker-{i}")
-        finally:
-            self._queue.shut_down()
+        await process(self._queue, self._sync, name="resourceclaim-controller", workers=self._workers,
+                      expected=(StatusError, _SyncError))
 
     # -- event handlers: only decide which keys to enqueue ------------------------------------
 
@@ -267,24 +262,6 @@ class ResourceClaimController:
             self._queue.add(("claim", meta["namespace"], _meta(claim)["name"]))
 
     # -- workers ------------------------------------------------------------------------------
-
-    async def _worker(self) -> None:
-        while True:
-            try:
-                key = await self._queue.get()
-            except ShutDown:
-                return
-            try:
-                await self._sync(key)
-                self._queue.forget(key)
-            except (StatusError, _SyncError) as err:
-                log.info("resourceclaim controller: %s %s/%s failed, retrying: %s", *key, err)
-                self._queue.add_rate_limited(key)
-            except Exception:
-                log.exception("resourceclaim controller: %s %s/%s crashed", *key)
-                self._queue.add_rate_limited(key)
-            finally:
-                self._queue.done(key)
 
     async def _sync(self, key: Key) -> None:
         kind, namespace, name = key

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -298,3 +300,20 @@ async def test_diff_uses_server_side_dry_run(kubectl: Kubectl) -> None:
     assert changed.returncode == 1, changed.stderr
     assert '-  a: "1"' in changed.stdout and '+  a: "2"' in changed.stdout
     assert (await get_json(kubectl, "configmap", "c1"))["data"] == {"a": "1"}
+
+
+async def test_edit_patches_what_the_editor_changed(kubectl: Kubectl, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    await kubectl.run("apply", "-f", "-", input=to_yaml(claim("rc1")))
+    editor = tmp_path / "editor.py"
+    # The "editor" adds a label under metadata, as a user would by hand.
+    editor.write_text("import pathlib, sys\n"
+                      "p = pathlib.Path(sys.argv[1])\n"
+                      "edited = p.read_text().replace('\\nmetadata:\\n', '\\nmetadata:\\n  labels: {edited: ok}\\n')\n"
+                      "p.write_text(edited)\n")
+    monkeypatch.setenv("KUBE_EDITOR", f"{sys.executable} {editor}")
+
+    out = await kubectl.run("edit", "resourceclaim", "rc1")
+
+    assert out.stdout.strip() == "resourceclaim.resource.k8s.io/rc1 edited"
+    assert (await get_json(kubectl, "resourceclaim", "rc1"))["metadata"]["labels"] == {"edited": "ok"}
