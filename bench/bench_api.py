@@ -5,16 +5,16 @@
 Everything runs in this process and on one event loop, as ``FakeCluster`` is used in tests: the
 HTTP client's own cost is inside every figure.  That is why throughput is compared, in the same
 run and with the same client, against a bare aiohttp server whose handler does no work: the
-ratio (and the extra microseconds per request) is the cost fakeapi adds over aiohttp itself.
+ratio (and the extra CPU microseconds per request) is the cost fakeapi adds over aiohttp itself.
 
 1. start-up: ``FakeCluster(control_plane=False)`` entered until ``GET /version`` is answered.
 2. throughput: create and get of ConfigMaps and Pods by ``CONCURRENCY`` client tasks over
    keep-alive connections, against fakeapi and against the bare server.
 3. watch fan-out: ``WATCHERS`` watches on ConfigMaps; one writer creates ConfigMaps in sequence,
    each stamped with ``time.perf_counter_ns()``; the latency is stamp → line parsed by a watcher.
-4. slow watcher: concurrent writers create ConfigMaps while one watcher never reads; memory is
-   traced (tracemalloc) with and without the slow watcher, the slow one must end with a 410
-   ERROR, and the latency of the other watchers is compared between the two runs.
+4. slow watcher: concurrent writers create ConfigMaps while one watcher never reads.  Runs with
+   and without it, each in a fresh child process (``--slow-run``) so RSS growth is its own; the
+   slow one must end with a 410 ERROR, and the other watchers' latency is compared across runs.
 
 ``--write`` replaces the generated part of the "API server" section of BENCHMARKS.md.
 """
@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import dataclasses
 import io
 import os
 import pstats
@@ -71,12 +72,13 @@ class Mode:
     slow_writes: int
     slow_limit: int  # the server's per-watcher backlog limit in the slow-watcher phase
     slow_others: int
+    slow_pairs: int  # runs without and with the slow watcher, alternating order
 
 
-FULL = Mode(runs=5, startup_runs=15, requests=4000, fanout_writes=200, slow_writes=20_000, slow_limit=10_000,
-            slow_others=10)
+FULL = Mode(runs=5, startup_runs=15, requests=3000, fanout_writes=200, slow_writes=20_000, slow_limit=10_000,
+            slow_others=10, slow_pairs=2)
 QUICK = Mode(runs=3, startup_runs=5, requests=600, fanout_writes=100, slow_writes=3_000, slow_limit=1_000,
-             slow_others=10)
+             slow_others=10, slow_pairs=1)
 
 
 def configmap(name: str, stamp_ns: int | None = None, payload: int = 64) -> dict[str, Any]:
@@ -115,19 +117,31 @@ async def startup_ms(session: aiohttp.ClientSession) -> float:
 Request = tuple[str, str, bytes | None]
 
 
-async def drive(session: aiohttp.ClientSession, base: str, requests: list[Request]) -> float:
-    """Send ``requests`` from ``CONCURRENCY`` tasks; return requests per second."""
+@dataclass(frozen=True)
+class Rate:
+    """Requests per second of wall-clock time and per second of this process's CPU time.
+
+    The CPU rate hardly moves when other processes compete for the machine, so ratios between
+    two servers are taken from it.
+    """
+
+    wall: float
+    cpu: float
+
+
+async def drive(session: aiohttp.ClientSession, base: str, requests: list[Request]) -> Rate:
+    """Send ``requests`` from ``CONCURRENCY`` tasks and measure the rate."""
     async def worker(first: int) -> None:
         for method, path, body in requests[first::CONCURRENCY]:
             async with session.request(method, base + path, data=body, headers=JSON) as resp:
                 await resp.read()
                 _check(resp.status, f"{method} {path}")
 
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     async with asyncio.timeout(DEADLINE), asyncio.TaskGroup() as tasks:
         for first in range(CONCURRENCY):
             tasks.create_task(worker(first))
-    return len(requests) / (time.perf_counter() - start)
+    return Rate(len(requests) / (time.perf_counter() - start), len(requests) / (time.process_time() - cpu_start))
 
 
 async def _bare_handler(request: web.Request) -> web.Response:
@@ -148,15 +162,22 @@ async def start_bare_server() -> tuple[web.AppRunner, str]:
 
 @dataclass
 class Throughput:
-    """Requests per second per load, one value per run."""
+    """Rates per load, one per run."""
 
-    runs: dict[str, list[float]] = field(default_factory=dict)
+    runs: dict[str, list[Rate]] = field(default_factory=dict)
 
-    def add(self, load: str, value: float) -> None:
-        self.runs.setdefault(load, []).append(value)
+    def add(self, load: str, rate: Rate) -> None:
+        self.runs.setdefault(load, []).append(rate)
 
-    def median(self, load: str) -> float:
-        return statistics.median(self.runs[load])
+    def wall(self, load: str) -> float:
+        return statistics.median(r.wall for r in self.runs[load])
+
+    def cpu(self, load: str) -> float:
+        return statistics.median(r.cpu for r in self.runs[load])
+
+    def cpu_ratios(self, load: str, bare: str) -> list[float]:
+        """fakeapi / bare CPU rate per run (both measured back to back in the run)."""
+        return [f.cpu / b.cpu for f, b in zip(self.runs[load], self.runs[bare], strict=True)]
 
 
 def _loads(run: int, n: int) -> dict[str, list[Request]]:
@@ -316,6 +337,7 @@ class SlowRun:
     """One slow-watcher phase run, measured in a fresh process so its RSS is its own."""
 
     writes_per_s: float
+    cpu_us_per_write: float  # CPU time of the process (server and clients) per write
     rss_growth_mib: float  # RSS after the writes minus RSS before them
     rss_peak_growth_mib: float  # peak RSS of the process minus RSS before the writes
     p50_ms: float  # delivery latency of the reading watchers
@@ -340,15 +362,16 @@ async def slow_watcher_run(mode: Mode, with_slow: bool) -> SlowRun:
         slow = await open_watch(slow_session, cluster.url, rv) if with_slow else None
         names = [f"slow-{i}" for i in range(mode.slow_writes)]
         rss_before = _rss_mib()
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         try:
             async with asyncio.timeout(DEADLINE):
                 await asyncio.gather(*(write_stamped(session, cluster.url, names[w::CONCURRENCY], SLOW_PAYLOAD)
                                        for w in range(CONCURRENCY)))
                 await asyncio.gather(*tasks)
-                seconds = time.perf_counter() - start
+                seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
                 latency = Latency.of(readers)
-                run = SlowRun(mode.slow_writes / seconds, _rss_mib() - rss_before, _peak_rss_mib() - rss_before,
+                run = SlowRun(mode.slow_writes / seconds, cpu * 1e6 / mode.slow_writes,
+                              _rss_mib() - rss_before, _peak_rss_mib() - rss_before,
                               percentile(latency.deliveries, 50), percentile(latency.deliveries, 99),
                               statistics.mean(r.line_bytes / len(r.latencies_ns) for r in readers))
                 if slow is not None:
@@ -375,46 +398,85 @@ async def slow_watcher(quick: bool, with_slow: bool) -> SlowRun:
 # -- report -----------------------------------------------------------------------------------
 
 
-def _ms(values: list[float], q: float) -> str:
-    return f"{percentile(values, q):.2f}"
+def _ms(values: list[float], q: float) -> float:
+    return round(percentile(values, q), 2)
+
+
+def _throughput_table(tp: Throughput) -> str:
+    rows: list[list[object]] = []
+    for load, bare in BARE_EQUIVALENT.items():
+        ratios = tp.cpu_ratios(load, bare)
+        extra_us = (1 / tp.cpu(load) - 1 / tp.cpu(bare)) * 1e6
+        rows.append([load, round(tp.wall(load)), bare, round(tp.wall(bare)), f"{tp.wall(load) / tp.wall(bare):.0%}",
+                     f"{statistics.median(ratios):.0%} ({min(ratios):.0%}–{max(ratios):.0%})", round(extra_us)])
+    return markdown_table(["load", "fakeapi req/s", "bare aiohttp", "bare req/s", "ratio, wall",
+                           "ratio, CPU (range)", "extra CPU µs/req"], rows)
+
+
+def _fanout_table(fanout: Latency) -> str:
+    measures = (("each delivery", fanout.deliveries), ("last watcher per write", fanout.per_write_max))
+    rows = [[f"{label} ({len(values)})", _ms(values, 50), _ms(values, 99), round(max(values), 2)]
+            for label, values in measures]
+    return markdown_table(["latency, ms", "p50", "p99", "max"], rows)
+
+
+def _slow_table(base: list[SlowRun], slow: list[SlowRun]) -> str:
+    def med(runs: list[SlowRun], name: str, digits: int) -> float:
+        value = statistics.median(getattr(r, name) for r in runs)
+        return round(value, digits) if digits else round(value)
+
+    rows = [[label, med(runs, "writes_per_s", 0), med(runs, "cpu_us_per_write", 0),
+             med(runs, "rss_growth_mib", 0), med(runs, "rss_peak_growth_mib", 0),
+             med(runs, "p50_ms", 2), med(runs, "p99_ms", 2)]
+            for label, runs in (("without slow watcher", base), ("with slow watcher", slow))]
+    return markdown_table(["run", "writes/s", "CPU µs/write", "RSS growth MiB", "peak RSS growth MiB", "others p50 ms",
+                           "others p99 ms"], rows)
+
+
+def _slow_endings(slow: list[SlowRun]) -> str:
+    endings = [f"ERROR {r.slow_error.get('code')} {r.slow_error.get('reason')} after {r.slow_events} events"
+               if r.slow_error else f"NO ERROR, stream ended after {r.slow_events} events" for r in slow]
+    return "; ".join(endings)
 
 
 def report(mode: Mode, startup: list[float], tp: Throughput, fanout: Latency,
-           base: SlowRun, slow: SlowRun) -> str:
-    lines = [f"Machine: {machine_description()}. Client and server share one process and event loop.", ""]
-    lines += [f"**Start-up** (`FakeCluster(control_plane=False)` to `GET /version` answered, "
-              f"median of {len(startup)}): **{statistics.median(startup):.1f} ms** "
-              f"(min {min(startup):.1f}, max {max(startup):.1f}); envtest needs about 7 s.", ""]
-    rows: list[list[object]] = []
-    for load, bare in BARE_EQUIVALENT.items():
-        fake_rps, bare_rps = tp.median(load), tp.median(bare)
-        extra_us = (1 / fake_rps - 1 / bare_rps) * 1e6 * CONCURRENCY
-        rows.append([load, round(fake_rps), bare, round(bare_rps), f"{fake_rps / bare_rps:.0%}", round(extra_us)])
-    lines += [f"**Throughput** ({CONCURRENCY} client tasks on keep-alive connections, {mode.requests} requests "
-              f"per load, median of {mode.runs} runs; *extra* is the added time per request over the bare "
-              f"handler, scaled by concurrency):", "",
-              markdown_table(["load", "fakeapi req/s", "bare aiohttp", "bare req/s", "ratio", "extra µs/req"], rows),
-              ""]
-    lines += [f"**Watch fan-out** ({WATCHERS} watchers on ConfigMaps, {mode.fanout_writes} sequential creates, "
-              f"latency from the write's stamp to the line parsed by the watcher, ms):", "",
-              markdown_table(["measure", "p50", "p99", "max"],
-                             [[f"each delivery ({len(fanout.deliveries)})", _ms(fanout.deliveries, 50),
-                               _ms(fanout.deliveries, 99), f"{max(fanout.deliveries):.2f}"],
-                              [f"last watcher per write ({len(fanout.per_write_max)})", _ms(fanout.per_write_max, 50),
-                               _ms(fanout.per_write_max, 99), f"{max(fanout.per_write_max):.2f}"]]), ""]
-    error = slow.slow_error or {}
-    ended = (f"HTTP-in-stream ERROR {error.get('code')} {error.get('reason')} after {slow.slow_events} events"
-             if error else f"no ERROR; stream ended after {slow.slow_events} events")
-    lines += [f"**Slow watcher** ({mode.slow_writes} creates from {CONCURRENCY} writers, {mode.slow_others} "
-              f"reading watchers, server backlog limit {mode.slow_limit} events per watcher, tracemalloc on; "
-              f"memory is traced growth over the run, latency is of the reading watchers, ms):", "",
-              markdown_table(["run", "writes/s", "mem end MiB", "mem peak MiB", "p50", "p99"],
-                             [[name, round(mode.slow_writes / r.seconds), f"{r.traced_end_mb:.1f}",
-                               f"{r.traced_peak_mb:.1f}", _ms(r.latency.deliveries, 50),
-                               _ms(r.latency.deliveries, 99)]
-                              for name, r in (("without slow watcher", base), ("with slow watcher", slow))]), "",
-              f"The slow watcher, read only after the last write: {ended}."]
-    return "\n".join(lines)
+           base: list[SlowRun], slow: list[SlowRun]) -> str:
+    """The markdown written to stdout and, with ``--write``, into BENCHMARKS.md."""
+    per_write_kib = statistics.median(r.rss_growth_mib for r in base) * 1024 / mode.slow_writes
+    return "\n".join([
+        f"Measured with `python bench/bench_api.py{' --quick' if mode is QUICK else ''}` on "
+        f"{machine_description()}. Client and server share one process and one event loop, so every figure "
+        f"includes the client's own cost.",
+        "",
+        f"**Start-up**, `FakeCluster(control_plane=False)` entered until `GET /version` is answered "
+        f"(median of {len(startup)}): **{statistics.median(startup):.1f} ms** (min {min(startup):.1f}, "
+        f"max {max(startup):.1f}). For context, envtest starts etcd and kube-apiserver in about 7 s.",
+        "",
+        f"**Throughput**: {CONCURRENCY} client tasks on keep-alive connections, {mode.requests} requests per load, "
+        f"median of {mode.runs} runs; the bare server is aiohttp with a handler that returns a fixed JSON body, "
+        f"driven by the same client in the same run. The CPU ratio divides requests per CPU-second of this "
+        f"process (robust to other load on the machine); *extra* is the CPU time fakeapi adds to one request.",
+        "",
+        _throughput_table(tp),
+        "",
+        f"**Watch fan-out**: {WATCHERS} watches on ConfigMaps, {mode.fanout_writes} creates by one sequential "
+        f"writer; latency runs from the `perf_counter_ns` stamp taken before the POST to the watch line being "
+        f"parsed by the watcher.",
+        "",
+        _fanout_table(fanout),
+        "",
+        f"**Slow watcher**: {mode.slow_writes} creates of {SLOW_PAYLOAD // 1024} KiB ConfigMaps from {CONCURRENCY} "
+        f"writers, {mode.slow_others} reading watchers, server backlog limit {mode.slow_limit} events per watcher; "
+        f"each run in a fresh process, RSS growth measured over the writes, median of {mode.slow_pairs} "
+        f"run(s) each, alternating order.",
+        "",
+        _slow_table(base, slow),
+        "",
+        f"The watcher that read nothing until the last write was done, per run: {_slow_endings(slow)} "
+        f"(the events it got were those already in socket buffers). Watch lines are "
+        f"{statistics.median(r.line_bytes for r in base):.0f} bytes; RSS grows by {per_write_kib:.1f} KiB per "
+        f"write with or without the slow watcher: the store and the event log hold that, not the watcher.",
+    ])
 
 
 def write_section(text: str, path: Path = BENCHMARKS_MD) -> None:
@@ -424,7 +486,8 @@ def write_section(text: str, path: Path = BENCHMARKS_MD) -> None:
     if BEGIN in content and END in content:
         content = re.sub(re.escape(BEGIN) + r".*?" + re.escape(END), lambda _: block, content, flags=re.S)
     else:
-        content = content.rstrip() + f"\n\n## API server\n\n{block}\n"
+        head = content.rstrip() + "\n\n" if content.strip() else ""
+        content = f"{head}## API server\n\n{block}\n"
     path.write_text(content)
 
 
@@ -434,14 +497,18 @@ async def main(mode: Mode, profile: bool, write: bool) -> None:
         startup = (await median_of(mode.startup_runs, lambda: startup_ms(session)))[1]
     tp = await throughput(mode, profiler)
     fanout = await watch_fanout(mode)
-    base = await slow_watcher(mode, with_slow=False)
-    slow = await slow_watcher(mode, with_slow=True)
+    base: list[SlowRun] = []
+    slow: list[SlowRun] = []
+    for pair in range(mode.slow_pairs):
+        for with_slow in (False, True) if pair % 2 == 0 else (True, False):
+            (slow if with_slow else base).append(await slow_watcher(mode is QUICK, with_slow))
     text = report(mode, startup, tp, fanout, base, slow)
     print(text)
     if profiler is not None:
         out = io.StringIO()
-        pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(30)
-        print("\ncProfile of the fakeapi loads of the last throughput run (client included):\n", out.getvalue())
+        pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats("fakeapi/", 30)
+        print("\ncProfile of the fakeapi loads of the last throughput run (total includes the client):\n",
+              out.getvalue())
     if write:
         write_section(text)
 
@@ -452,12 +519,17 @@ def _parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--runs", type=int, help="repetitions of the throughput loads")
     parser.add_argument("--profile", action="store_true", help="cProfile the last run of the fakeapi loads")
     parser.add_argument("--write", action="store_true", help="update the API server section of BENCHMARKS.md")
+    parser.add_argument("--slow-run", choices=("with", "without"), help=argparse.SUPPRESS)  # child process
     return parser.parse_args(argv)
 
 
 if __name__ == "__main__":
     args = _parse_args()
     chosen = QUICK if args.quick else FULL
-    if args.runs:
-        chosen = Mode(**{**chosen.__dict__, "runs": args.runs})
-    asyncio.run(main(chosen, args.profile, args.write))
+    if args.slow_run:
+        result = asyncio.run(slow_watcher_run(chosen, with_slow=args.slow_run == "with"))
+        sys.stdout.buffer.write(orjson.dumps(dataclasses.asdict(result)))
+    else:
+        if args.runs:
+            chosen = dataclasses.replace(chosen, runs=args.runs)
+        asyncio.run(main(chosen, args.profile, args.write))

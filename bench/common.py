@@ -43,13 +43,13 @@ def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> 
     def cell(value: object) -> str:
         return str(value).replace("|", "\\|")
 
-    numeric = [bool(rows) and all(isinstance(row[i], int | float) for row in rows) for i in range(len(headers))]
-    lines = ["| " + " | ".join(cell(h) for h in headers) + " |",
-             "|" + "|".join("---:" if num else "---" for num in numeric) + "|"]
     for row in rows:
         if len(row) != len(headers):
             raise ValueError(f"row has {len(row)} cells, expected {len(headers)}: {row!r}")
-        lines.append("| " + " | ".join(cell(v) for v in row) + " |")
+    numeric = [bool(rows) and all(isinstance(row[i], int | float) for row in rows) for i in range(len(headers))]
+    lines = ["| " + " | ".join(cell(h) for h in headers) + " |",
+             "|" + "|".join("---:" if num else "---" for num in numeric) + "|"]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
     return "\n".join(lines)
 
 

@@ -238,26 +238,27 @@ def resource_name(plural: str, group: str) -> str:
     return f"{plural}.{group}" if group else plural
 
 
-def not_found(plural: str, group: str, name: str) -> NotFound:
+def status_details(plural: str, group: str, name: str) -> dict[str, Any]:
+    """``details`` of a Status about one object (the core group is omitted, as upstream)."""
     details: dict[str, Any] = {"name": name, "kind": plural}
     if group:
         details["group"] = group
+    return details
+
+
+def not_found(plural: str, group: str, name: str) -> NotFound:
+    details = status_details(plural, group, name)
     return NotFound(f'{resource_name(plural, group)} "{name}" not found', details=details)
 
 
 def already_exists(plural: str, group: str, name: str) -> AlreadyExists:
-    details: dict[str, Any] = {"name": name, "kind": plural}
-    if group:
-        details["group"] = group
-    return AlreadyExists(f'{resource_name(plural, group)} "{name}" already exists', details=details)
+    return AlreadyExists(f'{resource_name(plural, group)} "{name}" already exists',
+                         details=status_details(plural, group, name))
 
 
 def conflict(plural: str, group: str, name: str, detail: str) -> Conflict:
-    details: dict[str, Any] = {"name": name, "kind": plural}
-    if group:
-        details["group"] = group
     return Conflict(f'Operation cannot be fulfilled on {resource_name(plural, group)} "{name}": {detail}',
-                    details=details)
+                    details=status_details(plural, group, name))
 
 
 STALE_OBJECT = "the object has been modified; please apply your changes to the latest version and try again"

@@ -12,8 +12,8 @@ build metadata ignored); the member functions decode them.
 
 Differences from upstream, on purpose or by engine limits:
 
-- ``device`` is a ``map(string, dyn)``, so a non-bool result such as ``device.driver`` is only
-  rejected when evaluated, not at compile time (compile time still rejects literal non-bools).
+- ``device`` is a ``map(string, dyn)``, so the compiler cannot type ``device.driver``; compiling
+  evaluates such expressions once on an empty probe device to reject non-bool results.
 - Unknown attribute/capacity domains evaluate to an empty map only for domains spelled as
   string literals in the expression (almost always the case); a computed domain that does not
   exist is a "no such key" error.
@@ -360,4 +360,21 @@ def compile_selector(expression: str) -> CompiledSelector:
     if out not in ("BOOL", "DYN"):
         raise CelError(f"must evaluate to bool or the unknown type, not {out.lower()}")
     literals = frozenset(a or b for a, b in _STRING_LITERAL.findall(expression))
+    if out == "DYN":
+        _reject_non_bool(expression, program, literals)
     return CompiledSelector(expression, program, literals)
+
+
+def _reject_non_bool(expression: str, program: cel.Expression, literals: frozenset[str]) -> None:
+    """Catch what upstream's typed ``device`` rejects at compile time (``device.driver``).
+
+    ``device`` is untyped here, so the result type is only known by evaluating: a probe device
+    with no attributes gives a value for expressions that do not depend on them; a non-bool
+    value is a compile error.  Expressions that fail on the probe stay for runtime to judge.
+    """
+    empty = {domain: {} for domain in literals}
+    probe = {"driver": "", "attributes": empty, "capacity": dict(empty), "allowMultipleAllocations": False}
+    result = program.eval(data={"device": probe})
+    type_name = result.type().name()
+    if type_name not in ("BOOL", "ERROR"):
+        raise CelError(f"must evaluate to bool or the unknown type, not {type_name.lower()}")

@@ -35,6 +35,8 @@ Quantity = Annotated[str, BeforeValidator(_number_to_text), GoType("resource.Qua
 Time = Annotated[str, GoType("v1.Time")]
 MicroTime = Annotated[str, GoType("v1.MicroTime")]
 IntOrString = Annotated[int | str, GoType("intstr.IntOrString")]
+Bytes = Annotated[str, GoType("[]byte")]
+"""Go ``[]byte``: base64 text on the wire."""
 RawExtension = Annotated[Any, GoType("runtime.RawExtension")]
 """Opaque JSON (driver parameters, device data): any value is kept verbatim."""
 

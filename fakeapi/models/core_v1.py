@@ -15,6 +15,7 @@ from pydantic import ConfigDict
 from fakeapi.models.base import (
     ATOMIC,
     SET,
+    Bytes,
     Int32,
     Int64,
     KubeModel,
@@ -273,7 +274,7 @@ class PodSpec(KubeModel):
     scheduling_group: PodSchedulingGroup | None = opt("Pod group of the pod (1.36+); immutable.")
     workload_ref: WorkloadReference | None = opt(
         "Workload pod group of the pod (1.35 shape, KEP-5729 draft); immutable.")
-    eviction_responders: list[Open] | None = opt("Alpha eviction responders.", markers=ATOMIC)
+    eviction_responders: list[Open] | None = opt("Alpha eviction responders.", markers=list_map("name"))
 
 
 class PodCondition(KubeModel):
@@ -311,7 +312,7 @@ class PodStatus(KubeModel):
     reason: str | None = opt("Brief CamelCase reason.")
     nominated_node_name: str | None = opt("Node nominated by preemption.")
     host_ip: str | None = opt("IP of the node.", alias="hostIP")
-    host_ips: list[PodIP] | None = opt("IPs of the node.", alias="hostIPs", markers=list_map("ip"))
+    host_ips: list[PodIP] | None = opt("IPs of the node.", alias="hostIPs", markers=ATOMIC)
     pod_ip: str | None = opt("IP of the pod.", alias="podIP")
     pod_ips: list[PodIP] | None = opt("IPs of the pod.", alias="podIPs", markers=list_map("ip"))
     start_time: Time | None = opt("When the kubelet acknowledged the pod.")
@@ -326,9 +327,9 @@ class PodStatus(KubeModel):
     extended_resource_claim_status: Open | None = opt("Claim generated for extended resources.")
     allocated_resources: dict[str, Quantity] | None = opt("Allocated pod-level resources.")
     resources: ResourceRequirements | None = opt("Actual pod-level resources.")
-    volume_health: list[Open] | None = opt("Alpha volume health.", markers=ATOMIC)
+    volume_health: list[Open] | None = opt("Alpha volume health.", markers=list_map("name"))
     node_allocatable_resource_claim_statuses: list[Open] | None = opt(
-        "Alpha node-allocatable claim status.", markers=ATOMIC)
+        "Alpha node-allocatable claim status.", markers=list_map("resourceClaimName"))
 
 
 class Pod(TopLevel):
@@ -518,7 +519,7 @@ class ConfigMap(TopLevel):
     metadata: ObjectMeta | None = opt("Standard object metadata.")
     immutable: bool | None = opt("If true, data cannot be changed.")
     data: dict[str, str] | None = opt("UTF-8 data.")
-    binary_data: dict[str, str] | None = opt("Base64-encoded binary data.")
+    binary_data: dict[str, Bytes] | None = opt("Base64-encoded binary data.")
 
 
 MODELS: dict[str, type[TopLevel]] = {m.gvk[2]: m for m in (Namespace, Node, Pod, Event, ConfigMap)}

@@ -9,6 +9,7 @@ from typing import ClassVar
 
 from fakeapi.models.base import (
     ATOMIC,
+    SET,
     Int64,
     KubeModel,
     Quantity,
@@ -161,7 +162,7 @@ class DeviceRequestAllocationResult(KubeModel):
                                alias="shareID")
     consumed_capacity: dict[str, Quantity] | None = opt("Capacity consumed by this allocation.")
     skip_node_operations: list[str] | None = opt("Node operations the kubelet skips (alpha).",
-                                                 markers=ATOMIC)
+                                                 markers=SET)
 
 
 class DeviceAllocationConfiguration(KubeModel):
@@ -411,7 +412,7 @@ class ResourceSliceSpec(KubeModel):
     shared_counters: list[CounterSet] | None = opt("Counter sets; at most 8.", markers=ATOMIC)
     partition_type_attribute: str | None = opt("Alpha: attribute naming the partition type.")
     skip_node_operations: list[str] | None = opt("Alpha: node operations the kubelet skips.",
-                                                 markers=ATOMIC)
+                                                 markers=SET)
 
 
 class ResourceSlice(TopLevel):

@@ -7,7 +7,7 @@ upstream; they are fakeapi extensions and their descriptions say so.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from fakeapi.models.base import ATOMIC, Int32, KubeModel, TopLevel, list_map, opt, req
 from fakeapi.models.meta import ObjectMeta
@@ -25,6 +25,10 @@ class TypedLocalObjectReference(KubeModel):
     name: str = req("Name of the object.")
 
 
+class BasicSchedulingPolicy(KubeModel):
+    """Pods are scheduled independently; no fields (strict decoding rejects any key)."""
+
+
 class GangSchedulingPolicy(KubeModel):
     """All-or-nothing scheduling of at least minCount pods per replica key."""
 
@@ -34,7 +38,7 @@ class GangSchedulingPolicy(KubeModel):
 class PodGroupPolicy(KubeModel):
     """Exactly one of basic or gang."""
 
-    basic: dict[str, Any] | None = opt("Pods are scheduled independently.")
+    basic: BasicSchedulingPolicy | None = opt("Pods are scheduled independently.")
     gang: GangSchedulingPolicy | None = opt("Pods are scheduled as a gang.")
 
 

@@ -7,7 +7,7 @@ self-contained PodGroup, which the scheduler gang-schedules and which may own Re
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from fakeapi.models.base import ATOMIC, Int32, KubeModel, TopLevel, list_map, opt, req
 from fakeapi.models.meta import Condition, ObjectMeta
@@ -24,6 +24,18 @@ class TypedLocalObjectReference(KubeModel):
     name: str = req("Name of the object.")
 
 
+class BasicSchedulingPolicy(KubeModel):
+    """Pods are scheduled independently; no fields (strict decoding rejects any key)."""
+
+
+class SingleDisruptionMode(KubeModel):
+    """Pods can be disrupted one by one; no fields."""
+
+
+class AllDisruptionMode(KubeModel):
+    """The whole group is disrupted together; no fields."""
+
+
 class GangSchedulingPolicy(KubeModel):
     """All-or-nothing scheduling of at least minCount pods."""
 
@@ -33,7 +45,7 @@ class GangSchedulingPolicy(KubeModel):
 class PodGroupSchedulingPolicy(KubeModel):
     """Exactly one of basic or gang."""
 
-    basic: dict[str, Any] | None = opt("Pods are scheduled independently.")
+    basic: BasicSchedulingPolicy | None = opt("Pods are scheduled independently.")
     gang: GangSchedulingPolicy | None = opt("Pods are scheduled as a gang.")
 
 
@@ -53,8 +65,8 @@ class PodGroupSchedulingConstraints(KubeModel):
 class DisruptionMode(KubeModel):
     """How pods of the group may be disrupted: exactly one of single or all."""
 
-    single: dict[str, Any] | None = opt("Pods can be disrupted one by one (default).")
-    all: dict[str, Any] | None = opt("The whole group is disrupted together.")
+    single: SingleDisruptionMode | None = opt("Pods can be disrupted one by one (default).")
+    all: AllDisruptionMode | None = opt("The whole group is disrupted together.")
 
 
 class PodGroupResourceClaim(KubeModel):
@@ -87,6 +99,18 @@ class PodGroupTemplate(KubeModel):
     preemption_policy: str | None = opt("Never or PreemptLowerPriority.")
 
 
+class CompositeBasicSchedulingPolicy(KubeModel):
+    """Children are scheduled independently; no fields (alpha)."""
+
+
+class SingleCompositeDisruptionMode(KubeModel):
+    """Children disrupted one by one; no fields (alpha)."""
+
+
+class AllCompositeDisruptionMode(KubeModel):
+    """Everything disrupted together; no fields (alpha)."""
+
+
 class CompositeGangSchedulingPolicy(KubeModel):
     """Gang policy over child groups (alpha, gate CompositePodGroup)."""
 
@@ -96,7 +120,7 @@ class CompositeGangSchedulingPolicy(KubeModel):
 class CompositePodGroupSchedulingPolicy(KubeModel):
     """Exactly one of basic or gang (alpha)."""
 
-    basic: dict[str, Any] | None = opt("Children are scheduled independently.")
+    basic: CompositeBasicSchedulingPolicy | None = opt("Children are scheduled independently.")
     gang: CompositeGangSchedulingPolicy | None = opt("Children are scheduled as a gang.")
 
 
@@ -110,8 +134,8 @@ class CompositePodGroupSchedulingConstraints(KubeModel):
 class CompositeDisruptionMode(KubeModel):
     """Disruption mode of a composite group (alpha)."""
 
-    single: dict[str, Any] | None = opt("Children disrupted one by one.")
-    all: dict[str, Any] | None = opt("Everything disrupted together.")
+    single: SingleCompositeDisruptionMode | None = opt("Children disrupted one by one.")
+    all: AllCompositeDisruptionMode | None = opt("Everything disrupted together.")
 
 
 class CompositePodGroupTemplate(KubeModel):

@@ -184,8 +184,9 @@ def _render(path: LazyPath, go: bool = False) -> str:
 class _Decoder:
     """One decode pass: collects unknown-field paths, raises on the first type mismatch."""
 
-    def __init__(self) -> None:
+    def __init__(self, patch: bool = False) -> None:
         self.unknown: list[str] = []
+        self.patch = patch
 
     def value(self, node: Node, value: Any, path: LazyPath, struct: str) -> Any:
         if isinstance(node, Opaque):
@@ -215,6 +216,9 @@ class _Decoder:
         out: dict[str, Any] = {}
         for key, value in obj.items():
             spec = specs.get(key)
+            if self.patch and (value is None or key.startswith("$")):
+                out[key] = value  # a deletion or a strategic-merge directive, applied later
+                continue
             if spec is None:
                 if _is_open(model):
                     out[key] = deep_copy(value)
@@ -231,20 +235,21 @@ def _join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
 
 
-def decode(model: type[BaseModel], obj: dict[str, Any],
-           field_validation: str = "Strict") -> tuple[dict[str, Any], list[str]]:
+def decode(model: type[BaseModel], obj: dict[str, Any], field_validation: str = "Strict", *,
+           patch: bool = False) -> tuple[dict[str, Any], list[str]]:
     """Check JSON types against ``model`` and handle unknown fields per ``fieldValidation``.
 
     Returns a pruned deep copy (unknown fields and nulls removed, numeric quantities as
     strings) and the warnings for ``Warn``.  Raises :class:`BadRequest` on a type mismatch
-    and, for ``Strict``, on unknown fields.  Defaults are not applied.
+    and, for ``Strict``, on unknown fields.  Defaults are not applied.  With ``patch`` the
+    object is a merge or strategic-merge patch: nulls (deletions) and ``$`` directives stay.
     """
     kind, version = _kind_version(model)
     prefix = f'{kind} in version "{version}" cannot be handled as a {kind}: '
     if not isinstance(obj, dict):
         raise BadRequest(prefix + f"json: cannot unmarshal {_json_kind(obj)} into Go value of type "
                                   f"{_go_name(Struct(model))}")
-    decoder = _Decoder()
+    decoder = _Decoder(patch)
     try:
         pruned = decoder.struct(model, obj, None)
     except _TypeMismatch as err:
@@ -278,7 +283,7 @@ _BUILTIN_SCHEMAS: dict[str, tuple[str, dict[str, Any]]] = {
 _SCALAR_SCHEMAS: dict[str, dict[str, Any]] = {
     "string": {"type": "string"}, "bool": {"type": "boolean"},
     "int32": {"type": "integer", "format": "int32"}, "int64": {"type": "integer", "format": "int64"},
-    "float64": {"type": "number", "format": "double"},
+    "float64": {"type": "number", "format": "double"}, "[]byte": {"type": "string", "format": "byte"},
 }
 
 

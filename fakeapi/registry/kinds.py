@@ -41,6 +41,14 @@ POD_FIELDS: dict[str, FieldGetter] = {
     "status.nominatedNodeName": path("status", "nominatedNodeName"),
 }
 
+# Upstream's event ToSelectableFields.
+EVENT_FIELDS: dict[str, FieldGetter] = {
+    **{f"involvedObject.{name}": path("involvedObject", name)
+       for name in ("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath")},
+    "reason": path("reason"), "reportingComponent": path("reportingComponent"),
+    "source": path("source", "component"), "type": path("type"),
+}
+
 KINDS: tuple[ResourceType, ...] = (
     _kind("", "v1", "Namespace", "namespaces", namespaced=False, short_names=("ns",),
           subresources=frozenset({"status", "finalize"}), tracks_generation=False, returns_deleted_object=True,
@@ -52,11 +60,7 @@ KINDS: tuple[ResourceType, ...] = (
           subresources=frozenset({"status", "binding"}), tracks_generation=False, returns_deleted_object=True,
           field_selectors=POD_FIELDS, columns=POD_COLUMNS),
     _kind("", "v1", "Event", "events", namespaced=True, short_names=("ev",), tracks_generation=False,
-          field_selectors={"involvedObject.kind": path("involvedObject", "kind"),
-                           "involvedObject.name": path("involvedObject", "name"),
-                           "involvedObject.namespace": path("involvedObject", "namespace"),
-                           "involvedObject.uid": path("involvedObject", "uid"),
-                           "reason": path("reason"), "type": path("type")},
+          field_selectors=EVENT_FIELDS,
           columns=EVENT_COLUMNS),
     _kind("", "v1", "ConfigMap", "configmaps", namespaced=True, short_names=("cm",), tracks_generation=False,
           columns=CONFIGMAP_COLUMNS),

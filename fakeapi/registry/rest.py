@@ -24,6 +24,7 @@ from fakeapi.errors import (
     not_found,
     not_supported,
     required,
+    status_details,
 )
 from fakeapi.machinery import apply as ssa
 from fakeapi.machinery.jsoncopy import deep_copy
@@ -115,16 +116,16 @@ class Registry:
         return AdmissionContext(gates=self.gates, operation=operation, subresource=subresource,
                                 namespace_labels=labels, lookup=lookup)
 
-    def _check_namespace(self, rt: ResourceType, namespace: str) -> None:
+    def _check_namespace(self, rt: ResourceType, namespace: str, name: str) -> None:
         if not rt.namespaced:
             return
         ns = self.store.get(self.namespaces.storage_key, ("", namespace))
         if ns is None:
             raise not_found("namespaces", "", namespace)
         if (ns.get("metadata") or {}).get("deletionTimestamp"):
-            raise Forbidden(f'{rt.plural} "{namespace}" is forbidden: unable to create new content in '
+            raise Forbidden(f'{rt.group_resource} "{name}" is forbidden: unable to create new content in '
                             f"namespace {namespace} because it is being terminated",
-                            details={"kind": rt.plural, "group": rt.group,
+                            details={**status_details(rt.plural, rt.group, name),
                                      "causes": [{"reason": "NamespaceTerminating",
                                                  "message": f"namespace {namespace} is being terminated",
                                                  "field": "metadata.namespace"}]})
@@ -134,13 +135,14 @@ class Registry:
             name = (obj.get("metadata") or {}).get("name") or (obj.get("metadata") or {}).get("generateName", "")
             raise invalid_object(rt.kind, rt.group, name, errors)
 
-    def _decode(self, rt: ResourceType, obj: dict[str, Any], field_validation: str) -> tuple[dict[str, Any], list[str]]:
+    def _decode(self, rt: ResourceType, obj: dict[str, Any], field_validation: str, *,
+                patch: bool = False) -> tuple[dict[str, Any], list[str]]:
         """Check types and unknown fields against the kind's model (returns a private copy)."""
         if rt.model is None:
             return deep_copy(obj), []
         from fakeapi.models.schema import decode
 
-        return decode(rt.model, obj, field_validation)
+        return decode(rt.model, obj, field_validation, patch=patch)
 
     def _set_identity(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         # apiVersion and kind first, as every real server prints them.
@@ -164,7 +166,7 @@ class Registry:
         if meta.get("resourceVersion"):
             raise BadRequest("resourceVersion should not be set on objects to be created")
         self._bind_namespace(rt, obj, namespace)
-        self._check_namespace(rt, namespace)
+        self._check_namespace(rt, namespace, meta.get("name") or meta.get("generateName", ""))
         self._set_identity(rt, obj)
         for key in m.SERVER_META:
             meta.pop(key, None)
@@ -305,6 +307,11 @@ class Registry:
         if patch_type == "apply":
             return self._apply(rt, namespace, name, patch, opts)
         old = self.get(rt, namespace, name)
+        warnings: list[str] = []
+        if patch_type != "json" and isinstance(patch, dict):
+            # The stored object is valid, so only the patch can bring unknown fields or wrong
+            # types: checking it instead of the whole result keeps small patches cheap.
+            patch, warnings = self._decode(rt, patch, opts.field_validation, patch=True)
         try:
             if patch_type == "json":
                 patched = apply_json_patch(old, patch)
@@ -320,7 +327,10 @@ class Registry:
             raise (Invalid if exc.code == 422 else BadRequest)(str(exc)) from exc
         if not isinstance(patched, dict):
             raise BadRequest("the patch must produce an object")
-        new, warnings = self._decode(rt, patched, opts.field_validation)
+        if patch_type == "json":
+            new, warnings = self._decode(rt, patched, opts.field_validation)
+        else:
+            new = patched
         rv = (new.get("metadata") or {}).get("resourceVersion")
         if rv and rv != old["metadata"]["resourceVersion"]:
             raise conflict(rt.plural, rt.group, name, STALE_OBJECT)
@@ -345,11 +355,8 @@ class Registry:
                                            api_version=rt.api_version, types=types, now=m.now_rfc3339(),
                                            subresource=opts.subresource)
         except ssa.ApplyConflict as exc:
-            raise Conflict(str(exc), details={
-                "name": name, "group": rt.group, "kind": rt.plural,
-                "causes": [{"reason": "FieldManagerConflict",
-                            "message": f'conflict with "{mgr}"', "field": path}
-                           for mgr, path in exc.conflicts]}) from exc
+            raise Conflict(str(exc), details={**status_details(rt.plural, rt.group, name),
+                                              "causes": exc.causes}) from exc
         managed = (merged.get("metadata") or {}).pop("managedFields", None)
         if live is None:
             if opts.subresource:
@@ -371,11 +378,11 @@ class Registry:
         pre = options.get("preconditions") or {}
         if pre.get("uid") and pre["uid"] != meta["uid"]:
             raise Conflict(f"Precondition failed: UID in precondition: {pre['uid']}, UID in object meta: "
-                           f"{meta['uid']}", details={"name": name, "group": rt.group, "kind": rt.plural})
+                           f"{meta['uid']}", details=status_details(rt.plural, rt.group, name))
         if pre.get("resourceVersion") and pre["resourceVersion"] != meta["resourceVersion"]:
             raise Conflict(f"Precondition failed: ResourceVersion in precondition: {pre['resourceVersion']}, "
                            f"ResourceVersion in object meta: {meta['resourceVersion']}",
-                           details={"name": name, "group": rt.group, "kind": rt.plural})
+                           details=status_details(rt.plural, rt.group, name))
         policy = options.get("propagationPolicy")
         if policy is None and options.get("orphanDependents") is not None:
             policy = "Orphan" if options["orphanDependents"] else "Background"

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager
 from typing import Any, ParamSpec, TypeVar
 
 import pytest
@@ -33,6 +34,18 @@ async def call(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
 async def watch_opened(cluster: FakeCluster) -> None:
     """Wait until some client holds a watch open (e.g. a started ``kubectl wait``), read in-process."""
     await wait_for(lambda: cluster.registry.store.hub.count() > 0, message="a watch to be opened")
+
+
+@asynccontextmanager
+async def started(kubectl: Kubectl, *args: str) -> AsyncIterator[asyncio.subprocess.Process]:
+    """A long-running kubectl, killed on exit whatever happened."""
+    proc = await kubectl.start(*args)
+    try:
+        yield proc
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+        await proc.wait()
 
 
 def to_yaml(*docs: dict[str, Any]) -> str:
@@ -79,6 +92,17 @@ def claim(name: str, *, namespace: str | None = None) -> dict[str, Any]:
 def device_class(name: str = GPU_CLASS) -> dict[str, Any]:
     return {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": name},
             "spec": {"selectors": [{"cel": {"expression": f"device.driver == '{name}'"}}]}}
+
+
+def event(name: str, about: dict[str, Any], *, reason: str = "FailedScheduling", message: str = "0/3 nodes",
+          type_: str = "Warning", component: str = "default-scheduler") -> dict[str, Any]:
+    """A core/v1 Event whose involvedObject is ``about`` (an object as returned by the server)."""
+    meta = about["metadata"]
+    involved = {"apiVersion": about["apiVersion"], "kind": about["kind"], "name": meta["name"],
+                "namespace": meta.get("namespace", "default"), "uid": meta["uid"]}
+    return {"apiVersion": "v1", "kind": "Event", "metadata": {"name": name}, "involvedObject": involved,
+            "reason": reason, "message": message, "type": type_, "source": {"component": component},
+            "lastTimestamp": "2026-01-01T00:00:00Z", "count": 1}
 
 
 @pytest.fixture

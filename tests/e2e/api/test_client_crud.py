@@ -9,7 +9,7 @@ import pytest
 from kubernetes import client
 
 from fakeapi.cluster import FakeCluster
-from tests.e2e.api.conftest import GPU_CLASS, call, claim, configmap, device_class, node, pod
+from tests.e2e.api.conftest import GPU_CLASS, call, claim, configmap, device_class, event, node, pod
 
 
 async def api_error(coro: Any) -> tuple[int, dict[str, Any]]:
@@ -251,3 +251,86 @@ async def test_expired_continue_token_is_410(fake_api: FakeCluster, core: client
     # The inconsistent continuation token lets a client finish the list anyway.
     resumed = await call(core.list_namespaced_config_map, "default", limit=10, _continue=body["metadata"]["continue"])
     assert [i.metadata.name for i in resumed.items] == ["cm-2", "cm-3", "later"]
+
+
+@pytest.mark.parametrize(("preconditions", "message"), [
+    ({"uid": "wrong"}, "Precondition failed: UID in precondition: wrong, UID in object meta: "),
+    ({"resourceVersion": "1"}, "Precondition failed: ResourceVersion in precondition: 1, "
+                               "ResourceVersion in object meta: "),
+], ids=["uid", "resource-version"])
+async def test_delete_preconditions(core: client.CoreV1Api, preconditions: dict[str, str], message: str) -> None:
+    await call(core.create_namespaced_config_map, "default", configmap("c1"))
+
+    code, body = await api_error(call(core.delete_namespaced_config_map, "c1", "default",
+                                      body={"preconditions": preconditions}))
+
+    assert code == 409 and body["reason"] == "Conflict"
+    assert body["message"].startswith(message)
+    assert body["details"] == {"name": "c1", "kind": "configmaps"}
+    assert (await call(core.read_namespaced_config_map, "c1", "default")).metadata.name == "c1"
+
+
+async def test_delete_collection_by_label(core: client.CoreV1Api) -> None:
+    for name, labels in [("a", {"batch": "1"}), ("b", {"batch": "1"}), ("keep", {"batch": "2"})]:
+        await call(core.create_namespaced_config_map, "default", configmap(name, labels=labels))
+
+    await call(core.delete_collection_namespaced_config_map, "default", label_selector="batch=1")
+
+    assert [i.metadata.name for i in (await call(core.list_namespaced_config_map, "default")).items] == ["keep"]
+
+
+async def test_pod_field_selectors(core: client.CoreV1Api) -> None:
+    await call(core.create_node, node("n1"))
+    for name in ("bound", "unbound"):
+        await call(core.create_namespaced_pod, "default", pod(name))
+    await call(core.create_namespaced_pod_binding, "bound", "default", binding("bound", "n1"), _preload_content=False)
+
+    async def names(selector: str) -> list[str]:
+        listed = await call(core.list_pod_for_all_namespaces, field_selector=selector)
+        return [p.metadata.name for p in listed.items]
+
+    assert await names("spec.nodeName=n1") == ["bound"]
+    assert await names("spec.nodeName=") == ["unbound"]
+    assert await names("status.phase=Pending,metadata.name!=bound") == ["unbound"]
+    code, body = await api_error(names("spec.bogus=1"))
+    assert code == 400 and body["message"] == "field label not supported: spec.bogus"
+
+
+async def test_server_side_apply_removes_fields_the_manager_drops(resource_api: client.ResourceV1Api) -> None:
+    def apply(labels: dict[str, str]) -> Any:
+        body = claim("rc1")
+        body["metadata"]["labels"] = labels
+        return call(resource_api.patch_namespaced_resource_claim, "rc1", "default", body, field_manager="ci",
+                    _content_type="application/apply-patch+yaml")
+
+    created = await apply({"a": "1", "b": "2"})
+    assert created.metadata.labels == {"a": "1", "b": "2"}
+    # Another writer (merge patch, operation Update) owns "c": the applier's drop leaves it alone.
+    await call(resource_api.patch_namespaced_resource_claim, "rc1", "default", {"metadata": {"labels": {"c": "3"}}},
+               field_manager="other", _content_type="application/merge-patch+json")
+
+    reapplied = await apply({"a": "1"})
+
+    assert reapplied.metadata.labels == {"a": "1", "c": "3"}
+    managers = {e.manager: e.operation for e in reapplied.metadata.managed_fields}
+    assert managers == {"ci": "Apply", "other": "Update"}
+
+
+@pytest.mark.parametrize(("selector", "expected"), [
+    ("involvedObject.kind=Pod,involvedObject.name=p1", ["e1"]),
+    ("involvedObject.apiVersion=v1,involvedObject.name=p1", ["e1"]),
+    ("reason=Scheduled", ["e2"]),
+    ("type=Warning", ["e1"]),
+    ("source=kubelet", ["e2"]),
+], ids=["kind-name", "api-version", "reason", "type", "source"])
+async def test_event_field_selectors(core: client.CoreV1Api, selector: str, expected: list[str]) -> None:
+    p1, p2 = [pod(name) for name in ("p1", "p2")]
+    for about in (p1, p2):
+        about["metadata"]["uid"] = (await call(core.create_namespaced_pod, "default", about)).metadata.uid
+    await call(core.create_namespaced_event, "default", event("e1", p1))
+    await call(core.create_namespaced_event, "default", event("e2", p2, reason="Scheduled", type_="Normal",
+                                                              component="kubelet"))
+
+    listed = await call(core.list_namespaced_event, "default", field_selector=selector)
+
+    assert [e.metadata.name for e in listed.items] == expected

@@ -12,7 +12,7 @@ import pytest
 from kubernetes import client, watch
 
 from fakeapi.cluster import FakeCluster
-from tests.e2e.api.conftest import call, claim, configmap
+from tests.e2e.api.conftest import call, claim, configmap, pod
 
 
 class WatchThread:
@@ -167,3 +167,52 @@ async def test_watch_cluster_wide_sees_every_namespace(core: client.CoreV1Api) -
 
     assert [(e["object"].metadata.namespace, e["object"].metadata.name) for e in events] == [
         ("team", "t"), ("default", "d")]
+
+
+async def test_streaming_list_ends_initial_events_with_a_bookmark(core: client.CoreV1Api) -> None:
+    await call(core.create_namespaced_config_map, "default", configmap("a"))
+    await call(core.create_namespaced_config_map, "default", configmap("b"))
+
+    async with watching(core.list_namespaced_config_map, "default", send_initial_events=True,
+                        resource_version_match="NotOlderThan", allow_watch_bookmarks=True) as stream:
+        initial = [await stream.next() for _ in range(3)]
+        await call(core.create_namespaced_config_map, "default", configmap("c"))
+        live = await stream.next()
+
+    assert [(e["type"], e["object"].metadata.name) for e in initial[:2]] == [("ADDED", "a"), ("ADDED", "b")]
+    bookmark = initial[2]
+    assert bookmark["type"] == "BOOKMARK"
+    assert bookmark["raw_object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
+    newest_initial = max(int(e["object"].metadata.resource_version) for e in initial[:2])
+    assert int(bookmark["raw_object"]["metadata"]["resourceVersion"]) >= newest_initial
+    assert (live["type"], live["object"].metadata.name) == ("ADDED", "c")
+
+
+async def test_streaming_list_requires_not_older_than(core: client.CoreV1Api) -> None:
+    with pytest.raises(client.ApiException) as info:
+        await call(core.list_namespaced_config_map, "default", watch=True, send_initial_events=True,
+                   _preload_content=False)
+
+    assert info.value.status == 422
+    assert "resourceVersionMatch" in json.loads(info.value.body)["message"]
+
+
+async def test_unassigned_pod_watch_sees_binding_as_deleted(core: client.CoreV1Api) -> None:
+    # The scheduler's informer watches spec.nodeName= : a bound pod must leave it with DELETED.
+    await call(core.create_node, {"metadata": {"name": "n1"}})
+    rv = (await call(core.list_pod_for_all_namespaces)).metadata.resource_version
+    await call(core.create_namespaced_pod, "default", pod("p1"))
+    await call(core.create_namespaced_pod_binding, "p1", "default",
+               {"metadata": {"name": "p1"}, "target": {"kind": "Node", "name": "n1"}}, _preload_content=False)
+    await call(core.create_namespaced_pod, "default", pod("marker"))
+
+    async with watching(core.list_pod_for_all_namespaces, resource_version=rv,
+                        field_selector="spec.nodeName=") as stream:
+        events = [await stream.next() for _ in range(3)]
+
+    assert [(e["type"], e["object"].metadata.name) for e in events] == [
+        ("ADDED", "p1"), ("DELETED", "p1"), ("ADDED", "marker")]
+    # As upstream's cacher: DELETED carries the previous content (unbound) at the binding's resourceVersion.
+    assert events[1]["object"].spec.node_name is None
+    bound = await call(core.read_namespaced_pod, "p1", "default")
+    assert events[1]["object"].metadata.resource_version == bound.metadata.resource_version

@@ -145,3 +145,32 @@ async def test_create_of_existing_object_is_already_exists(kubectl: Kubectl) -> 
     assert out.returncode != 0
     assert 'Error from server (AlreadyExists): error when creating "STDIN": configmaps "dup" already exists' \
         in out.stderr
+
+
+def class_with_selector(expression: str) -> dict:
+    dc = device_class("bad")
+    dc["spec"]["selectors"][0]["cel"]["expression"] = expression
+    return dc
+
+
+def claim_with_duplicate_requests() -> dict:
+    dup = claim("dup")
+    dup["spec"]["devices"]["requests"] *= 2
+    return dup
+
+
+@pytest.mark.parametrize(("obj", "expected"), [
+    (class_with_selector("device.driver =="),
+     'The DeviceClass "bad" is invalid: spec.selectors[0].cel.expression: Invalid value: "device.driver ==": '
+     "compilation failed: ERROR: <input>:1:17: Syntax error:"),
+    (class_with_selector("device.driver"),
+     'The DeviceClass "bad" is invalid: spec.selectors[0].cel.expression: Invalid value: "device.driver": '
+     "must evaluate to bool or the unknown type, not string"),
+    (claim_with_duplicate_requests(),
+     'The ResourceClaim "dup" is invalid: spec.devices.requests[1]: Duplicate value: "gpu"'),
+], ids=["cel-syntax", "cel-not-bool", "duplicate-request"])
+async def test_invalid_dra_objects_are_explained(kubectl: Kubectl, obj: dict, expected: str) -> None:
+    out = await kubectl.run("apply", "-f", "-", input=to_yaml(obj), check=False)
+
+    assert out.returncode != 0
+    assert out.stderr.startswith(expected), out.stderr

@@ -5,27 +5,25 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 
 import pytest
 import yaml
 from kubernetes import client
 
 from fixtures.plugin import Kubectl
-from tests.e2e.api.conftest import call, claim, columns, configmap, device_class, node, pod, table, to_yaml
-
-
-@asynccontextmanager
-async def started(kubectl: Kubectl, *args: str) -> AsyncIterator[asyncio.subprocess.Process]:
-    """A long-running kubectl, killed on exit whatever happened."""
-    proc = await kubectl.start(*args)
-    try:
-        yield proc
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-        await proc.wait()
+from tests.e2e.api.conftest import (
+    call,
+    claim,
+    columns,
+    configmap,
+    device_class,
+    event,
+    node,
+    pod,
+    started,
+    table,
+    to_yaml,
+)
 
 
 async def read_until(proc: asyncio.subprocess.Process, wanted: str, timeout: float = 5.0) -> list[str]:
@@ -192,18 +190,25 @@ async def test_get_in_chunks_returns_everything_in_order(kubectl: Kubectl) -> No
 
 async def test_describe_shows_the_objects_events(kubectl: Kubectl) -> None:
     await kubectl.run("apply", "-f", "-", input=to_yaml(pod("p1")))
-    uid = (await kubectl.run("get", "pod", "p1", "-o", "jsonpath={.metadata.uid}")).stdout
-    event = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "p1.1"}, "type": "Warning",
-             "reason": "FailedScheduling", "message": "0/3 nodes are available",
-             "involvedObject": {"apiVersion": "v1", "kind": "Pod", "name": "p1", "namespace": "default", "uid": uid},
-             "source": {"component": "default-scheduler"}, "lastTimestamp": "2026-01-01T00:00:00Z"}
-    # An event about another pod with the same name (older uid) must not show.
-    stale = {**event, "metadata": {"name": "p1.0"}, "message": "old pod",
-             "involvedObject": {**event["involvedObject"], "uid": "0000"}}
-    await kubectl.run("apply", "-f", "-", input=to_yaml(event, stale))
+    p1 = json.loads((await kubectl.run("get", "pod", "p1", "-o", "json")).stdout)
+    # An event about an earlier pod of the same name (another uid) must not show.
+    earlier = event("p1.0", p1, message="old pod")
+    earlier["involvedObject"]["uid"] = "0000"
+    await kubectl.run("apply", "-f", "-", input=to_yaml(event("p1.1", p1, message="0/3 nodes are available"), earlier))
 
     out = (await kubectl.run("describe", "pod", "p1")).stdout
 
     events = out[out.index("Events:"):]
     assert "FailedScheduling" in events and "default-scheduler" in events
     assert "0/3 nodes are available" in events and "old pod" not in events
+
+
+async def test_events_for_an_object(kubectl: Kubectl) -> None:
+    await kubectl.run("apply", "-f", "-", input=to_yaml(pod("p1"), pod("p2")))
+    pods = json.loads((await kubectl.run("get", "pods", "-o", "json")).stdout)["items"]
+    await kubectl.run("apply", "-f", "-", input=to_yaml(event("e1", pods[0], message="about p1"),
+                                                        event("e2", pods[1], message="about p2")))
+
+    out = await kubectl.run("events", "--for", "pod/p1")
+
+    assert "about p1" in out.stdout and "about p2" not in out.stdout

@@ -13,7 +13,7 @@ from kubernetes import client
 
 from fakeapi.cluster import FakeCluster
 from fixtures.plugin import Kubectl, wait_for
-from tests.e2e.api.conftest import call, claim, configmap, node, pod, to_yaml, watch_opened
+from tests.e2e.api.conftest import call, claim, configmap, node, pod, started, to_yaml, watch_opened
 
 
 async def get_json(kubectl: Kubectl, *args: str) -> dict[str, Any]:
@@ -133,13 +133,13 @@ async def test_delete_waits_for_finalizers(kubectl: Kubectl, core: client.CoreV1
         held = await call(core.read_namespaced_config_map, "held", "default")
         return held.metadata.deletion_timestamp is not None
 
-    proc = await kubectl.start("delete", "configmap", "held", "--timeout=10s")
-    await wait_for(deletion_started, message="deletionTimestamp on the held configmap")
-    assert proc.returncode is None, "kubectl delete returned while the finalizer held the object"
+    async with started(kubectl, "delete", "configmap", "held", "--timeout=10s") as proc:
+        await wait_for(deletion_started, message="deletionTimestamp on the held configmap")
+        assert proc.returncode is None, "kubectl delete returned while the finalizer held the object"
 
-    await kubectl.run("patch", "configmap", "held", "--type=merge", "-p", '{"metadata":{"finalizers":null}}')
+        await kubectl.run("patch", "configmap", "held", "--type=merge", "-p", '{"metadata":{"finalizers":null}}')
 
-    code, out, err = await finished(proc)
+        code, out, err = await finished(proc)
     assert code == 0, err
     assert out.strip() == 'configmap "held" deleted from default namespace'
     gone = await kubectl.run("get", "configmap", "held", check=False)
@@ -159,14 +159,14 @@ async def test_delete_of_missing_object_is_not_found(kubectl: Kubectl) -> None:
 async def test_wait_for_condition(fake_api: FakeCluster, kubectl: Kubectl, core: client.CoreV1Api,
                                   condition: str) -> None:
     await kubectl.run("apply", "-f", "-", input=to_yaml(pod("p1")))
-    proc = await kubectl.start("wait", f"--for={condition}", "pod/p1", "--timeout=10s")
-    # Flip the condition only once kubectl watches (WatchList: initial events, then the end bookmark).
-    await watch_opened(fake_api)
+    async with started(kubectl, "wait", f"--for={condition}", "pod/p1", "--timeout=10s") as proc:
+        # Flip the condition only once kubectl watches (WatchList: initial events, then the end bookmark).
+        await watch_opened(fake_api)
 
-    await call(core.patch_namespaced_pod_status, "p1", "default",
-               {"status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}})
+        await call(core.patch_namespaced_pod_status, "p1", "default",
+                   {"status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}})
 
-    code, out, err = await finished(proc)
+        code, out, err = await finished(proc)
     assert code == 0, err
     assert out.strip() == "pod/p1 condition met"
 
@@ -182,13 +182,13 @@ async def test_wait_for_condition_times_out(kubectl: Kubectl) -> None:
 
 async def test_wait_for_delete(fake_api: FakeCluster, kubectl: Kubectl, resource_api: client.ResourceV1Api) -> None:
     await kubectl.run("apply", "-f", "-", input=to_yaml(claim("rc1")))
-    proc = await kubectl.start("wait", "--for=delete", "resourceclaim/rc1", "--timeout=10s")
-    # Deleting before kubectl found the claim would make it exit 0 silently: wait for its watch.
-    await watch_opened(fake_api)
+    async with started(kubectl, "wait", "--for=delete", "resourceclaim/rc1", "--timeout=10s") as proc:
+        # Deleting before kubectl found the claim would make it exit 0 silently: wait for its watch.
+        await watch_opened(fake_api)
 
-    await call(resource_api.delete_namespaced_resource_claim, "rc1", "default")
+        await call(resource_api.delete_namespaced_resource_claim, "rc1", "default")
 
-    code, out, err = await finished(proc)
+        code, out, err = await finished(proc)
     assert code == 0, err
     assert out.strip() == "resourceclaim.resource.k8s.io/rc1 condition met"
 
@@ -229,11 +229,11 @@ async def test_terminating_namespace_refuses_new_objects(kubectl: Kubectl) -> No
 
 
 async def test_wait_for_create(kubectl: Kubectl) -> None:
-    proc = await kubectl.start("wait", "--for=create", "resourceclaim/late", "--timeout=10s")
+    async with started(kubectl, "wait", "--for=create", "resourceclaim/late", "--timeout=10s") as proc:
 
-    await kubectl.run("apply", "-f", "-", input=to_yaml(claim("late")))
+        await kubectl.run("apply", "-f", "-", input=to_yaml(claim("late")))
 
-    code, out, err = await finished(proc)
+        code, out, err = await finished(proc)
     assert code == 0, err
     assert out.strip() == "resourceclaim.resource.k8s.io/late condition met"
 

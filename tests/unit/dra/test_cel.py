@@ -68,7 +68,7 @@ def test_evaluate(expression: str, expected: bool) -> None:
     [
         ('device.attributes["gpu.example.com"].missing == 1', "no such key: missing"),
         ('quantity("abc") == quantity("1")', "quantities must match"),
-        ("device.driver", "could not be converted to bool"),
+        ('device.attributes["gpu.example.com"].model', "could not be converted to bool"),
         ('semver("1.0.0").compareTo(quantity("1")) == 0', "no such overload"),
     ],
     ids=["missing-key", "bad-quantity", "non-bool-dyn", "mixed-types"],
@@ -80,8 +80,9 @@ def test_runtime_errors(expression: str, fragment: str) -> None:
 
 @pytest.mark.parametrize(
     ("expression", "fragment"),
-    [("noSuchVar", "undeclared reference to 'noSuchVar'"), ("1 +", "Syntax error"), ('"a"', "must evaluate to bool")],
-    ids=["undeclared", "syntax", "non-bool"],
+    [("noSuchVar", "undeclared reference to 'noSuchVar'"), ("1 +", "Syntax error"), ('"a"', "must evaluate to bool"),
+     ("device.driver", "must evaluate to bool or the unknown type, not string")],
+    ids=["undeclared", "syntax", "non-bool", "non-bool-device-field"],
 )
 def test_compile_errors(expression: str, fragment: str) -> None:
     with pytest.raises(CelError, match=fragment) as err:

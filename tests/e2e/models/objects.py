@@ -1,0 +1,189 @@
+"""One realistic object per served kind (KEP examples), plus the defaults a 1.37 apiserver adds.
+
+Both round-trip tests (kubectl and the official client) send these and compare what comes back
+with ``sent + DEFAULTS[kind]`` (a merge: the defaults only add keys).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+DRIVER = "gpu.example.com"
+NS = "default"
+
+
+def resource(kind: str, name: str, spec: dict[str, Any], *, namespaced: bool = True,
+             api_version: str = "resource.k8s.io/v1") -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, **({"namespace": NS} if namespaced else {})}
+    return {"apiVersion": api_version, "kind": kind, "metadata": meta, "spec": spec}
+
+
+def cel(expression: str) -> dict[str, Any]:
+    return {"cel": {"expression": expression}}
+
+
+DEVICE_CLASS = resource("DeviceClass", "gpu.example.com", {
+    "selectors": [cel(f"device.driver == '{DRIVER}'")],
+    "config": [{"opaque": {"driver": DRIVER, "parameters": {"sharing": {"strategy": "TimeSlicing"}}}}],
+    "extendedResourceName": "example.com/gpu",
+}, namespaced=False)
+
+# KEP-4816 (prioritized list) + constraints + claim config: a big GPU, else two small ones on one NUMA node.
+CLAIM_SPEC: dict[str, Any] = {"devices": {
+    "requests": [
+        {"name": "gpu", "firstAvailable": [
+            {"name": "big", "deviceClassName": DRIVER, "selectors": [cel("device.attributes['gpu.example.com'].model"
+                                                                         " == 'H100'")]},
+            {"name": "small", "deviceClassName": DRIVER, "count": 2,
+             "tolerations": [{"key": "example.com/unhealthy", "effect": "NoSchedule"}]},
+        ]},
+        {"name": "nic", "exactly": {"deviceClassName": DRIVER, "allocationMode": "All",
+                                    "selectors": [cel("device.attributes['gpu.example.com'].rdma")]}},
+    ],
+    "constraints": [{"requests": ["gpu", "nic"], "matchAttribute": "gpu.example.com/numa"}],
+    "config": [{"requests": ["gpu"], "opaque": {"driver": DRIVER, "parameters": {"mps": True}}}],
+}}
+CLAIM = resource("ResourceClaim", "gpu-claim", CLAIM_SPEC)
+CLAIM_TEMPLATE = resource("ResourceClaimTemplate", "gpu-template", {
+    "metadata": {"labels": {"app": "trainer"}},
+    "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": DRIVER}}]}},
+})
+
+SLICE = resource("ResourceSlice", "node-1-gpus", {
+    "driver": DRIVER, "nodeName": "node-1",
+    "pool": {"name": "node-1", "generation": 1, "resourceSliceCount": 1},
+    "devices": [{
+        "name": "gpu-0",
+        "attributes": {"model": {"string": "H100"}, "numa": {"int": 0}, "rdma": {"bool": True},
+                       "driverVersion": {"version": "1.2.3"}},
+        "capacity": {"memory": {"value": "80Gi"}},
+        "taints": [{"key": "example.com/unhealthy", "value": "ecc", "effect": "NoSchedule"}],
+    }],
+}, namespaced=False)
+
+# KEP-4815: one physical GPU offered whole or as two halves. Since 1.35 the counters live in their
+# own slice of the pool (a slice carries devices or sharedCounters, not both).
+COUNTER_SLICE = resource("ResourceSlice", "node-2-counters", {
+    "driver": DRIVER, "nodeName": "node-2",
+    "pool": {"name": "node-2", "generation": 1, "resourceSliceCount": 2},
+    "sharedCounters": [{"name": "gpu-0-counters", "counters": {"memory": {"value": "80Gi"}}}],
+}, namespaced=False)
+PARTITIONABLE_SLICE = resource("ResourceSlice", "node-2-gpus", {
+    "driver": DRIVER, "nodeName": "node-2",
+    "pool": {"name": "node-2", "generation": 1, "resourceSliceCount": 2},
+    "devices": [
+        {"name": "gpu-0", "consumesCounters": [{"counterSet": "gpu-0-counters",
+                                                "counters": {"memory": {"value": "80Gi"}}}]},
+        *({"name": f"gpu-0-half-{i}", "consumesCounters": [{"counterSet": "gpu-0-counters",
+                                                            "counters": {"memory": {"value": "40Gi"}}}]}
+          for i in (0, 1)),
+    ],
+}, namespaced=False)
+
+TAINT_RULE = resource("DeviceTaintRule", "drain-gpu-0", {
+    "deviceSelector": {"driver": DRIVER, "pool": "node-1", "device": "gpu-0"},
+    "taint": {"key": "example.com/maintenance", "value": "firmware", "effect": "NoExecute"},
+}, namespaced=False)
+
+SCHEDULING = "scheduling.k8s.io/v1beta1"
+WORKLOAD = resource("Workload", "trainer", {
+    "controllerRef": {"apiGroup": "batch", "kind": "Job", "name": "trainer"},
+    "podGroupTemplates": [{
+        "name": "workers", "schedulingPolicy": {"gang": {"minCount": 4}},
+        "resourceClaims": [{"name": "shared-gpus", "resourceClaimTemplateName": "gpu-template"}],
+    }],
+}, api_version=SCHEDULING)
+POD_GROUP = resource("PodGroup", "trainer-workers", {
+    "workloadRef": {"workloadName": "trainer", "templateName": "workers"},
+    "schedulingPolicy": {"gang": {"minCount": 4}},
+    "schedulingConstraints": {"topology": [{"key": "topology.kubernetes.io/zone"}]},
+    "resourceClaims": [{"name": "shared-gpus", "resourceClaimTemplateName": "gpu-template"},
+                       {"name": "dataset", "resourceClaimName": "gpu-claim"}],
+}, api_version=SCHEDULING)
+# The 1.35 Workload with the KEP-5729 draft's claims per pod-group instance.
+ALPHA_WORKLOAD = resource("Workload", "trainer-alpha", {
+    "controllerRef": {"apiGroup": "batch", "kind": "Job", "name": "trainer-alpha"},
+    "podGroups": [{
+        "name": "workers", "policy": {"gang": {"minCount": 2}},
+        "resourceClaims": [{"name": "shared-gpus", "resourceClaimTemplateName": "gpu-template",
+                            "constraints": [{"matchAttribute": "gpu.example.com/numa"}]}],
+    }],
+}, api_version="scheduling.k8s.io/v1alpha1")
+
+POD = resource("Pod", "worker-0", {
+    "schedulingGroup": {"podGroupName": "trainer-workers"},
+    # "shared-gpus" matches the PodGroup's entry (same name and source), so it is the group's claim.
+    "resourceClaims": [{"name": "shared-gpus", "resourceClaimTemplateName": "gpu-template"},
+                       {"name": "own", "resourceClaimTemplateName": "gpu-template"}],
+    "containers": [{"name": "train", "image": "registry.example.com/trainer:1.0",
+                    "resources": {"requests": {"cpu": "2"}, "claims": [{"name": "own"}, {"name": "shared-gpus",
+                                                                                     "request": "gpu"}]},
+                    "ports": [{"containerPort": 8080}]}],
+    "tolerations": [{"key": "gpu", "operator": "Exists", "effect": "NoSchedule"}],
+}, api_version="v1")
+NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-1", "labels": {"gpu": "true"}},
+        "spec": {"taints": [{"key": "gpu", "value": "true", "effect": "NoSchedule"}]}}
+CONFIG_MAP = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "trainer-config", "namespace": NS},
+              "data": {"epochs": "10"}, "binaryData": {"seed": "AAEC"}}
+NAMESPACE = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "training"}}
+EVENT = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "worker-0.1", "namespace": NS},
+         "involvedObject": {"apiVersion": "v1", "kind": "Pod", "namespace": NS, "name": "worker-0"},
+         "reason": "FailedScheduling", "message": "0/1 nodes are available", "type": "Warning", "count": 1,
+         "source": {"component": "default-scheduler"}}
+
+ALL = (NAMESPACE, DEVICE_CLASS, CLAIM, CLAIM_TEMPLATE, SLICE, COUNTER_SLICE, PARTITIONABLE_SLICE, TAINT_RULE,
+       WORKLOAD, POD_GROUP, ALPHA_WORKLOAD, POD, NODE, CONFIG_MAP, EVENT)
+
+_EXACT = {"allocationMode": "ExactCount", "count": 1}
+DEFAULTS: dict[str, dict[str, Any]] = {
+    # Namespace: the kubernetes finalizer (spec) is set on create.
+    "training": {"spec": {"finalizers": ["kubernetes"]}},
+    # resource.k8s.io/v1 defaults: ExactCount with count 1, toleration operator Equal.
+    "gpu-claim": {"spec": {"devices": {"requests": [
+        {"firstAvailable": [_EXACT, {"allocationMode": "ExactCount", "tolerations": [{"operator": "Equal"}]}]},
+        {},
+    ]}}},
+    "gpu-template": {"spec": {"spec": {"devices": {"requests": [{"exactly": _EXACT}]}}}},
+    # PodGroup: disruptionMode defaults to single.
+    "trainer-workers": {"spec": {"disruptionMode": {"single": {}}}},
+    # core/v1 SetDefaults_Pod/Container plus the Priority admission plugin.
+    "worker-0": {"spec": {
+        "restartPolicy": "Always", "terminationGracePeriodSeconds": 30, "dnsPolicy": "ClusterFirst",
+        "securityContext": {}, "schedulerName": "default-scheduler", "enableServiceLinks": True,
+        "priority": 0, "preemptionPolicy": "PreemptLowerPriority",
+        "containers": [{"imagePullPolicy": "IfNotPresent", "terminationMessagePath": "/dev/termination-log",
+                        "terminationMessagePolicy": "File", "ports": [{"protocol": "TCP"}]}],
+    }},
+}
+"""Keys a 1.37 apiserver adds on create, by object name (lists merge element by element)."""
+
+
+def with_defaults(sent: dict[str, Any]) -> dict[str, Any]:
+    """What the server should return for ``sent``: its fields plus the upstream defaults."""
+    return merge(copy.deepcopy(sent), DEFAULTS.get(sent["metadata"]["name"], {}))
+
+
+def merge(base: Any, extra: Any) -> Any:
+    if isinstance(base, dict) and isinstance(extra, dict):
+        for key, value in extra.items():
+            base[key] = merge(base[key], value) if key in base else copy.deepcopy(value)
+        return base
+    if isinstance(base, list) and isinstance(extra, list):
+        return [merge(b, e) for b, e in zip(base, extra, strict=True)]
+    return extra
+
+
+def with_field(obj: dict[str, Any], path: tuple[str | int, ...], value: Any) -> dict[str, Any]:
+    """A deep copy of ``obj`` with ``value`` set at ``path`` (keys and list indexes)."""
+    out = copy.deepcopy(obj)
+    parent = out
+    for key in path[:-1]:
+        parent = parent[key]
+    parent[path[-1]] = value
+    return out
+
+
+def payload(obj: dict[str, Any]) -> dict[str, Any]:
+    """The user-written part of an object: everything but metadata and status."""
+    return {k: v for k, v in obj.items() if k not in ("metadata", "status")}
