@@ -135,7 +135,11 @@ def _go_name(node: Node) -> str:
     return "v1." + node.model.__name__
 
 
-class _TypeMismatch(Exception):
+class _DecodeError(Exception):
+    """A body Go's decoder would refuse; the message follows the wrapped Go error."""
+
+
+class _TypeMismatch(_DecodeError):
     def __init__(self, value: Any, struct: str, path: str, node: Node) -> None:
         kind = _json_kind(value)
         if kind == "number" and isinstance(node, Scalar) and node.go.startswith("int"):
@@ -158,6 +162,31 @@ def _scalar_ok(go: str, value: Any) -> bool:
     if go == "intstr.IntOrString":
         return isinstance(value, (str, int))
     return isinstance(value, str)
+
+
+_BASE64 = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+
+
+def _base64_error_offset(text: str) -> int | None:
+    """Where Go's ``base64.StdEncoding`` gives up on ``text`` (it skips CR/LF), or None if valid."""
+    positions = [i for i, ch in enumerate(text) if ch not in "\r\n"]
+    padding_at = None
+    for n, i in enumerate(positions):
+        ch = text[i]
+        if ch == "=":
+            if n % 4 < 2:
+                return i  # padding cannot start a quantum's first two characters
+            padding_at = n if padding_at is None else padding_at
+        elif ch not in _BASE64 or padding_at is not None:
+            return i  # not base64, or data after the padding
+    if len(positions) % 4:
+        return positions[len(positions) - len(positions) % 4]  # an incomplete last quantum
+    return None
+
+
+class _IllegalBase64(_DecodeError):
+    def __init__(self, offset: int) -> None:
+        super().__init__(f"illegal base64 data at input byte {offset}")
 
 
 # Paths are built lazily as (parent, key) links and only rendered for an error or an unknown
@@ -196,6 +225,8 @@ class _Decoder:
                 raise _TypeMismatch(value, struct, _render(path, go=True), node)
             if node.go == "resource.Quantity" and not isinstance(value, str):
                 return str(value)  # Go re-encodes a numeric Quantity as a string
+            if node.go == "[]byte" and (offset := _base64_error_offset(value)) is not None:
+                raise _IllegalBase64(offset)
             return value
         if isinstance(node, ListOf):
             if not isinstance(value, list):
@@ -252,7 +283,7 @@ def decode(model: type[BaseModel], obj: dict[str, Any], field_validation: str = 
     decoder = _Decoder(patch)
     try:
         pruned = decoder.struct(model, obj, None)
-    except _TypeMismatch as err:
+    except _DecodeError as err:
         raise BadRequest(prefix + str(err)) from None
     messages = [f'unknown field "{p}"' for p in decoder.unknown]
     if messages and field_validation == "Strict":

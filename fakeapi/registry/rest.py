@@ -344,6 +344,14 @@ class Registry:
         if not isinstance(patch, dict):
             raise BadRequest("apply patches must be a YAML or JSON object")
         applied, warnings = self._decode(rt, patch, opts.field_validation)
+        # Fields the endpoint resets are not applied (nor owned): status on the main resource,
+        # everything but status on /status.
+        if opts.subresource == "status":
+            applied = {k: v for k, v in applied.items() if k in ("apiVersion", "kind", "metadata", "status")}
+            applied["metadata"] = {k: v for k, v in (applied.get("metadata") or {}).items()
+                                   if k in ("name", "namespace", "resourceVersion", "uid")}
+        elif rt.has_status:
+            applied.pop("status", None)
         meta = applied.get("metadata") or {}
         if meta.get("name") and meta["name"] != name:
             raise BadRequest(f"the name of the object ({meta['name']}) does not match the name on the URL "

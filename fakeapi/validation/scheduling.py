@@ -27,22 +27,32 @@ POD_GROUP_CLAIMS_MAX = 4
 PODGROUP_PROTECTION_FINALIZER = "scheduling.k8s.io/podgroup-protection"
 
 
-def _one_of(obj: dict[str, Any] | None, path: str, keys: tuple[str, str]) -> list[FieldError]:
+def _one_of(obj: dict[str, Any] | None, path: str, keys: tuple[str, str], *,
+            v1alpha1: bool = False) -> list[FieldError]:
+    """A union: 1.36+ words a missing member as declarative validation does, 1.35 (v1alpha1) as Required."""
     present = [k for k in keys if (obj or {}).get(k) is not None]
-    detail = f"exactly one of `{keys[0]}` or `{keys[1]}` is required"
+    listed = ", ".join(f"`{k}`" for k in keys)
     if not present:
-        return [required(path, detail)]
+        if v1alpha1:
+            return [required(path, f"exactly one of {listed} is required")]
+        return [invalid(path, "", f"must specify one of: {listed}")]
     if len(present) > 1:
-        return [invalid(path, None, detail + ", but multiple fields are set")]
+        value = "{" + ", ".join(f"`{k}`" for k in present) + "}"
+        return [invalid(path, value, f"exactly one of {listed} is required, but multiple fields are set")]
     return []
 
 
-def _policy(policy: dict[str, Any] | None, path: str) -> list[FieldError]:
-    errs = _one_of(policy, path, ("basic", "gang"))
-    gang = (policy or {}).get("gang")
-    if gang is not None and (gang.get("minCount") or 0) < 1:
-        errs.append(invalid(f"{path}.gang.minCount", gang.get("minCount", 0), "must be greater than or equal to 1"))
-    return errs
+def _policy(policy: dict[str, Any] | None, path: str, *, v1alpha1: bool = False) -> list[FieldError]:
+    errs = _one_of(policy, path, ("basic", "gang"), v1alpha1=v1alpha1)
+    if len(errs) or (policy or {}).get("gang") is None:
+        return errs  # upstream checks the chosen member only once the union is valid
+    min_count = policy["gang"].get("minCount") or 0
+    # 1.36+ reports 0 (unset) as Required, like declarative validation; 1.35 as not positive.
+    if min_count == 0 and not v1alpha1:
+        return [required(f"{path}.gang.minCount")]
+    if min_count < 1:
+        return [invalid(f"{path}.gang.minCount", min_count, "must be greater than zero")]
+    return []
 
 
 def _claims(claims: list[dict[str, Any]] | None, path: str) -> list[FieldError]:
@@ -214,7 +224,7 @@ def _alpha_claim(claim: dict[str, Any], path: str) -> list[FieldError]:
 
 def _alpha_group(group: dict[str, Any], path: str) -> list[FieldError]:
     errs = names.check_required(f"{path}.name", group.get("name"), names.dns1123_label)
-    errs += _policy(group.get("policy"), f"{path}.policy")
+    errs += _policy(group.get("policy"), f"{path}.policy", v1alpha1=True)
     return errs + validate_list(group.get("resourceClaims"), f"{path}.resourceClaims", POD_GROUP_CLAIMS_MAX,
                                 _alpha_claim, key=lambda c: c.get("name"))
 

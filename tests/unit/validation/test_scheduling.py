@@ -32,10 +32,13 @@ def claims(n: int) -> list[dict[str, Any]]:
 PODGROUP_CASES = [
     ("kep-5729-example", pod_group(workloadRef={"workloadName": "job-1", "templateName": "workers"}), []),
     ("basic", pod_group(schedulingPolicy={"basic": {}}, resourceClaims=None), []),
-    ("no-policy", pod_group(schedulingPolicy=None), [("FieldValueRequired", "spec.schedulingPolicy")]),
+    # 1.36+ words unions and a zero minCount as declarative validation does.
+    ("no-policy", pod_group(schedulingPolicy=None), [("FieldValueInvalid", "spec.schedulingPolicy")]),
     ("both-policies", pod_group(schedulingPolicy={"basic": {}, **GANG}),
      [("FieldValueInvalid", "spec.schedulingPolicy")]),
     ("min-count-zero", pod_group(schedulingPolicy={"gang": {"minCount": 0}}),
+     [("FieldValueRequired", "spec.schedulingPolicy.gang.minCount")]),
+    ("min-count-negative", pod_group(schedulingPolicy={"gang": {"minCount": -1}}),
      [("FieldValueInvalid", "spec.schedulingPolicy.gang.minCount")]),
     ("five-claims", pod_group(resourceClaims=claims(5)), [("FieldValueTooMany", "spec.resourceClaims")]),
     ("claim-without-source", pod_group(resourceClaims=[{"name": "x"}]),
