@@ -354,8 +354,9 @@ def compile_selector(expression: str) -> CompiledSelector:
         code, sep, rest = message.partition(": ")
         if sep and code.isupper():
             message = rest
-        message = message.removesuffix(" [INVALID_ARGUMENT]")
+        message = message.removesuffix(" [INVALID_ARGUMENT]").replace(_PARSETREE_ARTIFACT, "")
         raise CelError(f"compilation failed: {message}") from None
+    _reject_unknown_device_fields(expression)
     out = program.return_type().name()
     if out not in ("BOOL", "DYN"):
         raise CelError(f"must evaluate to bool or the unknown type, not {out.lower()}")
@@ -363,6 +364,23 @@ def compile_selector(expression: str) -> CompiledSelector:
     if out == "DYN":
         _reject_non_bool(expression, program, literals)
     return CompiledSelector(expression, program, literals)
+
+
+# cel-cpp adds this line after a syntax error; cel-go (upstream's messages) does not.
+_PARSETREE_ARTIFACT = "\nERROR: <input>:-1:-1: <<nil>> parsetree"
+DEVICE_FIELDS = frozenset({"driver", "attributes", "capacity", "allowMultipleAllocations"})
+_DEVICE_FIELD = re.compile(r"\bdevice\s*(\.)\s*([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _reject_unknown_device_fields(expression: str) -> None:
+    """Upstream's ``device`` is a typed object: selecting a field it lacks is a compile error."""
+    code = _STRING_LITERAL.sub(lambda m: " " * len(m.group(0)), expression)  # ignore text in quotes
+    for match in _DEVICE_FIELD.finditer(code):
+        if match.group(2) not in DEVICE_FIELDS:
+            line = code.count("\n", 0, match.start(1)) + 1
+            column = match.start(1) - (code.rfind("\n", 0, match.start(1)) + 1) + 1
+            raise CelError(f"compilation failed: ERROR: <input>:{line}:{column}: undefined field "
+                           f"'{match.group(2)}'")
 
 
 def _reject_non_bool(expression: str, program: cel.Expression, literals: frozenset[str]) -> None:

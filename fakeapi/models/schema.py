@@ -132,7 +132,9 @@ def _go_name(node: Node) -> str:
         return "[]" + _go_name(node.item)
     if isinstance(node, MapOf):
         return "map[string]" + _go_name(node.value)
-    return "v1." + node.model.__name__
+    # Go names a struct by its package, which is the API version (v1, v1beta1, v1alpha1).
+    package = sys.modules[node.model.__module__].OPENAPI_PACKAGE.rsplit(".", 1)[-1]
+    return f"{package}.{node.model.__name__}"
 
 
 class _DecodeError(Exception):

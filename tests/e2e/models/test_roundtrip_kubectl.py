@@ -38,11 +38,12 @@ def test_the_objects_cover_every_served_kind() -> None:
     assert {gvk(o) for o in objects.ALL} == set(MODELS)
 
 
-async def test_apply_then_get_returns_what_was_sent_plus_defaults(kubectl: Kubectl) -> None:
+@pytest.mark.parametrize("apply", [(), ("--server-side",)], ids=["client-side", "server-side"])
+async def test_apply_then_get_returns_what_was_sent_plus_defaults(kubectl: Kubectl, apply: tuple[str, ...]) -> None:
     manifest = to_yaml(*objects.ALL)
 
-    applied = await kubectl.run("apply", "-f", "-", input=manifest)
-    listed = json.loads((await kubectl.run("get", "-f", "-", "-o", "json", input=manifest)).stdout)
+    applied = await kubectl.run("apply", *apply, "-f", "-", input=manifest)
+    listed = yaml.safe_load((await kubectl.run("get", "-f", "-", "-o", "yaml", input=manifest)).stdout)
 
     assert len(applied.stdout.splitlines()) == len(objects.ALL)
     got = {item["metadata"]["name"]: payload(item) for item in listed["items"]}
@@ -89,6 +90,23 @@ async def test_warn_validation_stores_the_object_without_the_unknown_field(kubec
     assert payload(stored) == payload(with_defaults(objects.CLAIM))
 
 
+@pytest.mark.parametrize(("obj", "detail"), [
+    (with_field(objects.CLAIM_TEMPLATE, ("spec", "spec", "devices", "requests", 0, "exactly", "count"), "2"),
+     "json: cannot unmarshal string into Go struct field ExactDeviceRequest.spec.spec.devices.requests.exactly.count "
+     "of type int64"),
+    (with_field(objects.POD_GROUP, ("spec", "schedulingPolicy"), {"basic": []}),
+     "json: cannot unmarshal array into Go struct field PodGroupSchedulingPolicy.spec.schedulingPolicy.basic "
+     "of type v1beta1.BasicSchedulingPolicy"),
+    (with_field(objects.CONFIG_MAP, ("binaryData", "seed"), "AAE"), "illegal base64 data at input byte 0"),
+    (with_field(objects.CONFIG_MAP, ("binaryData", "seed"), "AAEC!!!!"), "illegal base64 data at input byte 4"),
+], ids=["count-as-string", "basic-as-list", "base64-incomplete", "base64-bad-character"])
+async def test_undecodable_value_fails_like_gos_decoder(kubectl: Kubectl, obj: dict[str, Any], detail: str) -> None:
+    out = await kubectl.run("apply", "-f", "-", input=to_yaml(obj), check=False)
+
+    assert out.returncode == 1
+    assert out.stderr.strip() == decoding_error(obj, detail)
+
+
 def too_many_requests() -> dict[str, Any]:
     requests = [{"name": f"r{i}", "exactly": {"deviceClassName": objects.DRIVER}} for i in range(33)]
     return with_field(objects.CLAIM, ("spec", "devices"), {"requests": requests})
@@ -106,10 +124,20 @@ def too_many_requests() -> dict[str, Any]:
                                          "matchAttribute"), "numa"),
      'The Workload "trainer-alpha" is invalid: spec.podGroups[0].resourceClaims[0].constraints[0].matchAttribute: '
      'Invalid value: "numa": a fully qualified name must be a domain and a name separated by a slash'),
+    # 1.36+ reports a zero minCount as Required (declarative validation); 1.35's v1alpha1 as not positive.
     (with_field(objects.POD_GROUP, ("spec", "schedulingPolicy", "gang", "minCount"), 0),
-     'The PodGroup "trainer-workers" is invalid: spec.schedulingPolicy.gang.minCount: Invalid value: 0: '
-     "must be greater than or equal to 1"),
-], ids=["33-requests", "bad-cel", "alpha-constraint-attribute", "gang-min-count"])
+     'The PodGroup "trainer-workers" is invalid: spec.schedulingPolicy.gang.minCount: Required value'),
+    (with_field(objects.ALPHA_WORKLOAD, ("spec", "podGroups", 0, "policy", "gang", "minCount"), 0),
+     'The Workload "trainer-alpha" is invalid: spec.podGroups[0].policy.gang.minCount: Invalid value: 0: '
+     "must be greater than zero"),
+    (with_field(objects.ALPHA_WORKLOAD, ("spec", "podGroups", 0, "policy", "basic"), {}),
+     'The Workload "trainer-alpha" is invalid: spec.podGroups[0].policy: Invalid value: "{`basic`, `gang`}": '
+     "exactly one of `basic`, `gang` is required, but multiple fields are set"),
+    (with_field(objects.POD_GROUP, ("spec", "schedulingPolicy"), {}),
+     'The PodGroup "trainer-workers" is invalid: spec.schedulingPolicy: Invalid value: "": '
+     "must specify one of: `basic`, `gang`"),
+], ids=["33-requests", "bad-cel", "alpha-constraint-attribute", "gang-min-count", "alpha-gang-min-count",
+        "alpha-two-policies", "no-policy"])
 async def test_invalid_object_fails_with_the_field_path(kubectl: Kubectl, obj: dict[str, Any], message: str) -> None:
     out = await kubectl.run("apply", "-f", "-", input=to_yaml(obj), check=False)
 

@@ -282,3 +282,15 @@ def test_walker_reports_each_kind_of_drift(model_json: dict[str, str], upstream:
     walker = Walker()
     walker.struct(model, {}, upstream, "t")
     assert [str(d) for d in walker.drifts] == expected
+
+
+def test_walker_flags_open_json_for_an_empty_upstream_struct() -> None:
+    # Upstream's BasicSchedulingPolicy has no fields, but strict decoding still rejects keys in it.
+    defs = {"Empty": {"type": "object"}, "io.k8s.apimachinery.pkg.runtime.RawExtension": {"type": "object"}}
+    upstream = {"properties": {"basic": {"$ref": "#/$defs/Empty"},
+                               "raw": {"$ref": "#/$defs/io.k8s.apimachinery.pkg.runtime.RawExtension"}}}
+    model = create_model("Probe", __base__=KubeModel, basic=(dict[str, Any] | None, opt("b")),
+                         raw=(dict[str, Any] | None, opt("r")))
+    walker = Walker()
+    walker.struct(model, defs, upstream, "t")
+    assert [str(d) for d in walker.drifts] == ["t.basic: open JSON for a typed struct (Empty)"]
