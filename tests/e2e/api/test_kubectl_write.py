@@ -317,3 +317,13 @@ async def test_edit_patches_what_the_editor_changed(kubectl: Kubectl, tmp_path: 
 
     assert out.stdout.strip() == "resourceclaim.resource.k8s.io/rc1 edited"
     assert (await get_json(kubectl, "resourceclaim", "rc1"))["metadata"]["labels"] == {"edited": "ok"}
+
+
+@pytest.mark.parametrize("namespace", ["default", "kube-system", "kube-public"])
+async def test_system_namespaces_cannot_be_deleted(kubectl: Kubectl, namespace: str) -> None:
+    out = await kubectl.run("delete", "namespace", namespace, "--wait=false", check=False)
+
+    assert out.returncode != 0
+    assert f'Error from server (Forbidden): namespaces "{namespace}" is forbidden: this namespace may not be deleted' \
+        in out.stderr
+    assert (await get_json(kubectl, "namespace", namespace))["status"]["phase"] == "Active"
