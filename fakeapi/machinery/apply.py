@@ -116,6 +116,15 @@ def track_update(old: dict | None, new: dict, *, manager: str, api_version: str,
     the stored ones, which is how clients reset them.  A no-op write keeps managedFields as they were.
     """
     provided = _managed_fields(new) if not subresource else []
+    if old is None and not provided:
+        # A create: the creator owns every field, so one walk of the object builds its FieldsV1
+        # directly, instead of diffing against an empty object (the create hot path).
+        body = _shallow_body(new)
+        tree = _created_fields_v1(body, types)
+        if tree:
+            me = _Manager(manager, UPDATE, api_version, subresource, now)
+            body["metadata"]["managedFields"] = [{**me.to_json(), "fieldsV1": tree}]
+        return body
     # Shallow bodies suffice: nothing below metadata is modified here, and stored objects are
     # never mutated, so the old entries can be shared too.
     new_body = _shallow_body(new)
@@ -434,6 +443,37 @@ def _owned(obj: dict, types: ListTypes, *, strict: bool) -> set[FieldPath]:
 
     visit_object(obj, (), ())
     return paths
+
+
+def _created_fields_v1(body: dict, types: ListTypes) -> dict:
+    """``_to_fields_v1`` of what a create adds: every node of ``body`` but the top-level structs
+    an empty object already has and the fields nobody owns, built in one walk."""
+    def node(value: Any, spath: SchemaPath) -> dict:
+        children: dict = {}
+        if isinstance(value, dict):
+            for name in sorted(value):
+                children[f"f:{name}"] = node(value[name], (*spath, name))
+        elif isinstance(value, list):
+            elements = _elements(value, types, spath, (), strict=False)
+            if elements is not None:
+                for element, item in sorted(zip(elements, value, strict=True), key=lambda pair: pair[0]):
+                    children[element] = node(item, (*spath, "*"))
+        return {".": {}, **children} if children else {}
+
+    tree: dict = {}
+    preexisting = _empty_like(body)
+    for name in sorted(body):
+        if ("f:" + name,) in _STRIPPED and name != "metadata":
+            continue
+        value = body[name]
+        if name not in preexisting:
+            tree[f"f:{name}"] = node(value, (name,))
+            continue
+        inner = {f"f:{child}": node(value[child], (name, child)) for child in sorted(value)
+                 if ("f:" + name, "f:" + child) not in _STRIPPED}
+        if inner:
+            tree[f"f:{name}"] = inner
+    return tree
 
 
 def _compare(old: dict, new: dict, types: ListTypes) -> _Changes:

@@ -43,6 +43,9 @@ from fakeapi.store.objects import ADDED, DELETED, MODIFIED, ObjectStore
 FINALIZER_ORPHAN = "orphan"
 FINALIZER_FOREGROUND = "foregroundDeletion"
 
+# The NamespaceLifecycle admission plugin refuses to delete these.
+IMMORTAL_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
+
 PATCH_TYPES = {
     "application/json-patch+json": "json",
     "application/merge-patch+json": "merge",
@@ -406,6 +409,9 @@ class Registry:
             finalizers.append(FINALIZER_FOREGROUND)
         grace = _grace_period(rt, old, options)
         if rt.kind == "Namespace" and rt.group == "":
+            if name in IMMORTAL_NAMESPACES:
+                raise Forbidden(f'namespaces "{name}" is forbidden: this namespace may not be deleted',
+                                details=status_details("namespaces", "", name))
             return self._delete_namespace(rt, new, dry_run)
         if finalizers or grace > 0:
             if finalizers:
