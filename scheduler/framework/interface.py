@@ -127,6 +127,22 @@ class ClusterEventWithHint:
     hint: QueueingHintFn | None = None   # None = always queue
 
 
+def node_now_passes(passes: Callable[[dict[str, Any], dict[str, Any]], bool]) -> ClusterEventWithHint:
+    """Requeue on a node add/update that makes ``passes(pod, node)`` true where it was not before.
+
+    The hint shared by the node filters (affinity, taints, cordon): a change that leaves the
+    node as acceptable or as unacceptable as it was is not what a rejected pod waits for.
+    """
+    def hint(pod: dict[str, Any], old: dict[str, Any] | None, new: dict[str, Any] | None) -> QueueingHint:
+        if new is None or not passes(pod, new):
+            return QueueingHint.SKIP
+        if old is not None and passes(pod, old):
+            return QueueingHint.SKIP
+        return QueueingHint.QUEUE
+
+    return ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE), hint)
+
+
 # --- extension points ----------------------------------------------------------------------------
 
 @runtime_checkable

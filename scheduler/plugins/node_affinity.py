@@ -8,12 +8,9 @@ from fakeapi.machinery.nodeselector import node_matches_pod_affinity_and_selecto
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.interface import (
     SUCCESS,
-    ActionType,
-    ClusterEvent,
     ClusterEventWithHint,
-    EventResource,
-    QueueingHint,
     Status,
+    node_now_passes,
     skip,
     unresolvable,
 )
@@ -21,15 +18,6 @@ from scheduler.snapshot import NodeInfo
 
 NAME = "NodeAffinity"
 ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
-
-
-def _node_now_matches(pod: dict[str, Any], old: dict[str, Any] | None,
-                      new: dict[str, Any] | None) -> QueueingHint:
-    if new is None or not node_matches_pod_affinity_and_selector(pod, new):
-        return QueueingHint.SKIP
-    if old is not None and node_matches_pod_affinity_and_selector(pod, old):
-        return QueueingHint.SKIP   # it matched before, so this change is not what the pod waited for
-    return QueueingHint.QUEUE
 
 
 def _has_constraints(pod: dict[str, Any]) -> bool:
@@ -42,8 +30,7 @@ class NodeAffinity:
     name = NAME
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        return [ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE),
-                                     _node_now_matches)]
+        return [node_now_passes(node_matches_pod_affinity_and_selector)]
 
     def pre_filter(self, state: CycleState, pod: dict[str, Any], nodes: Any) -> Status:
         return SUCCESS if _has_constraints(pod) else skip(NAME)

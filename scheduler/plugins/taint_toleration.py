@@ -8,12 +8,9 @@ from fakeapi.machinery.nodeselector import find_untolerated_taint
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.interface import (
     SUCCESS,
-    ActionType,
-    ClusterEvent,
     ClusterEventWithHint,
-    EventResource,
-    QueueingHint,
     Status,
+    node_now_passes,
     unresolvable,
 )
 from scheduler.snapshot import NodeInfo
@@ -30,21 +27,11 @@ def _untolerated(pod: dict[str, Any], node: dict[str, Any] | None) -> dict[str, 
     return find_untolerated_taint(taints, (pod.get("spec") or {}).get("tolerations") or [], _EFFECTS)
 
 
-def _taints_now_tolerated(pod: dict[str, Any], old: dict[str, Any] | None,
-                          new: dict[str, Any] | None) -> QueueingHint:
-    if new is None or _untolerated(pod, new) is not None:
-        return QueueingHint.SKIP
-    if old is not None and _untolerated(pod, old) is None:
-        return QueueingHint.SKIP
-    return QueueingHint.QUEUE
-
-
 class TaintToleration:
     name = NAME
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        return [ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE),
-                                     _taints_now_tolerated)]
+        return [node_now_passes(lambda pod, node: _untolerated(pod, node) is None)]
 
     def filter(self, state: CycleState, pod: dict[str, Any], node_info: NodeInfo) -> Status:
         if _untolerated(pod, node_info.node) is None:
