@@ -59,10 +59,34 @@ class ApplyConflict(Exception):
     """
 
     def __init__(self, conflicts: list[tuple[_Manager, FieldPath]]) -> None:
+        self.paths = [path for _, path in conflicts]
         self.conflicts = [(manager.manager, display_path(path)) for manager, path in conflicts]
         self.causes = [{"reason": "FieldManagerConflict", "message": f"conflict with {manager.describe()}",
                         "field": display_path(path)} for manager, path in conflicts]
         super().__init__(_conflict_message(conflicts))
+
+
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
+
+def covered_by_last_applied(conflict: ApplyConflict, live: dict, types: ListTypes) -> bool:
+    """Whether every conflicting field is in ``live``'s client-side-apply annotation.
+
+    The apiserver's lastAppliedManager lets ``kubectl apply --server-side`` take over what an
+    earlier client-side ``kubectl apply`` set, so moving to server-side apply brings no conflicts.
+    """
+    annotations = (live.get("metadata") or {}).get("annotations") or {}
+    try:
+        last_applied = json.loads(annotations[LAST_APPLIED])
+    except (KeyError, ValueError):
+        return False
+    if not isinstance(last_applied, dict):
+        return False
+    try:
+        owned = _strip(_owned(_body(last_applied), types, strict=False))
+    except PatchError:
+        return False
+    return all(path in owned for path in conflict.paths)
 
 
 def fields_of(obj: dict, types: ListTypes) -> dict:

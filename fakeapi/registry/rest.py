@@ -361,10 +361,18 @@ class Registry:
                              f"({name})")
         types = list_types_for(rt.group, rt.kind)
         live = self.store.get(rt.storage_key, (namespace if rt.namespaced else "", name))
+        def apply(force: bool) -> dict[str, Any]:
+            return ssa.server_side_apply(live, applied, manager=opts.manager, force=force,
+                                         api_version=rt.api_version, types=types, now=m.now_rfc3339(),
+                                         subresource=opts.subresource)
+
         try:
-            merged = ssa.server_side_apply(live, applied, manager=opts.manager, force=opts.force,
-                                           api_version=rt.api_version, types=types, now=m.now_rfc3339(),
-                                           subresource=opts.subresource)
+            try:
+                merged = apply(opts.force)
+            except ssa.ApplyConflict as exc:
+                if live is None or not ssa.covered_by_last_applied(exc, live, types):
+                    raise
+                merged = apply(True)  # taking over from client-side apply, as the apiserver allows
         except ssa.ApplyConflict as exc:
             raise Conflict(str(exc), details={**status_details(rt.plural, rt.group, name),
                                               "causes": exc.causes}) from exc

@@ -89,6 +89,13 @@ def claim(name: str, *, namespace: str | None = None) -> dict[str, Any]:
             "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": GPU_CLASS}}]}}}
 
 
+def resource_slice(name: str, node_name: str, *, pool: str | None = None, devices: int = 2) -> dict[str, Any]:
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": name},
+            "spec": {"driver": GPU_CLASS, "nodeName": node_name,
+                     "pool": {"name": pool or node_name, "generation": 1, "resourceSliceCount": 1},
+                     "devices": [{"name": f"gpu-{i}"} for i in range(devices)]}}
+
+
 def device_class(name: str = GPU_CLASS) -> dict[str, Any]:
     return {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": name},
             "spec": {"selectors": [{"cel": {"expression": f"device.driver == '{name}'"}}]}}

@@ -9,7 +9,7 @@ import pytest
 from kubernetes import client
 
 from fakeapi.cluster import FakeCluster
-from tests.e2e.api.conftest import GPU_CLASS, call, claim, configmap, device_class, event, node, pod
+from tests.e2e.api.conftest import GPU_CLASS, call, claim, configmap, device_class, event, node, pod, resource_slice
 
 
 async def api_error(coro: Any) -> tuple[int, dict[str, Any]]:
@@ -22,13 +22,6 @@ async def api_error(coro: Any) -> tuple[int, dict[str, Any]]:
 def binding(pod_name: str, node_name: str) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": pod_name},
             "target": {"apiVersion": "v1", "kind": "Node", "name": node_name}}
-
-
-def resource_slice(name: str, node_name: str, devices: int = 2) -> dict[str, Any]:
-    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": name},
-            "spec": {"driver": GPU_CLASS, "nodeName": node_name,
-                     "pool": {"name": node_name, "generation": 1, "resourceSliceCount": 1},
-                     "devices": [{"name": f"gpu-{i}"} for i in range(devices)]}}
 
 
 async def test_configmap_crud(core: client.CoreV1Api) -> None:

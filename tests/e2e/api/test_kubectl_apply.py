@@ -87,6 +87,19 @@ async def test_server_side_apply_shared_field_same_value_coowns(kubectl: Kubectl
     assert owners == {"kubectl": {"f:data": {"f:k": {}}}, "other": {"f:data": {"f:k": {}, "f:mine": {}}}}
 
 
+async def test_client_side_to_server_side_apply_upgrade(kubectl: Kubectl) -> None:
+    await kubectl.run("apply", "-f", "-", input=to_yaml(configmap("web", {"a": "1"})))
+
+    # Upstream lets manager "kubectl" take over fields listed in last-applied-configuration without conflicts.
+    out = await kubectl.run("apply", "--server-side", "-f", "-", input=to_yaml(configmap("web", {"a": "2"})))
+
+    assert out.stdout.strip() == "configmap/web serverside-applied"
+    cm = await get_json(kubectl, "configmap", "web", "--show-managed-fields")
+    assert cm["data"] == {"a": "2"}
+    assert {"manager": "kubectl", "operation": "Apply"}.items() <= next(
+        e for e in cm["metadata"]["managedFields"] if e["manager"] == "kubectl").items()
+
+
 async def test_create_dry_run_server_persists_nothing(kubectl: Kubectl) -> None:
     out = await kubectl.run("create", "--dry-run=server", "-o", "json", "-f", "-", input=to_yaml(pod("dry")))
 

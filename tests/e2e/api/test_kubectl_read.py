@@ -20,6 +20,7 @@ from tests.e2e.api.conftest import (
     event,
     node,
     pod,
+    resource_slice,
     started,
     table,
     to_yaml,
@@ -212,3 +213,28 @@ async def test_events_for_an_object(kubectl: Kubectl) -> None:
     out = await kubectl.run("events", "--for", "pod/p1")
 
     assert "about p1" in out.stdout and "about p2" not in out.stdout
+
+
+async def test_claim_state_follows_its_status(kubectl: Kubectl) -> None:
+    await kubectl.run("apply", "-f", "-", input=to_yaml(claim("rc1"), pod("p1")))
+    uid = (await kubectl.run("get", "pod", "p1", "-o", "jsonpath={.metadata.uid}")).stdout
+    allocation = {"devices": {"results": [{"request": "gpu", "driver": "gpu.example.com", "pool": "n1",
+                                           "device": "gpu-0"}]}}
+    states = [table((await kubectl.run("get", "resourceclaims")).stdout)["rc1"][1]]
+
+    # What a scheduler does: allocate, then reserve for the pod, through the status subresource.
+    for status in ({"allocation": allocation}, {"reservedFor": [{"resource": "pods", "name": "p1", "uid": uid}]}):
+        await kubectl.run("patch", "resourceclaim", "rc1", "--subresource=status", "--type=merge",
+                          "-p", json.dumps({"status": status}))
+        states.append(table((await kubectl.run("get", "resourceclaims")).stdout)["rc1"][1])
+
+    assert states == ["pending", "allocated", "allocated,reserved"]
+
+
+async def test_resource_slice_row(kubectl: Kubectl) -> None:
+    await kubectl.run("apply", "-f", "-", input=to_yaml(resource_slice("n1-gpus", "n1", pool="pool-a")))
+
+    rows = table((await kubectl.run("get", "resourceslices")).stdout)
+
+    assert rows["NAME"] == ["NAME", "NODE", "DRIVER", "POOL", "AGE"]
+    assert rows["n1-gpus"][:4] == ["n1-gpus", "n1", "gpu.example.com", "pool-a"]

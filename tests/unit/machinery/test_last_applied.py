@@ -1,0 +1,44 @@
+"""Moving from client-side to server-side apply: the last-applied annotation covers conflicts."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from fakeapi.machinery.apply import (
+    LAST_APPLIED,
+    ApplyConflict,
+    covered_by_last_applied,
+    server_side_apply,
+    track_update,
+)
+from fakeapi.machinery.listtypes import list_types_for
+
+TYPES = list_types_for("", "ConfigMap")
+NOW = "2026-11-30T00:00:00Z"
+
+
+def client_side_applied(data: dict[str, str], annotated: dict[str, str] | None) -> dict:
+    obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": data}
+    if annotated is not None:
+        config = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": annotated}
+        obj["metadata"]["annotations"] = {LAST_APPLIED: json.dumps(config)}
+    return track_update(None, obj, manager="kubectl-client-side-apply", api_version="v1", types=TYPES, now=NOW)
+
+
+def conflict(live: dict, data: dict[str, str]) -> ApplyConflict:
+    applied = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": data}
+    with pytest.raises(ApplyConflict) as err:
+        server_side_apply(live, applied, manager="kubectl", force=False, api_version="v1", types=TYPES, now=NOW)
+    return err.value
+
+
+@pytest.mark.parametrize(("annotated", "covered"), [
+    ({"a": "1"}, True),
+    ({"b": "2"}, False),
+    (None, False),
+], ids=["field-in-last-applied", "field-not-in-last-applied", "no-annotation"])
+def test_conflicts_are_covered_only_by_fields_the_annotation_set(annotated: dict | None, covered: bool) -> None:
+    live = client_side_applied({"a": "1", "b": "2"}, annotated)
+    assert covered_by_last_applied(conflict(live, {"a": "changed"}), live, TYPES) is covered
