@@ -116,29 +116,35 @@ class BoundCounter:
 
 
 async def run_once(nodes: int, devices: int, init_pods: int, measure_pods: int,
+                   profiler: cProfile.Profile | None, separate: bool = False) -> float:
+    async with FakeCluster(control_plane="process" if separate else True) as cluster, \
+            ApiClient(cluster.url) as api:
+        return await _measure(api, nodes, devices, init_pods, measure_pods, profiler)
+
+
+async def _measure(api: ApiClient, nodes: int, devices: int, init_pods: int, measure_pods: int,
                    profiler: cProfile.Profile | None) -> float:
-    async with FakeCluster() as cluster, ApiClient(cluster.url) as api:
-        await _create_all(api, NODES, None, [_node(i) for i in range(nodes)])
-        await _create_all(api, RESOURCE_SLICES, None, [_slice(i, devices) for i in range(nodes)])
-        await api.create(DEVICE_CLASSES, None, DEVICE_CLASS)
-        await api.create(RESOURCE_CLAIM_TEMPLATES, "default", TEMPLATE)
-        counter = BoundCounter()
-        rv = (await api.list(PODS, "default", limit=1))["metadata"]["resourceVersion"]
-        watcher = asyncio.create_task(counter.run(api, rv))
-        try:
-            await _create_all(api, PODS, "default", [_pod(f"init-{i}") for i in range(init_pods)])
-            await counter.wait_for(init_pods, timeout=600)
-            if profiler is not None:
-                profiler.enable()
-            start = time.perf_counter()
-            await _create_all(api, PODS, "default", [_pod(f"measure-{i}") for i in range(measure_pods)])
-            await counter.wait_for(init_pods + measure_pods, timeout=600)
-            elapsed = time.perf_counter() - start
-            if profiler is not None:
-                profiler.disable()
-        finally:
-            watcher.cancel()
-        return measure_pods / elapsed
+    await _create_all(api, NODES, None, [_node(i) for i in range(nodes)])
+    await _create_all(api, RESOURCE_SLICES, None, [_slice(i, devices) for i in range(nodes)])
+    await api.create(DEVICE_CLASSES, None, DEVICE_CLASS)
+    await api.create(RESOURCE_CLAIM_TEMPLATES, "default", TEMPLATE)
+    counter = BoundCounter()
+    rv = (await api.list(PODS, "default", limit=1))["metadata"]["resourceVersion"]
+    watcher = asyncio.create_task(counter.run(api, rv))
+    try:
+        await _create_all(api, PODS, "default", [_pod(f"init-{i}") for i in range(init_pods)])
+        await counter.wait_for(init_pods, timeout=600)
+        if profiler is not None:
+            profiler.enable()
+        start = time.perf_counter()
+        await _create_all(api, PODS, "default", [_pod(f"measure-{i}") for i in range(measure_pods)])
+        await counter.wait_for(init_pods + measure_pods, timeout=600)
+        elapsed = time.perf_counter() - start
+        if profiler is not None:
+            profiler.disable()
+    finally:
+        watcher.cancel()
+    return measure_pods / elapsed
 
 
 def main() -> None:
@@ -147,6 +153,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=None, help="runs (default 3, quick 1)")
     parser.add_argument("--profile", action="store_true", help="cProfile the measured phase of the last run")
     parser.add_argument("--top", type=int, default=30, help="profile lines to print")
+    parser.add_argument("--control-plane-process", action="store_true",
+                        help="run the control plane in a child process (python -m scheduler)")
     args = parser.parse_args()
     nodes, devices, init_pods, measure_pods = (100, 10, 500, 500) if args.quick else (500, 10, 2500, 2500)
     runs = args.runs or (1 if args.quick else 3)
@@ -154,7 +162,7 @@ def main() -> None:
     profiler = None
     for i in range(runs):
         profiler = cProfile.Profile() if args.profile and i == runs - 1 else None
-        rate = asyncio.run(run_once(nodes, devices, init_pods, measure_pods, profiler))
+        rate = asyncio.run(run_once(nodes, devices, init_pods, measure_pods, profiler, args.control_plane_process))
         results.append(rate)
         print(f"run {i + 1}/{runs}: {rate:.1f} pods/s")
     print(f"SchedulingWithResourceClaimTemplate {nodes} nodes x {devices} devices, "

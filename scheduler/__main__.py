@@ -1,0 +1,38 @@
+"""``python -m scheduler --server URL``: run the control plane against any API server.
+
+The control plane reaches the server only over HTTP, so it can run in its own process (both
+cores busy in benchmarks) or against another cluster.  SIGINT/SIGTERM stop it cleanly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+
+from fakeapi.config import FeatureGates
+from scheduler.controlplane import ControlPlane
+
+
+async def _run(args: argparse.Namespace) -> int:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    async with ControlPlane(args.server, gates=FeatureGates.parse(args.feature_gates),
+                            kubelet=not args.no_kubelet):
+        print(f"control plane running against {args.server}", flush=True)
+        await stop.wait()
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(prog="python -m scheduler", description=__doc__)
+    parser.add_argument("--server", required=True, help="API server URL, e.g. http://127.0.0.1:6443")
+    parser.add_argument("--feature-gates", default="", help="NAME=true|false,...")
+    parser.add_argument("--no-kubelet", action="store_true", help="do not emulate kubelets")
+    return asyncio.run(_run(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
