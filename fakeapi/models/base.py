@@ -70,8 +70,22 @@ def req(description: str, *, alias: str | None = None, markers: dict[str, Any] |
 
 
 def list_map(*keys: str) -> dict[str, Any]:
-    """``+listType=map`` with its ``+listMapKey`` keys."""
+    """``+listType=map`` with its ``+listMapKey`` keys (server-side apply)."""
     return {"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": list(keys)}
+
+
+def patch_merge(key: str | None = None, *, retain_keys: bool = False) -> dict[str, Any]:
+    """``+patchStrategy=merge`` (strategic merge patch), keyed by ``+patchMergeKey`` ``key``.
+
+    Without a key the list holds scalars and patches union with it.  ``retain_keys`` adds
+    ``retainKeys`` (``merge,retainKeys``), as upstream marks lists of one-of structs.  Independent
+    of the SSA list type, so combine the two: ``list_map("name") | patch_merge("name")``.
+    """
+    strategy = "merge,retainKeys" if retain_keys else "merge"
+    markers = {"x-kubernetes-patch-strategy": strategy}
+    if key is not None:
+        markers["x-kubernetes-patch-merge-key"] = key
+    return markers
 
 
 ATOMIC: dict[str, Any] = {"x-kubernetes-list-type": "atomic"}

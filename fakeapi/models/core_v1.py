@@ -25,6 +25,7 @@ from fakeapi.models.base import (
     TopLevel,
     list_map,
     opt,
+    patch_merge,
     req,
 )
 from fakeapi.models.meta import ObjectMeta
@@ -158,15 +159,19 @@ class Container(KubeModel):
     args: list[str] | None = opt("Arguments.", markers=ATOMIC)
     working_dir: str | None = opt("Working directory.")
     ports: list[ContainerPort] | None = opt("Exposed ports.",
-                                            markers=list_map("containerPort", "protocol"))
+                                            markers=list_map("containerPort", "protocol")
+                                            | patch_merge("containerPort"))
     env_from: list[Open] | None = opt("Sources of environment variables.", markers=ATOMIC)
-    env: list[EnvVar] | None = opt("Environment variables.", markers=list_map("name"))
+    env: list[EnvVar] | None = opt("Environment variables.",
+                                   markers=list_map("name") | patch_merge("name"))
     resources: ResourceRequirements | None = opt("Compute resources and resource claims.")
     resize_policy: list[Open] | None = opt("Resize policies.", markers=ATOMIC)
     restart_policy: str | None = opt("Always for restartable init (sidecar) containers.")
     restart_policy_rules: list[Open] | None = opt("Per-exit-code restart rules.", markers=ATOMIC)
-    volume_mounts: list[VolumeMount] | None = opt("Volume mounts.", markers=list_map("mountPath"))
-    volume_devices: list[Open] | None = opt("Raw block devices.", markers=list_map("devicePath"))
+    volume_mounts: list[VolumeMount] | None = opt("Volume mounts.",
+                                                  markers=list_map("mountPath") | patch_merge("mountPath"))
+    volume_devices: list[Open] | None = opt("Raw block devices.",
+                                            markers=list_map("devicePath") | patch_merge("devicePath"))
     liveness_probe: Open | None = opt("Liveness probe.")
     readiness_probe: Open | None = opt("Readiness probe.")
     startup_probe: Open | None = opt("Startup probe.")
@@ -227,10 +232,14 @@ class PodReadinessGate(KubeModel):
 class PodSpec(KubeModel):
     """The desired state of a pod."""
 
-    volumes: list[Volume] | None = opt("Volumes.", markers=list_map("name"))
-    init_containers: list[Container] | None = opt("Init containers.", markers=list_map("name"))
-    containers: list[Container] = req("At least one container.", markers=list_map("name"))
-    ephemeral_containers: list[Open] | None = opt("Debug containers.", markers=list_map("name"))
+    volumes: list[Volume] | None = opt("Volumes.",
+                                       markers=list_map("name") | patch_merge("name", retain_keys=True))
+    init_containers: list[Container] | None = opt("Init containers.",
+                                                  markers=list_map("name") | patch_merge("name"))
+    containers: list[Container] = req("At least one container.",
+                                       markers=list_map("name") | patch_merge("name"))
+    ephemeral_containers: list[Open] | None = opt("Debug containers.",
+                                                  markers=list_map("name") | patch_merge("name"))
     restart_policy: str | None = opt("Always (default), OnFailure or Never.")
     termination_grace_period_seconds: Int64 | None = opt("Grace period; defaults to 30.")
     active_deadline_seconds: Int64 | None = opt("Deadline for the pod's run.")
@@ -245,14 +254,16 @@ class PodSpec(KubeModel):
     host_ipc: bool | None = opt("Use the host IPC namespace.", alias="hostIPC")
     share_process_namespace: bool | None = opt("Share one PID namespace between containers.")
     security_context: Open | None = opt("Pod-level security options.")
-    image_pull_secrets: list[Open] | None = opt("Image pull secrets.", markers=list_map("name"))
+    image_pull_secrets: list[Open] | None = opt("Image pull secrets.",
+                                                markers=list_map("name") | patch_merge("name"))
     hostname: str | None = opt("Hostname of the pod.")
     hostname_override: str | None = opt("Hostname override.")
     subdomain: str | None = opt("Subdomain of the pod.")
     affinity: Affinity | None = opt("Scheduling constraints.")
     scheduler_name: str | None = opt("Scheduler responsible; defaults to default-scheduler.")
     tolerations: list[Toleration] | None = opt("Tolerated taints.", markers=ATOMIC)
-    host_aliases: list[Open] | None = opt("Extra /etc/hosts entries.", markers=list_map("ip"))
+    host_aliases: list[Open] | None = opt("Extra /etc/hosts entries.",
+                                          markers=list_map("ip") | patch_merge("ip"))
     priority_class_name: str | None = opt("Priority class name.")
     priority: Int32 | None = opt("Priority value.")
     dns_config: Open | None = opt("DNS parameters.")
@@ -262,19 +273,21 @@ class PodSpec(KubeModel):
     preemption_policy: str | None = opt("Never or PreemptLowerPriority.")
     overhead: dict[str, Quantity] | None = opt("Pod overhead.")
     topology_spread_constraints: list[Open] | None = opt(
-        "Topology spread constraints.", markers=list_map("topologyKey", "whenUnsatisfiable"))
+        "Topology spread constraints.",
+        markers=list_map("topologyKey", "whenUnsatisfiable") | patch_merge("topologyKey"))
     set_hostname_as_fqdn: bool | None = opt("Use the FQDN as hostname.", alias="setHostnameAsFQDN")
     os: Open | None = opt("Operating system of the pod.")
     host_users: bool | None = opt("Use the host user namespace.")
-    scheduling_gates: list[PodSchedulingGate] | None = opt("Scheduling gates.",
-                                                           markers=list_map("name"))
-    resource_claims: list[PodResourceClaim] | None = opt("Resource claims.",
-                                                         markers=list_map("name"))
+    scheduling_gates: list[PodSchedulingGate] | None = opt(
+        "Scheduling gates.", markers=list_map("name") | patch_merge("name"))
+    resource_claims: list[PodResourceClaim] | None = opt(
+        "Resource claims.", markers=list_map("name") | patch_merge("name", retain_keys=True))
     resources: ResourceRequirements | None = opt("Pod-level resources.")
     scheduling_group: PodSchedulingGroup | None = opt("Pod group of the pod (1.36+); immutable.")
     workload_ref: WorkloadReference | None = opt(
         "Workload pod group of the pod (1.35 shape, KEP-5729 draft); immutable.")
-    eviction_responders: list[Open] | None = opt("Alpha eviction responders.", markers=list_map("name"))
+    eviction_responders: list[Open] | None = opt("Alpha eviction responders.",
+                                                 markers=list_map("name") | patch_merge("name"))
 
 
 class PodCondition(KubeModel):
@@ -307,14 +320,18 @@ class PodStatus(KubeModel):
 
     observed_generation: Int64 | None = opt("Generation observed by the kubelet.")
     phase: str | None = opt("Pending, Running, Succeeded, Failed or Unknown.")
-    conditions: list[PodCondition] | None = opt("Current conditions.", markers=list_map("type"))
+    conditions: list[PodCondition] | None = opt("Current conditions.",
+                                                 markers=list_map("type") | patch_merge("type"))
     message: str | None = opt("Why the pod is in this state.")
     reason: str | None = opt("Brief CamelCase reason.")
     nominated_node_name: str | None = opt("Node nominated by preemption.")
     host_ip: str | None = opt("IP of the node.", alias="hostIP")
-    host_ips: list[PodIP] | None = opt("IPs of the node.", alias="hostIPs", markers=ATOMIC)
+    # Atomic for server-side apply yet merged by ip under strategic merge patch, as upstream marks it.
+    host_ips: list[PodIP] | None = opt("IPs of the node.", alias="hostIPs",
+                                       markers=ATOMIC | patch_merge("ip"))
     pod_ip: str | None = opt("IP of the pod.", alias="podIP")
-    pod_ips: list[PodIP] | None = opt("IPs of the pod.", alias="podIPs", markers=list_map("ip"))
+    pod_ips: list[PodIP] | None = opt("IPs of the pod.", alias="podIPs",
+                                      markers=list_map("ip") | patch_merge("ip"))
     start_time: Time | None = opt("When the kubelet acknowledged the pod.")
     init_container_statuses: list[Open] | None = opt("Init container statuses.", markers=ATOMIC)
     container_statuses: list[Open] | None = opt("Container statuses.", markers=ATOMIC)
@@ -323,13 +340,14 @@ class PodStatus(KubeModel):
     qos_class: str | None = opt("Guaranteed, Burstable or BestEffort.")
     resize: str | None = opt("Deprecated resize status.")
     resource_claim_statuses: list[PodResourceClaimStatus] | None = opt(
-        "Generated claim names.", markers=list_map("name"))
+        "Generated claim names.", markers=list_map("name") | patch_merge("name", retain_keys=True))
     extended_resource_claim_status: Open | None = opt("Claim generated for extended resources.")
     allocated_resources: dict[str, Quantity] | None = opt("Allocated pod-level resources.")
     resources: ResourceRequirements | None = opt("Actual pod-level resources.")
     volume_health: list[Open] | None = opt("Alpha volume health.", markers=list_map("name"))
     node_allocatable_resource_claim_statuses: list[Open] | None = opt(
-        "Alpha node-allocatable claim status.", markers=list_map("resourceClaimName"))
+        "Alpha node-allocatable claim status.",
+        markers=list_map("resourceClaimName") | patch_merge("resourceClaimName"))
 
 
 class Pod(TopLevel):
@@ -350,7 +368,8 @@ class NodeSpec(KubeModel):
     """Desired state of a node."""
 
     pod_cidr: str | None = opt("Pod IP range.", alias="podCIDR")
-    pod_cidrs: list[str] | None = opt("Pod IP ranges.", alias="podCIDRs", markers=SET)
+    pod_cidrs: list[str] | None = opt("Pod IP ranges.", alias="podCIDRs",
+                                      markers=SET | patch_merge())
     provider_id: str | None = opt("Cloud provider id.", alias="providerID")
     unschedulable: bool | None = opt("Cordoned: no new pods are scheduled here.")
     taints: list[Taint] | None = opt("Node taints.", markers=ATOMIC)
@@ -399,8 +418,10 @@ class NodeStatus(KubeModel):
     capacity: dict[str, Quantity] | None = opt("Total resources.")
     allocatable: dict[str, Quantity] | None = opt("Resources available to pods.")
     phase: str | None = opt("Deprecated node phase.")
-    conditions: list[NodeCondition] | None = opt("Node conditions.", markers=list_map("type"))
-    addresses: list[NodeAddress] | None = opt("Node addresses.", markers=list_map("type"))
+    conditions: list[NodeCondition] | None = opt("Node conditions.",
+                                                  markers=list_map("type") | patch_merge("type"))
+    addresses: list[NodeAddress] | None = opt("Node addresses.",
+                                              markers=list_map("type") | patch_merge("type"))
     daemon_endpoints: Open | None = opt("Kubelet endpoint.")
     node_info: NodeSystemInfo | None = opt("System information.")
     images: list[Open] | None = opt("Images on the node.", markers=ATOMIC)
@@ -447,7 +468,8 @@ class NamespaceStatus(KubeModel):
     """Observed state of a namespace."""
 
     phase: str | None = opt("Active or Terminating.")
-    conditions: list[NamespaceCondition] | None = opt("Conditions.", markers=list_map("type"))
+    conditions: list[NamespaceCondition] | None = opt("Conditions.",
+                                                       markers=list_map("type") | patch_merge("type"))
 
 
 class Namespace(TopLevel):

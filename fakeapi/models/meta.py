@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fakeapi.models.base import ATOMIC, SET, Int64, KubeModel, Time, list_map, opt, req
+from fakeapi.models.base import ATOMIC, SET, Int64, KubeModel, Time, list_map, opt, patch_merge, req
 
 OPENAPI_PACKAGE = "io.k8s.apimachinery.pkg.apis.meta.v1"
 
@@ -49,9 +49,9 @@ class ObjectMeta(KubeModel):
     labels: dict[str, str] | None = opt("Key/value labels used by selectors.")
     annotations: dict[str, str] | None = opt("Key/value annotations for tools; not queryable.")
     owner_references: list[OwnerReference] | None = opt(
-        "Objects this object depends on.", markers=list_map("uid"))
+        "Objects this object depends on.", markers=list_map("uid") | patch_merge("uid"))
     finalizers: list[str] | None = opt("Must be empty before the object is removed from storage.",
-                                       markers=SET)
+                                       markers=SET | patch_merge())
     managed_fields: list[ManagedFieldsEntry] | None = opt("Field ownership for server-side apply.",
                                                           markers=ATOMIC)
 

@@ -18,6 +18,7 @@ from fakeapi.models.base import (
     TopLevel,
     list_map,
     opt,
+    patch_merge,
     req,
 )
 from fakeapi.models.core_v1 import NodeSelector
@@ -223,7 +224,7 @@ class ResourceClaimStatus(KubeModel):
 
     allocation: AllocationResult | None = opt("Set once the claim is allocated.")
     reserved_for: list[ResourceClaimConsumerReference] | None = opt(
-        "Consumers allowed to use the claim; at most 256.", markers=list_map("uid"))
+        "Consumers allowed to use the claim; at most 256.", markers=list_map("uid") | patch_merge("uid"))
     devices: list[AllocatedDeviceStatus] | None = opt(
         "Driver-reported device status.", markers=list_map("driver", "device", "pool", "shareID"))
 
@@ -445,7 +446,8 @@ class DeviceTaintRuleSpec(KubeModel):
 class DeviceTaintRuleStatus(KubeModel):
     """Progress of a rule (eviction state)."""
 
-    conditions: list[Condition] | None = opt("Rule conditions.", markers=list_map("type"))
+    conditions: list[Condition] | None = opt("Rule conditions.",
+                                             markers=list_map("type") | patch_merge("type"))
 
 
 class DeviceTaintRule(TopLevel):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from fakeapi.models.base import ATOMIC, Int32, KubeModel, TopLevel, list_map, opt, req
+from fakeapi.models.base import ATOMIC, Int32, KubeModel, TopLevel, list_map, opt, patch_merge, req
 from fakeapi.models.meta import ObjectMeta
 
 OPENAPI_PACKAGE = "io.k8s.api.scheduling.v1alpha1"
@@ -68,7 +68,8 @@ class PodGroup(KubeModel):
     policy: PodGroupPolicy = req("Basic or gang scheduling.")
     resource_claims: list[PodGroupResourceClaim] | None = opt(
         EXTENSION + "claims shared by the pods of each instance; at most 4.",
-        markers=list_map("name"))
+        # Marked like the v1beta1 PodGroupTemplate.resourceClaims this draft field became.
+        markers=list_map("name") | patch_merge("name", retain_keys=True))
 
 
 class WorkloadSpec(KubeModel):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from fakeapi.models.base import ATOMIC, Int32, KubeModel, TopLevel, list_map, opt, req
+from fakeapi.models.base import ATOMIC, Int32, KubeModel, TopLevel, list_map, opt, patch_merge, req
 from fakeapi.models.meta import Condition, ObjectMeta
 
 OPENAPI_PACKAGE = "io.k8s.api.scheduling.v1beta1"
@@ -92,7 +92,7 @@ class PodGroupTemplate(KubeModel):
     scheduling_constraints: PodGroupSchedulingConstraints | None = opt("Topology constraints.")
     resource_claims: list[PodGroupResourceClaim] | None = opt(
         "Claims shared by the group; at most 4 (gate DRAWorkloadResourceClaims).",
-        markers=list_map("name"))
+        markers=list_map("name") | patch_merge("name", retain_keys=True))
     disruption_mode: DisruptionMode | None = opt("Disruption mode.")
     priority_class_name: str | None = opt("Priority class of the group.")
     priority: Int32 | None = opt("Priority value.")
@@ -189,7 +189,8 @@ class PodGroupSpec(KubeModel):
     scheduling_policy: PodGroupSchedulingPolicy = req("Basic or gang; gang.minCount is mutable.")
     scheduling_constraints: PodGroupSchedulingConstraints | None = opt("Topology constraints.")
     resource_claims: list[PodGroupResourceClaim] | None = opt(
-        "Claims shared by all pods of the group; at most 4; immutable.", markers=list_map("name"))
+        "Claims shared by all pods of the group; at most 4; immutable.",
+        markers=list_map("name") | patch_merge("name", retain_keys=True))
     disruption_mode: DisruptionMode | None = opt("Defaults to single.")
     priority_class_name: str | None = opt("Priority class; immutable.")
     priority: Int32 | None = opt("Priority value; immutable.")
@@ -200,9 +201,10 @@ class PodGroupStatus(KubeModel):
     """Scheduling state of the group and its generated claims."""
 
     conditions: list[Condition] | None = opt("PodGroupInitiallyScheduled, DisruptionTarget.",
-                                             markers=list_map("type"))
+                                             markers=list_map("type") | patch_merge("type"))
     resource_claim_statuses: list[PodGroupResourceClaimStatus] | None = opt(
-        "Generated claim names; at most 4.", markers=list_map("name"))
+        "Generated claim names; at most 4.",
+        markers=list_map("name") | patch_merge("name", retain_keys=True))
 
 
 class PodGroup(TopLevel):

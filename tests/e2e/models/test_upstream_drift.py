@@ -7,7 +7,10 @@ side, recursively by JSON name, reports:
 - ``not upstream``: a model field upstream does not have (a typo, or an invented field);
 - ``missing``: an upstream field the model lacks (the decoder would call it unknown);
 - ``shape``: list vs map vs struct vs scalar, or a scalar's Go type (int32 vs int64, Quantity);
-- ``list type``: ``x-kubernetes-list-type``/``-map-keys`` (server-side apply merges by them).
+- ``list type``: ``x-kubernetes-list-type``/``-map-keys`` (server-side apply merges by them);
+- ``patch strategy``: ``x-kubernetes-patch-strategy``/``-merge-key`` (strategic merge patch merges
+  by them).  ``fakeapi.machinery.listtypes`` derives both from the models, so this keeps SSA and
+  SMP faithful too.
 
 Deliberate differences are allow-listed below with the reason, and an unused entry fails too, so
 the lists shrink when the models catch up.
@@ -30,7 +33,7 @@ import pytest
 from pydantic import BaseModel, create_model
 
 from fakeapi.models import MODELS
-from fakeapi.models.base import ATOMIC, Int32, KubeModel, opt
+from fakeapi.models.base import ATOMIC, Int32, KubeModel, opt, patch_merge
 from fakeapi.models.schema import ListOf, MapOf, Node, Opaque, Scalar, Struct, struct_fields
 
 SCHEMAS = Path(kubernetes_validate.__file__).parent / "kubernetes-json-schema"
@@ -92,7 +95,11 @@ UPSTREAM_SCALAR = {
     "intstr.IntOrString": "io.k8s.apimachinery.pkg.util.intstr.IntOrString",
 }
 UPSTREAM_OPAQUE = {"io.k8s.apimachinery.pkg.runtime.RawExtension", "io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1"}
-LIST_MARKERS = ("x-kubernetes-list-type", "x-kubernetes-list-map-keys")
+MARKERS = {
+    "list type": ("x-kubernetes-list-type", "x-kubernetes-list-map-keys"),
+    "patch strategy": ("x-kubernetes-patch-strategy", "x-kubernetes-patch-merge-key"),
+}
+"""Kind of drift -> the OpenAPI extensions a model field must carry exactly as upstream does."""
 
 
 @dataclass(frozen=True)
@@ -184,10 +191,11 @@ class Walker:
     def field(self, node: Node, markers: dict[str, Any], defs: dict[str, Any], schema: dict[str, Any],
               path: str) -> None:
         resolved = resolve(defs, schema)[1]
-        for marker in LIST_MARKERS:
-            if markers.get(marker) != resolved.get(marker):
-                self.drifts.append(Drift(path, "list type", f"{marker}: ours {markers.get(marker)}, "
-                                                            f"upstream {resolved.get(marker)}"))
+        for what, names in MARKERS.items():
+            for marker in names:
+                if markers.get(marker) != resolved.get(marker):
+                    self.drifts.append(Drift(path, what, f"{marker}: ours {markers.get(marker)}, "
+                                                         f"upstream {resolved.get(marker)}"))
         self.value(node, defs, schema, path)
 
     def value(self, node: Node, defs: dict[str, Any], schema: dict[str, Any], path: str) -> None:
@@ -272,12 +280,22 @@ def test_allow_lists_have_no_stale_entries() -> None:
     ({"a": "list"}, {"properties": {"a": {"type": "array", "items": {"type": "string"},
                                           "x-kubernetes-list-type": "set"}}},
      ["t.a: list type (x-kubernetes-list-type: ours atomic, upstream set)"]),
-], ids=["same", "extra-field", "missing-field", "int-width", "list-type"])
+    ({"a": "list"}, {"properties": {"a": {"type": "array", "items": {"type": "string"},
+                                          "x-kubernetes-list-type": "atomic",
+                                          "x-kubernetes-patch-strategy": "merge"}}},
+     ["t.a: patch strategy (x-kubernetes-patch-strategy: ours None, upstream merge)"]),
+    ({"a": "keyed"}, {"properties": {"a": {"type": "array", "items": {"type": "string"},
+                                           "x-kubernetes-list-type": "atomic",
+                                           "x-kubernetes-patch-strategy": "merge",
+                                           "x-kubernetes-patch-merge-key": "ip"}}},
+     ["t.a: patch strategy (x-kubernetes-patch-merge-key: ours name, upstream ip)"]),
+], ids=["same", "extra-field", "missing-field", "int-width", "list-type", "patch-strategy", "patch-merge-key"])
 def test_walker_reports_each_kind_of_drift(model_json: dict[str, str], upstream: dict[str, Any],
                                            expected: list[str]) -> None:
     # The detector itself must be able to fail: a tiny model against a hand-written schema.
     types = {"string": (str | None, opt("s")), "int32": (Int32 | None, opt("i")),
-             "list": (list[str] | None, opt("l", markers=ATOMIC))}
+             "list": (list[str] | None, opt("l", markers=ATOMIC)),
+             "keyed": (list[str] | None, opt("k", markers=ATOMIC | patch_merge("name")))}
     model = create_model("Probe", __base__=KubeModel, **{k: types[v] for k, v in model_json.items()})
     walker = Walker()
     walker.struct(model, {}, upstream, "t")
