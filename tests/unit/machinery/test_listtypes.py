@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from fakeapi.machinery.listtypes import ATOMIC, MAP, SET, ListSpec, list_spec_of, list_types_for
+from fakeapi.machinery.listtypes import ATOMIC, MAP, SET, ListSpec, ListTypes, list_spec_of, list_types_for
 from fakeapi.models.base import SET as SET_MARKERS
 from fakeapi.models.base import list_map, patch_merge
 from fakeapi.models.core_v1 import ContainerPort
@@ -77,3 +77,42 @@ MARKERS = [
                          ids=[case[0] for case in MARKERS])
 def test_list_spec_of_reads_openapi_markers(markers: dict[str, Any], item: Any, expected: ListSpec) -> None:
     assert list_spec_of(markers, item) == expected
+
+
+# --- list table cases first written with the patch engines ---------------------------------------
+
+LIST_TYPES = [
+    ("", "Pod", ("spec", "containers"), ("map", ("name",)), "name", False),
+    ("", "Pod", ("spec", "containers", "*", "ports"), ("map", ("containerPort", "protocol")), "containerPort", False),
+    ("", "Pod", ("spec", "initContainers", "*", "env"), ("map", ("name",)), "name", False),
+    ("", "Pod", ("spec", "containers", "*", "resources", "claims"), ("map", ("name",)), None, False),
+    ("", "Pod", ("spec", "tolerations"), ("atomic", ()), None, False),
+    ("", "Pod", ("status", "hostIPs"), ("atomic", ()), "ip", False),
+    ("", "Pod", ("metadata", "finalizers"), ("set", ()), None, True),
+    ("", "Node", ("spec", "taints"), ("atomic", ()), None, False),
+    ("", "Node", ("status", "addresses"), ("map", ("type",)), "type", False),
+    ("", "ConfigMap", ("metadata", "ownerReferences"), ("map", ("uid",)), "uid", False),
+    ("resource.k8s.io", "ResourceClaim", ("status", "devices"),
+     ("map", ("driver", "device", "pool", "shareID")), None, False),
+    ("resource.k8s.io", "ResourceClaim", ("spec", "devices", "requests"), ("atomic", ()), None, False),
+    ("resource.k8s.io", "ResourceSlice", ("spec", "devices"), ("atomic", ()), None, False),
+    ("scheduling.k8s.io", "PodGroup", ("status", "resourceClaimStatuses"), ("map", ("name",)), "name", False),
+    ("scheduling.k8s.io", "Workload", ("spec", "podGroups", "*", "resourceClaims"), ("map", ("name",)), "name", False),
+    ("example.com", "Unknown", ("spec", "items"), ("atomic", ()), None, False),
+]
+
+
+@pytest.mark.parametrize(("group", "kind", "path", "list_type", "merge_key", "merges_primitives"), LIST_TYPES,
+                         ids=[f"{kind}{'.'.join(('', *path))}" for _, kind, path, *_ in LIST_TYPES])
+def test_list_types(group: str, kind: str, path: tuple, list_type: tuple, merge_key: str | None,
+                    merges_primitives: bool) -> None:
+    types = list_types_for(group, kind)
+    assert types.list_type(path) == list_type
+    assert types.merge_key(path) == merge_key
+    assert types.merges_primitives(path) is merges_primitives
+
+
+def test_list_types_match_map_values_by_wildcard() -> None:
+    types = ListTypes({("spec", "attributes", "*", "values"): ListSpec("set")})
+    assert types.list_type(("spec", "attributes", "model", "values")) == ("set", ())
+    assert types.list_type(("spec", "other", "model", "values")) == ("atomic", ())

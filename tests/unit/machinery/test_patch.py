@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-from fakeapi.machinery.listtypes import ListSpec, ListTypes, list_types_for
+from fakeapi.machinery.listtypes import list_types_for
 from fakeapi.machinery.patch import (
     PatchError,
     apply_json_patch,
@@ -230,42 +230,3 @@ def test_patches_never_mutate_their_inputs(apply, patch) -> None:
     patched = apply(obj, patch)
     assert (obj, patch) == (before_obj, before_patch)
     assert patched != obj
-
-
-# --- the list table ---------------------------------------------------------------------------
-
-LIST_TYPES = [
-    ("", "Pod", ("spec", "containers"), ("map", ("name",)), "name", False),
-    ("", "Pod", ("spec", "containers", "*", "ports"), ("map", ("containerPort", "protocol")), "containerPort", False),
-    ("", "Pod", ("spec", "initContainers", "*", "env"), ("map", ("name",)), "name", False),
-    ("", "Pod", ("spec", "containers", "*", "resources", "claims"), ("map", ("name",)), None, False),
-    ("", "Pod", ("spec", "tolerations"), ("atomic", ()), None, False),
-    ("", "Pod", ("status", "hostIPs"), ("atomic", ()), "ip", False),
-    ("", "Pod", ("metadata", "finalizers"), ("set", ()), None, True),
-    ("", "Node", ("spec", "taints"), ("atomic", ()), None, False),
-    ("", "Node", ("status", "addresses"), ("map", ("type",)), "type", False),
-    ("", "ConfigMap", ("metadata", "ownerReferences"), ("map", ("uid",)), "uid", False),
-    ("resource.k8s.io", "ResourceClaim", ("status", "devices"),
-     ("map", ("driver", "device", "pool", "shareID")), None, False),
-    ("resource.k8s.io", "ResourceClaim", ("spec", "devices", "requests"), ("atomic", ()), None, False),
-    ("resource.k8s.io", "ResourceSlice", ("spec", "devices"), ("atomic", ()), None, False),
-    ("scheduling.k8s.io", "PodGroup", ("status", "resourceClaimStatuses"), ("map", ("name",)), "name", False),
-    ("scheduling.k8s.io", "Workload", ("spec", "podGroups", "*", "resourceClaims"), ("map", ("name",)), "name", False),
-    ("example.com", "Unknown", ("spec", "items"), ("atomic", ()), None, False),
-]
-
-
-@pytest.mark.parametrize(("group", "kind", "path", "list_type", "merge_key", "merges_primitives"), LIST_TYPES,
-                         ids=[f"{kind}{'.'.join(('', *path))}" for _, kind, path, *_ in LIST_TYPES])
-def test_list_types(group: str, kind: str, path: tuple, list_type: tuple, merge_key: str | None,
-                    merges_primitives: bool) -> None:
-    types = list_types_for(group, kind)
-    assert types.list_type(path) == list_type
-    assert types.merge_key(path) == merge_key
-    assert types.merges_primitives(path) is merges_primitives
-
-
-def test_list_types_match_map_values_by_wildcard() -> None:
-    types = ListTypes({("spec", "attributes", "*", "values"): ListSpec("set")})
-    assert types.list_type(("spec", "attributes", "model", "values")) == ("set", ())
-    assert types.list_type(("spec", "other", "model", "values")) == ("atomic", ())
