@@ -185,6 +185,12 @@ class Container(KubeModel):
     tty: bool | None = opt("Allocate a TTY.")
 
 
+class EphemeralContainer(Container):
+    """A debugging container added to a running pod."""
+
+    target_container_name: str | None = opt("The container whose namespaces this one joins.")
+
+
 class Volume(KubeModel):
     """A pod volume; its source (emptyDir, configMap, ...) is kept as opaque JSON."""
 
@@ -238,7 +244,7 @@ class PodSpec(KubeModel):
                                                   markers=list_map("name") | patch_merge("name"))
     containers: list[Container] = req("At least one container.",
                                        markers=list_map("name") | patch_merge("name"))
-    ephemeral_containers: list[Open] | None = opt("Debug containers.",
+    ephemeral_containers: list[EphemeralContainer] | None = opt("Debug containers.",
                                                   markers=list_map("name") | patch_merge("name"))
     restart_policy: str | None = opt("Always (default), OnFailure or Never.")
     termination_grace_period_seconds: Int64 | None = opt("Grace period; defaults to 30.")

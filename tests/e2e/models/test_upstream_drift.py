@@ -60,9 +60,9 @@ OPEN = {
     # Pod: everything the scheduler, kubelet emulation and DRA never read stays opaque JSON, so
     # manifests round-trip without a full core/v1 model (strict field checks stop here).
     **{f"v1/Pod.spec.{c}[].{f}": "container detail fakeapi never reads"
-       for c in ("containers", "initContainers") for f in _CONTAINER_OPEN},
+       for c in ("containers", "initContainers", "ephemeralContainers") for f in _CONTAINER_OPEN},
     **{f"v1/Pod.spec.{f}": "pod detail fakeapi never reads"
-       for f in ("ephemeralContainers[]", "securityContext", "imagePullSecrets[]", "hostAliases[]",
+       for f in ("securityContext", "imagePullSecrets[]", "hostAliases[]",
                  "dnsConfig", "topologySpreadConstraints[]", "os", "evictionResponders[]")},
     "v1/Pod.spec.affinity.podAffinity": "inter-pod affinity is not evaluated",
     "v1/Pod.spec.affinity.podAntiAffinity": "inter-pod anti-affinity is not evaluated",
@@ -78,8 +78,8 @@ OPEN = {
 
 PARTIAL = {
     "v1/Pod.spec.volumes[]": "only the name is typed; the volume source is kept verbatim",
-    "v1/Pod.spec.containers[].volumeMounts[]": "mount options beyond path/subPath kept verbatim",
-    "v1/Pod.spec.initContainers[].volumeMounts[]": "mount options beyond path/subPath kept verbatim",
+    **{f"v1/Pod.spec.{c}[].volumeMounts[]": "mount options beyond path/subPath kept verbatim"
+       for c in ("containers", "initContainers", "ephemeralContainers")},
     "v1/Node.status.nodeInfo": "newer kubelet-reported fields kept verbatim",
 }
 """Model structs that keep unknown keys (``extra="allow"``): upstream fields they lack are fine."""
