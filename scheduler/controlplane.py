@@ -36,8 +36,11 @@ class ControlPlane:
     """Scheduler, ResourceClaim controller and kubelet emulation against one API server URL."""
 
     def __init__(self, server_url: str, *, gates: FeatureGates = _DEFAULT_GATES, kubelet: bool = True,
-                 sync_timeout: float = 10.0) -> None:
+                 sync_timeout: float = 10.0, gang_scheduling_timeout: float | None = None) -> None:
+        """``gang_scheduling_timeout``: seconds a gang waits at Permit for its quorum (None: 5 min)."""
         self.server_url = server_url
+        self._scheduler_options = ({} if gang_scheduling_timeout is None
+                                   else {"gang_scheduling_timeout": gang_scheduling_timeout})
         self.gates = gates
         self._with_kubelet = kubelet
         self._sync_timeout = sync_timeout
@@ -60,7 +63,8 @@ class ControlPlane:
         factory = self._factory = InformerFactory(api)
         loops: dict[str, Coroutine[Any, Any, None]] = {}
         try:
-            scheduler = _new_scheduler(api, factory, self.gates, self._recorder(SCHEDULER_COMPONENT))
+            scheduler = _new_scheduler(api, factory, self.gates, self._recorder(SCHEDULER_COMPONENT),
+                                       **self._scheduler_options)
             if scheduler is not None:
                 loops["scheduler"] = scheduler.run()
             controller = ResourceClaimController(api, factory, self.gates,
@@ -108,7 +112,7 @@ class ControlPlane:
 
 
 def _new_scheduler(api: ApiClient, factory: InformerFactory, gates: FeatureGates,
-                   recorder: EventRecorder) -> Any:
+                   recorder: EventRecorder, **options: Any) -> Any:
     """The scheduler, if this checkout has one (it is built in parallel with this module)."""
     try:
         from scheduler.scheduler import Scheduler
@@ -117,7 +121,7 @@ def _new_scheduler(api: ApiClient, factory: InformerFactory, gates: FeatureGates
             raise  # a broken scheduler must fail loudly, only a missing one is tolerated
         log.warning("no scheduler module yet, running without one")
         return None
-    return Scheduler(api, factory, gates, recorder)
+    return Scheduler(api, factory, gates, recorder, **options)
 
 
 def _report_crash(task: asyncio.Task[None]) -> None:

@@ -235,6 +235,19 @@ class SchedulingQueue:
         while self._in_flight_events and (oldest is None or self._in_flight_events[0][0] < oldest):
             self._in_flight_events.popleft()
 
+    def activate(self, uids: Iterable[str]) -> None:
+        """Move these pods from the unschedulable pool or backoff straight to active (upstream ``Activate``).
+
+        A gang member waiting at Permit uses it so its peers get their attempt now instead of
+        after a backoff or an event.  Gated and in-flight pods are left alone.
+        """
+        for uid in uids:
+            info = self._unschedulable.pop(uid, None)
+            if info is None and self._backoff_entry.pop(uid, None) is not None:
+                info = self._infos[uid]
+            if info is not None:
+                self._push_active(info)
+
     def forget(self, uid: str) -> None:
         """The pod was bound: it leaves the queue for good."""
         self.done(uid)

@@ -44,16 +44,18 @@ from scheduler.framework.interface import (
     EventResource,
     Status,
 )
-from scheduler.framework.runtime import Framework
+from scheduler.framework.runtime import Framework, WaitingPod
 from scheduler.informers import InformerFactory
 from scheduler.plugins.default_binder import DefaultBinder
 from scheduler.plugins.dynamic_resources import DynamicResources, pod_claim_names
+from scheduler.plugins.gang import DEFAULT_TIMEOUT, GangScheduling
+from scheduler.plugins.gang import NAME as GANG_SCHEDULING
 from scheduler.plugins.node_affinity import NodeAffinity
 from scheduler.plugins.node_name import NodeName
 from scheduler.plugins.node_resources_fit import NodeResourcesFit
 from scheduler.plugins.node_unschedulable import NodeUnschedulable
 from scheduler.plugins.taint_toleration import TaintToleration
-from scheduler.podgroups import PodGroupInstance
+from scheduler.podgroups import PodGroupInstance, pod_group_instance
 from scheduler.queue import QueuedPodInfo, SchedulingQueue
 from scheduler.snapshot import NodeCache, NodeInfo
 
@@ -68,6 +70,7 @@ MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_PERCENTAGE = 5
 BASE_PERCENTAGE = 50
 _CLAIM_INDEX = "claims"
+_GROUP_INDEX = "podgroup"
 _ADD_UPDATE = ActionType.ADD | ActionType.UPDATE
 
 
@@ -119,6 +122,11 @@ def _claim_index_keys(pod: dict[str, Any]) -> list[str]:
     return [f"{namespace}/{name}" for name in pod_claim_names(pod)]
 
 
+def _group_index_keys(pod: dict[str, Any]) -> list[str]:
+    instance = pod_group_instance(pod)
+    return [instance.key] if instance is not None else []
+
+
 def _as_pod(pod: dict[str, Any]) -> dict[str, Any]:
     """Lists may omit type meta; Events need the involved object's kind."""
     return pod if pod.get("kind") else {**pod, "kind": "Pod", "apiVersion": "v1"}
@@ -144,7 +152,8 @@ class Scheduler:
 
     def __init__(self, api: ApiClient, factory: InformerFactory, gates: FeatureGates,
                  recorder: EventRecorder, *, initial_backoff: float = 1.0, max_backoff: float = 10.0,
-                 percentage_of_nodes_to_score: int = 0, filter_timeout: float = 10.0) -> None:
+                 percentage_of_nodes_to_score: int = 0, filter_timeout: float = 10.0,
+                 gang_scheduling_timeout: float = DEFAULT_TIMEOUT) -> None:
         self._api = api
         self._recorder = recorder
         self._percentage = percentage_of_nodes_to_score
@@ -157,24 +166,29 @@ class Scheduler:
 
         self._pods = factory.informer(PODS)
         self._pods.add_index(_CLAIM_INDEX, _claim_index_keys)
+        self._pods.add_index(_GROUP_INDEX, _group_index_keys)
         classes = factory.informer(DEVICE_CLASSES)
         group_informers = {}
-        if gates.DRAWorkloadResourceClaims and gates.GenericWorkload:
+        if gates.GenericWorkload:
             group_informers = {False: factory.informer(PODGROUPS), True: factory.informer(WORKLOADS_V1ALPHA1)}
 
         def group_lookup(instance: PodGroupInstance) -> dict[str, Any] | None:
             informer = group_informers[instance.is_workload_shape]
             return informer.lister.get(instance.namespace, instance.object_name)
 
+        self._gang = GangScheduling(api, group_lookup, self._group_members, self._waiting_pod,
+                                    lambda uids: self.queue.activate(uids),
+                                    timeout=gang_scheduling_timeout) if group_informers else None
         self.framework = Framework([
             NodeUnschedulable(), NodeName(), TaintToleration(), NodeAffinity(), NodeResourcesFit(),
             DynamicResources(api, self.claims, self.index,
                              lambda name: classes.lister.get(None, name) is not None,
-                             groups=group_lookup if group_informers else None,
+                             groups=group_lookup if group_informers and gates.DRAWorkloadResourceClaims else None,
                              prioritized_list=gates.DRAPrioritizedList, filter_timeout=filter_timeout),
+            *([self._gang] if self._gang else []),
             DefaultBinder(api),
         ])
-        self.queue = SchedulingQueue(self.framework.run_pre_enqueue, initial_backoff=initial_backoff,
+        self.queue = SchedulingQueue(self._pre_enqueue, initial_backoff=initial_backoff,
                                      max_backoff=max_backoff)
         self.queue.register_events(self.framework.events_to_register())
 
@@ -218,6 +232,28 @@ class Scheduler:
             self.nodes.set_pod(pod)
         elif is_responsible_for(pod):
             self.queue.add(pod)
+        instance = pod_group_instance(pod)
+        if instance is not None:
+            # Only members of the same gang care that it grew: ask them, not every parked pod.
+            resource = EventResource.ASSIGNED_POD if is_assigned(pod) else EventResource.UNSCHEDULED_POD
+            members = self._pods.lister.by_index(_GROUP_INDEX, instance.key)
+            self._event(resource, ActionType.ADD, None, pod, [p["metadata"]["uid"] for p in members])
+
+    def _pre_enqueue(self, pod: dict[str, Any]) -> Status:
+        status = self.framework.run_pre_enqueue(pod)
+        if status.plugin == GANG_SCHEDULING:
+            # A gang may wait long for its members, so say why on the pod; other gates (a claim
+            # the controller is about to create) clear up in moments and stay silent, as upstream.
+            self._explain(_as_pod(pod), REASON_UNSCHEDULABLE, status.message)
+        return status
+
+    def _group_members(self, instance: PodGroupInstance) -> list[dict[str, Any]]:
+        """The live pods of a gang this scheduler has observed, bound or not."""
+        return [p for p in self._pods.lister.by_index(_GROUP_INDEX, instance.key)
+                if not _is_terminal(p) and not p["metadata"].get("deletionTimestamp")]
+
+    def _waiting_pod(self, uid: str) -> WaitingPod | None:
+        return self.framework.waiting_pods.get(uid)
 
     def _on_pod_update(self, old: dict[str, Any], new: dict[str, Any]) -> None:
         uid = new["metadata"]["uid"]
@@ -283,6 +319,8 @@ class Scheduler:
                     self.queue.add_unschedulable(info)
         finally:
             self.queue.close()
+            if self._gang is not None:
+                self._gang.close()
             for task in list(self._binding_tasks):
                 task.cancel()
             await asyncio.gather(*self._binding_tasks, return_exceptions=True)
@@ -436,6 +474,10 @@ class Scheduler:
         reason = REASON_UNSCHEDULABLE if status.is_rejected else REASON_SCHEDULER_ERROR
         pod = _as_pod(info.pod)
         self._recorder.event(pod, WARNING, "FailedScheduling", message)
+        self._explain(pod, reason, message)
+
+    def _explain(self, pod: dict[str, Any], reason: str, message: str) -> None:
+        """Set ``PodScheduled=False`` with ``reason`` and ``message`` unless the pod already says so."""
         current = next((c for c in (pod.get("status") or {}).get("conditions") or ()
                         if c.get("type") == "PodScheduled"), None)
         if current and (current.get("status"), current.get("reason"), current.get("message")) == \

@@ -17,6 +17,10 @@ Flow (``plugins/dynamicresources/dynamicresources.go``):
   conflicts with a fresh object.  PodGroup claims (KEP-5729, gate DRAWorkloadResourceClaims)
   are reserved for the group instead of the pod.
 - Unreserve: drop pending allocations, restore the cache, remove the pod's reservation.
+- Pod groups: a claim whose pending allocation was chosen for a pod of the same group instance
+  is usable by the others as if allocated (a gang's members wait at Permit before anything is
+  written, so making them wait for the write would deadlock the gang); their PreBind waits
+  until that member's write landed, then only adds its reservation.
 - PostFilter: an allocated claim that kept the pod off every node and is reserved by nobody
   gets deallocated so the next attempt can allocate it elsewhere.
 """
@@ -72,6 +76,7 @@ ERR_IN_USE = "resourceclaim in use"
 NO_CLAIMS_TO_DEALLOCATE = "no new claims to deallocate"
 DEALLOCATED = "deallocation of ResourceClaim completed"
 _CONFLICT_RETRIES = 5
+_SIBLING_WRITE_TIMEOUT = 30.0   # bound on waiting for a group member's allocation write
 
 # A pod group instance -> its PodGroup (or v1alpha1 Workload) object, or None if unknown.
 GroupLookup = Callable[[PodGroupInstance], dict[str, Any] | None]
@@ -139,6 +144,16 @@ class _ClaimInfo:
     reserved: bool                     # already reserved for that consumer
     allocation: dict[str, Any] | None = None   # chosen at Reserve, written at PreBind
     written: bool = False              # PreBind added our reservation
+    sibling: _GroupPending | None = None       # allocation pending for a pod of our group
+
+
+@dataclass
+class _GroupPending:
+    """A pending allocation chosen for a pod of a group; ``done`` is set once written or dropped."""
+
+    instance: PodGroupInstance
+    claim: dict[str, Any]              # the claim with the chosen allocation
+    done: asyncio.Event = field(default_factory=asyncio.Event)
 
 
 @dataclass
@@ -169,6 +184,7 @@ class DynamicResources:
         self._prioritized_list = prioritized_list
         self._filter_timeout = filter_timeout
         self._tasks: set[asyncio.Task[None]] = set()
+        self._group_pending: dict[str, _GroupPending] = {}   # claim uid -> pending for a group member
 
     # -- events ---------------------------------------------------------------------------------
     def events_to_register(self) -> list[ClusterEventWithHint]:
@@ -182,12 +198,28 @@ class DynamicResources:
             ClusterEventWithHint(ClusterEvent(EventResource.NODE, add_update), self._node_hint),
             ClusterEventWithHint(ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.UPDATE),
                                  self._pod_hint),
-            ClusterEventWithHint(ClusterEvent(EventResource.POD_GROUP, add_update), self._has_claims_hint),
+            ClusterEventWithHint(ClusterEvent(EventResource.POD_GROUP, add_update), self._group_hint),
         ]
 
     @staticmethod
     def _has_claims_hint(pod: dict[str, Any], old: Any, new: Any) -> QueueingHint:
         return QueueingHint.QUEUE if (pod.get("spec") or {}).get("resourceClaims") else QueueingHint.SKIP
+
+    @staticmethod
+    def _group_hint(pod: dict[str, Any], old: dict[str, Any] | None, new: dict[str, Any] | None) -> QueueingHint:
+        """The pod's own group appeared or changed its claims; other status writes do not matter."""
+        instance = pod_group_instance(pod)
+        if instance is None or new is None or not (pod.get("spec") or {}).get("resourceClaims"):
+            return QueueingHint.SKIP
+        meta = new["metadata"]
+        if meta.get("namespace", "") != instance.namespace or meta["name"] != instance.object_name:
+            return QueueingHint.SKIP
+
+        def claims(obj: dict[str, Any] | None) -> Any:
+            if obj is None:
+                return None
+            return group_resource_claims(obj, instance), (obj.get("status") or {}).get("resourceClaimStatuses")
+        return QueueingHint.QUEUE if claims(old) != claims(new) else QueueingHint.SKIP
 
     @staticmethod
     def _claim_hint(pod: dict[str, Any], old: dict[str, Any] | None, new: dict[str, Any] | None) -> QueueingHint:
@@ -274,7 +306,11 @@ class DynamicResources:
             if (claim.get("status") or {}).get("allocation"):
                 continue
             if self._claims.has_pending(claim["metadata"]["uid"]):
-                return unresolvable(NAME, f"resource claim {_ref(claim)} is in the process of being allocated")
+                shared = self._group_pending.get(claim["metadata"]["uid"])
+                if shared is None or shared.instance != instance:
+                    return unresolvable(NAME, f"resource claim {_ref(claim)} is in the process of being allocated")
+                info.claim, info.sibling = shared.claim, shared
+                continue
             for request in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or ():
                 reason = unsupported_request(claim, request, self._prioritized_list, self._class_exists)
                 if reason:
@@ -339,9 +375,18 @@ class DynamicResources:
             info = st.infos[index]
             info.allocation = allocation
             claim = info.claim
-            self._claims.signal_pending({**claim, "status": {**(claim.get("status") or {}),
-                                                            "allocation": allocation}})
+            pending = {**claim, "status": {**(claim.get("status") or {}), "allocation": allocation}}
+            self._claims.signal_pending(pending)
+            if st.instance is not None:
+                self._group_pending[claim["metadata"]["uid"]] = _GroupPending(st.instance, pending)
         return SUCCESS
+
+    def _drop_pending(self, uid: str) -> bool:
+        """Forget a pending allocation (written or rolled back) and wake group members waiting on it."""
+        shared = self._group_pending.pop(uid, None)
+        if shared is not None:
+            shared.done.set()
+        return self._claims.remove_pending(uid)
 
     def unreserve(self, state: CycleState, pod: dict[str, Any], node_name: str) -> None:
         st: _State | None = state.read(NAME)
@@ -349,7 +394,7 @@ class DynamicResources:
             return
         for info in st.infos:
             meta = info.claim["metadata"]
-            if self._claims.remove_pending(meta["uid"]):
+            if info.allocation is not None and self._drop_pending(meta["uid"]):
                 self._claims.restore(meta.get("namespace", ""), meta["name"])
             if info.written and info.consumer.get("resource") == "pods":
                 self._spawn(self._remove_reservation(info.claim, pod["metadata"]["uid"]))
@@ -359,6 +404,10 @@ class DynamicResources:
         if st is None:
             return SUCCESS
         for info in st.infos:
+            if info.sibling is not None:
+                status = await self._await_sibling(info, st.instance)
+                if status is not None:
+                    return status
             if info.reserved:
                 continue
             try:
@@ -366,6 +415,21 @@ class DynamicResources:
             except (StatusError, ValueError) as exc:
                 return error(NAME, str(exc))
         return SUCCESS
+
+    async def _await_sibling(self, info: _ClaimInfo, instance: PodGroupInstance | None) -> Status | None:
+        """Wait for the group member allocating ``info``'s claim; None once it is allocated."""
+        assert info.sibling is not None
+        meta = info.claim["metadata"]
+        try:
+            await asyncio.wait_for(info.sibling.done.wait(), _SIBLING_WRITE_TIMEOUT)
+        except TimeoutError:
+            return error(NAME, f"claim {_ref(info.claim)} was not allocated by its pod group in time")
+        claim = self._claims.get(meta.get("namespace", ""), meta["name"])
+        if claim is None or not (claim.get("status") or {}).get("allocation"):
+            return error(NAME, f"claim {_ref(info.claim)} was not allocated by its pod group")
+        info.claim = claim
+        info.reserved = is_reserved_for(claim, info.consumer, instance)
+        return None
 
     # -- API writes -----------------------------------------------------------------------------
     async def _bind_claim(self, info: _ClaimInfo) -> None:
@@ -390,7 +454,7 @@ class DynamicResources:
             if written is not None:
                 self._claims.assume(written)
             if allocation is not None:
-                self._claims.remove_pending(uid)
+                self._drop_pending(uid)
         info.written = True
         info.claim = written
 

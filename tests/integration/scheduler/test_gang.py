@@ -1,0 +1,186 @@
+"""Gang scheduling (KEP-4671) end to end: PodGroup and v1alpha1 Workload gangs on the full control plane."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from sched_helpers import (
+    apply_manifest,
+    claim_obj,
+    claim_spec,
+    create,
+    device_request,
+    get_pod,
+    pod_claim,
+    pod_obj,
+    template_obj,
+    wait_running,
+    wait_unschedulable,
+)
+
+from fixtures.plugin import wait_for
+from scheduler.client import PODGROUPS, PODS, RESOURCE_CLAIMS, WORKLOADS_V1ALPHA1, ApiClient
+from scheduler.plugins.gang import CONDITION_SCHEDULED, WAITING_FOR_PODS
+
+SHORT_TIMEOUT = pytest.mark.fakeapi(gang_scheduling_timeout=0.5)
+
+
+def pod_group(name: str, min_count: int | None) -> dict[str, Any]:
+    policy = {"basic": {}} if min_count is None else {"gang": {"minCount": min_count}}
+    return {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup", "metadata": {"name": name},
+            "spec": {"schedulingPolicy": policy}}
+
+
+def member(name: str, group: str, **kwargs: Any) -> dict[str, Any]:
+    return pod_obj(name, schedulingGroup={"podGroupName": group}, **kwargs)
+
+
+async def scheduled_condition(api: ApiClient, group: str, status: str) -> dict[str, Any]:
+    async def condition() -> dict[str, Any] | None:
+        pg = await api.get(PODGROUPS, "default", group)
+        return next((c for c in (pg.get("status") or {}).get("conditions") or ()
+                     if c["type"] == CONDITION_SCHEDULED and c["status"] == status), None)
+    return await wait_for(condition, message=f"{CONDITION_SCHEDULED}={status} on {group}")
+
+
+async def bound(api: ApiClient) -> list[str]:
+    return [p["metadata"]["name"] for p in (await api.list(PODS, "default"))["items"] if p["spec"].get("nodeName")]
+
+
+async def test_gang_waits_for_min_count_pods_then_binds_them_together(api: ApiClient) -> None:
+    await apply_manifest(api, "gpu-cluster.yaml")
+    await api.create(PODGROUPS, "default", pod_group("trio", 3))
+    for name in ("a", "b"):
+        await create(api, member(name, "trio"))
+    for name in ("a", "b"):
+        assert (await wait_unschedulable(api, name))["message"] == WAITING_FOR_PODS
+    assert await bound(api) == []
+    await create(api, member("c", "trio"))
+    for name in ("a", "b", "c"):
+        await wait_running(api, name)
+    condition = await scheduled_condition(api, "trio", "True")
+    assert condition["reason"] == "Scheduled"
+
+
+async def test_gang_members_share_one_claim(api: ApiClient) -> None:
+    # Upstream pod_group.go: the gang's pods share ONE claim by name; the first member's pending
+    # allocation must not keep the others out while it waits at Permit.
+    await apply_manifest(api, "gpu-cluster.yaml")
+    await create(api, claim_obj("shared"))
+    await api.create(PODGROUPS, "default", pod_group("pair", 2))
+    for name in ("a", "b"):
+        await create(api, member(name, "pair", claim="shared"))
+    pods = [await wait_running(api, name) for name in ("a", "b")]
+    claim = await api.get(RESOURCE_CLAIMS, "default", "shared")
+    assert sorted(r["name"] for r in claim["status"]["reservedFor"]) == ["a", "b"]
+    assert pods[0]["spec"]["nodeName"] == pods[1]["spec"]["nodeName"]
+
+
+async def test_pod_waits_for_its_pod_group_to_appear(api: ApiClient) -> None:
+    await apply_manifest(api, "gpu-cluster.yaml")
+    await create(api, member("early", "late-group"))
+    condition = await wait_unschedulable(api, "early")
+    assert condition["message"] == 'waiting for pod\'s pod group "late-group" to appear in scheduling queue'
+    await api.create(PODGROUPS, "default", pod_group("late-group", 1))
+    await wait_running(api, "early")
+
+
+@SHORT_TIMEOUT
+async def test_gang_that_cannot_fit_is_not_bound_and_releases_its_devices(api: ApiClient) -> None:
+    # Each pod wants a whole node's 4 GPUs: two fit, the third never does.
+    await apply_manifest(api, "gpu-cluster.yaml")
+    await create(api, template_obj("node-of-gpus", claim_spec(device_request(count=4))))
+    await api.create(PODGROUPS, "default", pod_group("trio", 3))
+    for name in ("a", "b", "c"):
+        await create(api, member(name, "trio", template="node-of-gpus"))
+    gang_failed = "minCount (3) cannot be satisfied: 2 scheduled, 0 remaining"
+
+    async def settled() -> bool:
+        texts = [(await wait_unschedulable(api, n))["message"] for n in ("a", "b", "c")]
+        return sum(gang_failed in t for t in texts) == 2 and sum("cannot allocate all claims" in t for t in texts) == 1
+    await wait_for(settled, message="two pods rejected by the gang, one by DRA")
+    assert await bound(api) == []
+    claims = (await api.list(RESOURCE_CLAIMS, "default"))["items"]
+    assert len(claims) == 3 and not any((c.get("status") or {}).get("allocation") for c in claims)
+    condition = await scheduled_condition(api, "trio", "False")
+    assert condition["reason"] == "Unschedulable" and gang_failed in condition["message"]
+    # The in-flight allocations were released: a lone pod gets a whole node's GPUs.
+    await create(api, pod_obj("lone", template="node-of-gpus"))
+    assert len((await pod_claim(api, await wait_running(api, "lone")))["status"]["allocation"]["devices"]
+               ["results"]) == 4
+
+
+async def _whole_or_halves_pool(api: ApiClient) -> None:
+    """api-notes §3.7: one device usable as "whole" (2 widgets) or as two "half" devices (1 each)."""
+    await apply_manifest(api, "gpu-cluster.yaml")
+    pool = {"name": "gang-pool", "generation": 1, "resourceSliceCount": 2}
+    spec = {"driver": "widget.example.com", "nodeName": "gpu-node-1", "pool": pool}
+
+    def device(name: str, size: str, widgets: str) -> dict[str, Any]:
+        return {"name": name, "attributes": {"widget.example.com/size": {"string": size}},
+                "consumesCounters": [{"counterSet": "widget-counter", "counters": {"widgets": {"value": widgets}}}]}
+    await create(api, {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "counters"},
+                       "spec": {**spec, "sharedCounters": [{"name": "widget-counter",
+                                                            "counters": {"widgets": {"value": "2"}}}]}})
+    await create(api, {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "devices"},
+                       "spec": {**spec, "devices": [device("whole", "whole", "2"), device("half-1", "half", "1"),
+                                                    device("half-2", "half", "1")]}})
+    await create(api, {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+                       "metadata": {"name": "widget.example.com"},
+                       "spec": {"selectors": [{"cel": {"expression": 'device.driver == "widget.example.com"'}}]}})
+
+
+def _whole_or_half_claim(name: str) -> dict[str, Any]:
+    def sub(size: str) -> dict[str, Any]:
+        return {"name": size, "deviceClassName": "widget.example.com",
+                "selectors": [{"cel": {"expression": f'device.attributes["widget.example.com"].size == "{size}"'}}]}
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": name},
+            "spec": {"devices": {"requests": [{"name": "widget", "firstAvailable": [sub("whole"), sub("half")]}]}}}
+
+
+@SHORT_TIMEOUT
+async def test_pod_group_dra_allocation_conflict_keeps_the_gang_pending(api: ApiClient) -> None:
+    # Upstream pod_group_dra_allocation.go (bug #138765): the first pod greedily takes "whole",
+    # the second finds no half left, and the gang never reaches minCount.
+    await _whole_or_halves_pool(api)
+    await api.create(PODGROUPS, "default", pod_group("conflict", 2))
+    for name in ("a", "b"):
+        await create(api, _whole_or_half_claim(f"claim-{name}"))
+        await create(api, member(name, "conflict", claim=f"claim-{name}",
+                                 nodeSelector={"kubernetes.io/hostname": "gpu-node-1"}))
+
+    async def both_reasons() -> bool:
+        text = "\n".join([(await wait_unschedulable(api, n))["message"] for n in ("a", "b")])
+        return "cannot allocate all claims" in text and "minCount (2) cannot be satisfied" in text
+    await wait_for(both_reasons, message="DRA conflict under an unsatisfied gang")
+    assert await bound(api) == []
+    for name in ("a", "b"):
+        assert (await get_pod(api, name))["status"]["conditions"][0]["reason"] == "Unschedulable"
+    allocated = [c for c in (await api.list(RESOURCE_CLAIMS, "default"))["items"]
+                 if (c.get("status") or {}).get("allocation")]
+    assert len(allocated) <= 1
+    assert all(r["device"] == "whole" for c in allocated for r in c["status"]["allocation"]["devices"]["results"])
+
+
+async def test_basic_policy_is_not_gated(api: ApiClient) -> None:
+    await apply_manifest(api, "gpu-cluster.yaml")
+    await api.create(PODGROUPS, "default", pod_group("loose", None))
+    await create(api, member("solo", "loose"))
+    await wait_running(api, "solo")
+    await scheduled_condition(api, "loose", "True")
+
+
+async def test_v1alpha1_workload_gang(api: ApiClient) -> None:
+    await apply_manifest(api, "gpu-cluster.yaml")
+    await api.create(WORKLOADS_V1ALPHA1, "default", {
+        "apiVersion": "scheduling.k8s.io/v1alpha1", "kind": "Workload", "metadata": {"name": "job"},
+        "spec": {"podGroups": [{"name": "workers", "policy": {"gang": {"minCount": 2}}}]}})
+
+    def worker(name: str) -> dict[str, Any]:
+        return pod_obj(name, workloadRef={"name": "job", "podGroup": "workers"})
+    await create(api, worker("w1"))
+    assert (await wait_unschedulable(api, "w1"))["message"] == WAITING_FOR_PODS
+    await create(api, worker("w2"))
+    for name in ("w1", "w2"):
+        await wait_running(api, name)
