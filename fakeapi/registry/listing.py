@@ -210,11 +210,11 @@ def bookmark_line(rt: ResourceType, rv: int, initial_events_end: bool = False) -
 
 
 async def open_watch(store: ObjectStore, rt: ResourceType, namespace: str | None,
-                     opts: ListOptions) -> tuple[Watcher, int | None]:
+                     opts: ListOptions) -> Watcher:
     """Open a watcher per the resourceVersion rules.
 
-    Returns the watcher and, for streaming lists (sendInitialEvents), the revision at which the
-    ``initial-events-end`` bookmark must be sent (it is queued already).
+    Streaming lists (sendInitialEvents) get the current objects as ADDED, then the
+    ``initial-events-end`` bookmark at the revision they reflect, then live events.
     """
     flt = WatchFilter(namespace if rt.namespaced else None, make_predicate(rt, opts))
     storage = rt.storage_key
@@ -224,11 +224,11 @@ async def open_watch(store: ObjectStore, rt: ResourceType, namespace: str | None
             await _wait_not_older_than(store, int(rv_text))
         watcher = store.open_watch(storage, flt, since=None, initial=store.items(storage, flt.namespace))
         watcher.push_line(orjson.dumps(bookmark_line(rt, store.rv, True)) + b"\n")
-        return watcher, store.rv
+        return watcher
     if not rv_text or rv_text == "0":
         initial = store.items(storage, flt.namespace) if opts.send_initial_events is not False else []
-        return store.open_watch(storage, flt, since=None, initial=initial), None
+        return store.open_watch(storage, flt, since=None, initial=initial)
     rv = int(rv_text)
     if rv > store.rv:
         await _wait_not_older_than(store, rv)
-    return store.open_watch(storage, flt, since=rv), None
+    return store.open_watch(storage, flt, since=rv)

@@ -39,7 +39,7 @@ async def stream_watch(request: web.Request, registry: Registry, target: Target,
                                                        "Cache-Control": "no-cache, private"})
     response.enable_chunked_encoding()
     try:
-        watcher, _ = await listing.open_watch(store, rt, target.namespace if rt.namespaced else None, opts)
+        watcher = await listing.open_watch(store, rt, target.namespace if rt.namespaced else None, opts)
     except Expired as exc:
         # Upstream answers 200 and reports the expired resourceVersion inside the stream.
         await response.prepare(request)
