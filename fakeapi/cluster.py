@@ -22,12 +22,17 @@ from fakeapi.server.app import create_app
 from fakeapi.server.state import REGISTRY
 
 
-async def _start_control_plane_process(url: str, gates: FeatureGates) -> asyncio.subprocess.Process:
+async def _start_control_plane_process(url: str, gates: FeatureGates, *, kubelet: bool = True,
+                                       gang_scheduling_timeout: float | None = None) -> asyncio.subprocess.Process:
     """``python -m scheduler`` against ``url``; returns once its caches are synced."""
     flags = ",".join(f"{name}={str(on).lower()}" for name, on in gates.as_dict().items())
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "scheduler", "--server", url, "--feature-gates", flags,
-        stdout=asyncio.subprocess.PIPE)
+    args = ["--server", url, "--feature-gates", flags]
+    if not kubelet:
+        args.append("--no-kubelet")
+    if gang_scheduling_timeout is not None:
+        args += ["--gang-scheduling-timeout", str(gang_scheduling_timeout)]
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "scheduler", *args,
+                                                stdout=asyncio.subprocess.PIPE)
     assert proc.stdout is not None
     line = await asyncio.wait_for(proc.stdout.readline(), 30)
     if not line:
@@ -92,7 +97,8 @@ class FakeCluster:
             self.kubeconfig_path = self._kubeconfig_arg
         write_kubeconfig(self.kubeconfig_path, self.url)
         if self.control_plane_enabled == "process":
-            self._control_plane = await _start_control_plane_process(self.url, self.gates)
+            self._control_plane = await _start_control_plane_process(self.url, self.gates,
+                                                                     **self._control_plane_options)
         elif self.control_plane_enabled:
             from scheduler.controlplane import ControlPlane
 

@@ -20,7 +20,7 @@ async def _run(args: argparse.Namespace) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     async with ControlPlane(args.server, gates=FeatureGates.parse(args.feature_gates),
-                            kubelet=not args.no_kubelet):
+                            kubelet=not args.no_kubelet, gang_scheduling_timeout=args.gang_scheduling_timeout):
         print(f"control plane running against {args.server}", flush=True)
         await stop.wait()
     return 0
@@ -31,6 +31,8 @@ def main() -> int:
     parser.add_argument("--server", required=True, help="API server URL, e.g. http://127.0.0.1:6443")
     parser.add_argument("--feature-gates", default="", help="NAME=true|false,...")
     parser.add_argument("--no-kubelet", action="store_true", help="do not emulate kubelets")
+    parser.add_argument("--gang-scheduling-timeout", type=float, default=None,
+                        help="seconds a gang waits for its quorum (default: upstream's 5 minutes)")
     return asyncio.run(_run(parser.parse_args()))
 
 
