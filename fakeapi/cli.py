@@ -8,7 +8,7 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from fakeapi.config import FeatureGates
+from fakeapi.config import FeatureGates, tune_gc_for_server
 from fakeapi.errors import StatusError
 
 
@@ -38,6 +38,7 @@ async def _serve(args: argparse.Namespace) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     await cluster.start()
+    tune_gc_for_server()
     try:
         print(f"serving on {cluster.url}", flush=True)
         await stop.wait()

@@ -10,7 +10,7 @@ import argparse
 import asyncio
 import signal
 
-from fakeapi.config import FeatureGates
+from fakeapi.config import FeatureGates, tune_gc_for_server
 from scheduler.controlplane import ControlPlane
 
 
@@ -21,6 +21,7 @@ async def _run(args: argparse.Namespace) -> int:
         loop.add_signal_handler(sig, stop.set)
     async with ControlPlane(args.server, gates=FeatureGates.parse(args.feature_gates),
                             kubelet=not args.no_kubelet, gang_scheduling_timeout=args.gang_scheduling_timeout):
+        tune_gc_for_server()
         print(f"control plane running against {args.server}", flush=True)
         await stop.wait()
     return 0
