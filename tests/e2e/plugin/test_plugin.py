@@ -1,0 +1,42 @@
+"""The pytest plugin as a user's project meets it: fixtures, markers and the failure dump."""
+
+from __future__ import annotations
+
+import pytest
+
+INI = "[pytest]\nasyncio_mode = auto\nasyncio_default_fixture_loop_scope = function\n"
+
+USER_TESTS = '''
+import aiohttp
+import pytest
+
+POD = {"metadata": {"name": "stuck"}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
+
+
+async def test_fails_with_a_pending_pod(fake_api):
+    async with aiohttp.ClientSession(base_url=fake_api.url) as session:
+        async with session.post("/api/v1/namespaces/default/pods", json=POD) as resp:
+            assert resp.status == 201
+    assert False, "the pod never ran"
+
+
+async def test_passes(fake_api):
+    async with aiohttp.ClientSession(base_url=fake_api.url) as session:
+        async with session.get("/version") as resp:
+            assert resp.status == 200
+
+
+@pytest.mark.fakeapi(feature_gates="DRAWorkloadResourceClaims=false")
+async def test_marker_sets_feature_gates(fake_cluster):
+    assert fake_cluster.gates.DRAWorkloadResourceClaims is False
+'''
+
+
+def test_failing_test_reports_the_cluster_state_and_passing_ones_do_not(pytester: pytest.Pytester) -> None:
+    pytester.makeini(INI)
+    pytester.makepyfile(test_user=USER_TESTS)
+    result = pytester.runpytest_subprocess("-rA")
+    result.assert_outcomes(passed=2, failed=1)
+    out = result.stdout.str()
+    assert out.count("fakeapi cluster") == 1
+    result.stdout.fnmatch_lines(["*pods (1):*", "*default/stuck  Pending  node=-*", "*resourceclaims (0):*"])
