@@ -233,16 +233,21 @@ class _Decoder:
         if isinstance(node, ListOf):
             if not isinstance(value, list):
                 raise _TypeMismatch(value, struct, _render(path, go=True), node)
-            return [self.child(node.item, item, (path, f"[{i}]"), struct) for i, item in enumerate(value)]
+            # null list items are zero values even in patches (lists are replaced whole, a null
+            # item deletes nothing); null map values in a patch delete the key.
+            return [_zero_value(node.item) if item is None else self.value(node.item, item, (path, f"[{i}]"), struct)
+                    for i, item in enumerate(value)]
         if not isinstance(value, dict):
             raise _TypeMismatch(value, struct, _render(path, go=True), node)
         if isinstance(node, MapOf):
-            return {k: self.child(node.value, v, (path, "\0" + k), struct) for k, v in value.items()}
+            return {k: self.map_value(node.value, v, (path, "\0" + k), struct) for k, v in value.items()}
         return self.struct(node.model, value, path)
 
-    def child(self, node: Node, value: Any, path: LazyPath, struct: str) -> Any:
-        # Go stores null in a list or map as the element's zero value; keep it as-is.
-        return None if value is None else self.value(node, value, path, struct)
+    def map_value(self, node: Node, value: Any, path: LazyPath, struct: str) -> Any:
+        # Go decodes a null map value as the zero value; in a patch, null deletes the key.
+        if value is None:
+            return None if self.patch else _zero_value(node)
+        return self.value(node, value, path, struct)
 
     def struct(self, model: type[BaseModel], obj: dict[str, Any], path: LazyPath) -> dict:
         specs = struct_fields(model)
@@ -262,6 +267,21 @@ class _Decoder:
                 continue  # null clears an optional field, as omitempty re-encoding would
             out[key] = self.value(spec.node, value, (path, key), model.__name__)
         return out
+
+
+def _zero_value(node: Node) -> Any:
+    """What Go's encoding/json makes of ``null`` for an element of this type."""
+    if isinstance(node, Struct):
+        return {}
+    if isinstance(node, Scalar):
+        if node.go == "bool":
+            return False
+        if node.go.startswith(("int", "uint", "float")):
+            return 0
+        if node.go == "resource.Quantity":
+            return "0"
+        return ""
+    return None  # nil slices, maps and raw JSON stay null
 
 
 def _join(path: str, key: str) -> str:

@@ -373,6 +373,8 @@ class Registry:
                 if live is None or not ssa.covered_by_last_applied(exc, live, types):
                     raise
                 merged = apply(True)  # taking over from client-side apply, as the apiserver allows
+        except PatchError as exc:  # an applied configuration whose lists cannot be keyed, ...
+            raise (Invalid if exc.code == 422 else BadRequest)(str(exc)) from exc
         except ssa.ApplyConflict as exc:
             raise Conflict(str(exc), details={**status_details(rt.plural, rt.group, name),
                                               "causes": exc.causes}) from exc

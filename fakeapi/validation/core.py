@@ -153,8 +153,9 @@ def validate_claim_source(claim: dict[str, Any], path: str) -> list[FieldError]:
         errs.append(invalid(path, claim, "at most one of `resourceClaimName` or `resourceClaimTemplateName` "
                                          "may be specified"))
     else:
-        key = "resourceClaimName" if by_name is not None else "resourceClaimTemplateName"
-        errs += names.check(f"{path}.{key}", by_name or by_template, names.dns1123_subdomain)
+        key, value = (("resourceClaimName", by_name) if by_name is not None
+                      else ("resourceClaimTemplateName", by_template))
+        errs += names.check_required(f"{path}.{key}", value, names.dns1123_subdomain)
     return errs
 
 
@@ -189,7 +190,7 @@ def _group_reference(spec: dict[str, Any]) -> list[FieldError]:
 
 def validate_pod_spec(spec: dict[str, Any]) -> list[FieldError]:
     """The PodSpec rules the fake control plane depends on."""
-    claim_names = {c.get("name") for c in spec.get("resourceClaims") or []}
+    claim_names = {c["name"] for c in spec.get("resourceClaims") or [] if c.get("name")}
     errs = validate_list(spec.get("resourceClaims"), "spec.resourceClaims", -1, validate_claim_source,
                          key=lambda c: c.get("name"))
     if not spec.get("containers"):
