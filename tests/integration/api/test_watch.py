@@ -108,7 +108,9 @@ async def test_many_watchers_from_successive_versions_agree_on_order(api: Api) -
             await w.__aenter__()
             watches.append(w)
             await asyncio.sleep(0)
-        await asyncio.sleep(0.3)
+        store = api.cluster.registry.store
+        target = store.rv + 50  # let the churn go on a while after the last watcher opened
+        await wait_for(lambda: store.rv >= target, message="50 more writes")
     finally:
         stop.set()
         await writer

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -12,6 +11,7 @@ import pytest
 
 from fakeapi.cluster import FakeCluster
 from fakeapi.errors import NotFound
+from fixtures.plugin import wait_for as plugin_wait_for
 from scheduler.client import ApiClient
 from scheduler.informers import InformerFactory
 
@@ -19,18 +19,8 @@ Predicate = Callable[[], Any | Awaitable[Any]]
 
 
 async def _wait_for(predicate: Predicate, timeout: float = 5.0, what: str = "condition") -> Any:
-    """Re-evaluate ``predicate`` (sync or async) until it returns something truthy; fail at the deadline."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while True:
-        result = predicate()
-        if inspect.isawaitable(result):
-            result = await result
-        if result:
-            return result
-        if loop.time() > deadline:
-            pytest.fail(f"timed out after {timeout}s waiting for {what}")
-        await asyncio.sleep(0.01)
+    """The plugin's ``wait_for`` with this suite's argument name."""
+    return await plugin_wait_for(predicate, timeout, message=what)
 
 
 @pytest.fixture
