@@ -23,6 +23,7 @@ from typing import Any
 
 from fakeapi.errors import StatusError
 from fakeapi.machinery.jsoncopy import deep_copy
+from fakeapi.registry.resource import ResourceType
 from fakeapi.registry.rest import FINALIZER_FOREGROUND, FINALIZER_ORPHAN, Registry, WriteOptions
 from fakeapi.store.eventlog import Event, ObjectKey, StorageKey
 from fakeapi.store.objects import DELETED
@@ -201,7 +202,7 @@ class GarbageCollector:
 
     # -- writes through the registry ---------------------------------------------------------------
 
-    def _resource(self, obj: dict[str, Any]):  # type: ignore[no-untyped-def]
+    def _resource(self, obj: dict[str, Any]) -> tuple[ResourceType, ObjectKey]:
         ref = self._objects[_uid(obj)]
         return self.registry.for_storage(ref[0]), ref[1]
 

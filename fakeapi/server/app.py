@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator
 
 from aiohttp import web
 
@@ -117,7 +118,7 @@ def _routes(app: web.Application) -> None:
     r.add_route("*", "/apis/{group}/{version}/{tail:.+}", _grouped)
 
 
-async def _run_gc(app: web.Application):  # type: ignore[no-untyped-def]
+async def _run_gc(app: web.Application) -> AsyncIterator[None]:
     collector = app[GC]
     collector.start()
     yield

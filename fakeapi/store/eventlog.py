@@ -60,7 +60,7 @@ class EventLog:
             self._events.popleft()
         self.compacted_rv = max(self.compacted_rv, rv)
 
-    def check(self, rv: int, current_rv: int) -> None:
+    def check(self, rv: int) -> None:
         """Raise 410 if resuming after ``rv`` would miss compacted events."""
         if rv < self.compacted_rv:
             raise Expired(f"too old resource version: {rv} ({self.compacted_rv + 1})")
@@ -82,6 +82,3 @@ class EventLog:
             ev = events[i]
             if storage is None or ev.storage == storage:
                 yield ev
-
-    def __len__(self) -> int:
-        return len(self._events)

@@ -56,7 +56,7 @@ class ObjectStore:
 
     def snapshot_at(self, storage: StorageKey, rv: int) -> dict[ObjectKey, dict[str, Any]]:
         """The objects of one storage key as they were at revision ``rv`` (410 if compacted)."""
-        self.log.check(rv, self.rv)
+        self.log.check(rv)
         state = dict(self._data.get(storage, {}))
         for event in reversed(list(self.log.since(rv, storage))):
             if event.prev is None:
@@ -64,9 +64,6 @@ class ObjectStore:
             else:
                 state[event.key] = event.prev
         return state
-
-    def count(self, storage: StorageKey) -> int:
-        return len(self._data.get(storage, ()))
 
     # -- writes --------------------------------------------------------------------------------
 
@@ -107,7 +104,7 @@ class ObjectStore:
         """Register a watcher atomically with its backlog: synthetic ADDED for ``initial``
         objects, then every logged event after ``since`` (410 if compacted), then live events."""
         if since is not None:
-            self.log.check(since, self.rv)
+            self.log.check(since)
         watcher = Watcher(flt, self.watcher_limit)
         for obj in initial:
             if flt.matches(obj):
@@ -115,7 +112,6 @@ class ObjectStore:
         if since is not None:
             for event in self.log.since(since, storage):
                 watcher.offer(event)
-        watcher.last_rv = self.rv
         self.hub.add(storage, watcher)
         return watcher
 

@@ -53,14 +53,12 @@ class Watcher:
         self._wakeup = asyncio.Event()
         self.closed = False
         self.expired = False
-        self.last_rv = 0
 
     def offer(self, event: Event) -> None:
         """Called at commit time; never blocks."""
         if self.closed:
             return
         line = self.translate(event)
-        self.last_rv = event.rv
         if line is None:
             return
         if len(self._lines) >= self.limit:
