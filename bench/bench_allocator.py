@@ -11,7 +11,7 @@ from __future__ import annotations
 import statistics
 import time
 
-from scheduler.dra.allocator import AllocatedState, Allocator, DeviceIndex, Features
+from fakeapi.scheduler.dra.allocator import AllocatedState, Allocator, DeviceIndex, Features
 
 DRIVER = "test-driver.cdi.k8s.io"
 NODES, DEVICES = 500, 10

@@ -28,8 +28,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fakeapi.cluster import FakeCluster
-from scheduler.client import (
+from fakeapi.scheduler.client import (
     DEVICE_CLASSES,
     NODES,
     PODS,
@@ -37,6 +36,8 @@ from scheduler.client import (
     RESOURCE_SLICES,
     ApiClient,
 )
+
+from fakeapi.cluster import FakeCluster
 
 DRIVER = "test-driver.cdi.k8s.io"
 CREATE_CONCURRENCY = 32
@@ -154,7 +155,7 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true", help="cProfile the measured phase of the last run")
     parser.add_argument("--top", type=int, default=30, help="profile lines to print")
     parser.add_argument("--control-plane-process", action="store_true",
-                        help="run the control plane in a child process (python -m scheduler)")
+                        help="run the control plane in a child process (python -m fakeapi.scheduler)")
     args = parser.parse_args()
     nodes, devices, init_pods, measure_pods = (100, 10, 500, 500) if args.quick else (500, 10, 2500, 2500)
     runs = args.runs or (1 if args.quick else 3)

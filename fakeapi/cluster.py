@@ -24,14 +24,14 @@ from fakeapi.server.state import REGISTRY
 
 async def _start_control_plane_process(url: str, gates: FeatureGates, *, kubelet: bool = True,
                                        gang_scheduling_timeout: float | None = None) -> asyncio.subprocess.Process:
-    """``python -m scheduler`` against ``url``; returns once its caches are synced."""
+    """``python -m fakeapi.scheduler`` against ``url``; returns once its caches are synced."""
     flags = ",".join(f"{name}={str(on).lower()}" for name, on in gates.as_dict().items())
     args = ["--server", url, "--feature-gates", flags]
     if not kubelet:
         args.append("--no-kubelet")
     if gang_scheduling_timeout is not None:
         args += ["--gang-scheduling-timeout", str(gang_scheduling_timeout)]
-    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "scheduler", *args,
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "fakeapi.scheduler", *args,
                                                 stdout=asyncio.subprocess.PIPE)
     assert proc.stdout is not None
     line = await asyncio.wait_for(proc.stdout.readline(), 30)
@@ -100,7 +100,7 @@ class FakeCluster:
             self._control_plane = await _start_control_plane_process(self.url, self.gates,
                                                                      **self._control_plane_options)
         elif self.control_plane_enabled:
-            from scheduler.controlplane import ControlPlane
+            from fakeapi.scheduler.controlplane import ControlPlane
 
             self._control_plane = ControlPlane(self.url, gates=self.gates, **self._control_plane_options)
             await self._control_plane.start()

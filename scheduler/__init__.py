@@ -1,6 +1,6 @@
 """The control plane: scheduler, controllers and kubelet emulation, talking to the API over HTTP.
 
-Only :class:`ControlPlane` is public; it is imported lazily so that ``import scheduler.client``
+Only :class:`ControlPlane` is public; it is imported lazily so that ``import fakeapi.scheduler.client``
 (or any pure helper) does not pull in every loop.
 """
 
@@ -9,14 +9,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from scheduler.controlplane import ControlPlane
+    from fakeapi.scheduler.controlplane import ControlPlane
 
 __all__ = ["ControlPlane"]
 
 
 def __getattr__(name: str) -> Any:
     if name == "ControlPlane":
-        from scheduler.controlplane import ControlPlane
+        from fakeapi.scheduler.controlplane import ControlPlane
 
         return ControlPlane
-    raise AttributeError(f"module 'scheduler' has no attribute {name!r}")
+    raise AttributeError(f"module 'fakeapi.scheduler' has no attribute {name!r}")

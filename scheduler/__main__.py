@@ -1,4 +1,4 @@
-"""``python -m scheduler --server URL``: run the control plane against any API server.
+"""``python -m fakeapi.scheduler --server URL``: run the control plane against any API server.
 
 The control plane reaches the server only over HTTP, so it can run in its own process (both
 cores busy in benchmarks) or against another cluster.  SIGINT/SIGTERM stop it cleanly.
@@ -10,8 +10,9 @@ import argparse
 import asyncio
 import signal
 
+from fakeapi.scheduler.controlplane import ControlPlane
+
 from fakeapi.config import FeatureGates, tune_gc_for_server
-from scheduler.controlplane import ControlPlane
 
 
 async def _run(args: argparse.Namespace) -> int:
@@ -28,7 +29,7 @@ async def _run(args: argparse.Namespace) -> int:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(prog="python -m scheduler", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m fakeapi.scheduler", description=__doc__)
     parser.add_argument("--server", required=True, help="API server URL, e.g. http://127.0.0.1:6443")
     parser.add_argument("--feature-gates", default="", help="NAME=true|false,...")
     parser.add_argument("--no-kubelet", action="store_true", help="do not emulate kubelets")

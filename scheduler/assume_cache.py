@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from scheduler.dra.state import AllocatedState
+from fakeapi.scheduler.dra.state import AllocatedState
 
 
 def _key(obj: dict[str, Any]) -> str:

@@ -14,13 +14,14 @@ import logging
 from collections.abc import Coroutine
 from typing import Any
 
+from fakeapi.scheduler.client import ApiClient
+from fakeapi.scheduler.controllers.podgroup_protection import PodGroupProtectionController
+from fakeapi.scheduler.controllers.resourceclaim import ResourceClaimController
+from fakeapi.scheduler.events import EventRecorder
+from fakeapi.scheduler.informers import InformerFactory
+from fakeapi.scheduler.kubelet import Kubelet
+
 from fakeapi.config import FeatureGates
-from scheduler.client import ApiClient
-from scheduler.controllers.podgroup_protection import PodGroupProtectionController
-from scheduler.controllers.resourceclaim import ResourceClaimController
-from scheduler.events import EventRecorder
-from scheduler.informers import InformerFactory
-from scheduler.kubelet import Kubelet
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +116,7 @@ def _new_scheduler(api: ApiClient, factory: InformerFactory, gates: FeatureGates
                    recorder: EventRecorder, **options: Any) -> Any:
     """The scheduler, if this checkout has one (it is built in parallel with this module)."""
     try:
-        from scheduler.scheduler import Scheduler
+        from fakeapi.scheduler.scheduler import Scheduler
     except ModuleNotFoundError as err:
         if err.name != "scheduler.scheduler":
             raise  # a broken scheduler must fail loudly, only a missing one is tolerated

@@ -15,9 +15,10 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from fakeapi.scheduler.client import EVENTS, ApiClient
+from fakeapi.scheduler.workqueue import ShutDown, WorkQueue
+
 from fakeapi.errors import NotFound, StatusError
-from scheduler.client import EVENTS, ApiClient
-from scheduler.workqueue import ShutDown, WorkQueue
 
 log = logging.getLogger(__name__)
 

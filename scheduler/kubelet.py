@@ -23,13 +23,14 @@ import contextlib
 import logging
 from datetime import UTC, datetime
 
+from fakeapi.scheduler.client import PODS, RESOURCE_CLAIMS, ApiClient
+from fakeapi.scheduler.controllers import claims as rc
+from fakeapi.scheduler.events import WARNING, EventRecorder
+from fakeapi.scheduler.informers import InformerFactory, Lister, key_for
+from fakeapi.scheduler.podgroups import claim_allows_pod
+from fakeapi.scheduler.workqueue import WorkQueue, process
+
 from fakeapi.errors import Conflict, NotFound
-from scheduler.client import PODS, RESOURCE_CLAIMS, ApiClient
-from scheduler.controllers import claims as rc
-from scheduler.events import WARNING, EventRecorder
-from scheduler.informers import InformerFactory, Lister, key_for
-from scheduler.podgroups import claim_allows_pod
-from scheduler.workqueue import WorkQueue, process
 
 log = logging.getLogger(__name__)
 

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from scheduler.framework.interface import (
+from fakeapi.scheduler.framework.interface import (
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,

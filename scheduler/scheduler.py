@@ -20,10 +20,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
-from fakeapi.config import FeatureGates
-from fakeapi.errors import NotFound, StatusError
-from scheduler.assume_cache import ClaimAssumeCache
-from scheduler.client import (
+from fakeapi.scheduler.assume_cache import ClaimAssumeCache
+from fakeapi.scheduler.client import (
     DEVICE_CLASSES,
     DEVICE_TAINT_RULES,
     NODES,
@@ -34,30 +32,33 @@ from scheduler.client import (
     WORKLOADS_V1ALPHA1,
     ApiClient,
 )
-from scheduler.dra.allocator import DeviceIndex, Features
-from scheduler.events import NORMAL, WARNING, EventRecorder
-from scheduler.framework.cycle_state import CycleState
-from scheduler.framework.interface import (
+from fakeapi.scheduler.dra.allocator import DeviceIndex, Features
+from fakeapi.scheduler.events import NORMAL, WARNING, EventRecorder
+from fakeapi.scheduler.framework.cycle_state import CycleState
+from fakeapi.scheduler.framework.interface import (
     ActionType,
     ClusterEvent,
     Code,
     EventResource,
     Status,
 )
-from scheduler.framework.runtime import Framework, WaitingPod
-from scheduler.informers import InformerFactory
-from scheduler.plugins.default_binder import DefaultBinder
-from scheduler.plugins.dynamic_resources import DynamicResources, pod_claim_names
-from scheduler.plugins.gang import DEFAULT_TIMEOUT, GangScheduling
-from scheduler.plugins.gang import NAME as GANG_SCHEDULING
-from scheduler.plugins.node_affinity import NodeAffinity
-from scheduler.plugins.node_name import NodeName
-from scheduler.plugins.node_resources_fit import NodeResourcesFit
-from scheduler.plugins.node_unschedulable import NodeUnschedulable
-from scheduler.plugins.taint_toleration import TaintToleration
-from scheduler.podgroups import PodGroupInstance, pod_group_instance
-from scheduler.queue import QueuedPodInfo, SchedulingQueue
-from scheduler.snapshot import NodeCache, NodeInfo
+from fakeapi.scheduler.framework.runtime import Framework, WaitingPod
+from fakeapi.scheduler.informers import InformerFactory
+from fakeapi.scheduler.plugins.default_binder import DefaultBinder
+from fakeapi.scheduler.plugins.dynamic_resources import DynamicResources, pod_claim_names
+from fakeapi.scheduler.plugins.gang import DEFAULT_TIMEOUT, GangScheduling
+from fakeapi.scheduler.plugins.gang import NAME as GANG_SCHEDULING
+from fakeapi.scheduler.plugins.node_affinity import NodeAffinity
+from fakeapi.scheduler.plugins.node_name import NodeName
+from fakeapi.scheduler.plugins.node_resources_fit import NodeResourcesFit
+from fakeapi.scheduler.plugins.node_unschedulable import NodeUnschedulable
+from fakeapi.scheduler.plugins.taint_toleration import TaintToleration
+from fakeapi.scheduler.podgroups import PodGroupInstance, pod_group_instance
+from fakeapi.scheduler.queue import QueuedPodInfo, SchedulingQueue
+from fakeapi.scheduler.snapshot import NodeCache, NodeInfo
+
+from fakeapi.config import FeatureGates
+from fakeapi.errors import NotFound, StatusError
 
 log = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ from typing import Generic, TypeVar
 from fakeapi.errors import StatusError
 
 K = TypeVar("K")
-log = logging.getLogger("scheduler.workqueue")
+log = logging.getLogger(__name__)
 
 
 class ShutDown(Exception):

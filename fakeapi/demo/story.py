@@ -19,7 +19,7 @@ import asyncio
 import sys
 import time
 from collections.abc import Awaitable, Callable
-from pathlib import Path
+from importlib import resources
 from typing import Any, TypeVar
 
 import yaml
@@ -27,7 +27,7 @@ import yaml
 from fakeapi.cluster import FakeCluster
 from fakeapi.config import FeatureGates
 from fakeapi.demo.render import placement
-from scheduler.client import (
+from fakeapi.scheduler.client import (
     GVR,
     NODES,
     PODGROUPS,
@@ -40,7 +40,8 @@ from scheduler.client import (
 
 T = TypeVar("T")
 NS = "default"
-MANIFEST = Path(__file__).resolve().parents[2] / "fixtures" / "manifests" / "gpu-cluster.yaml"
+# Read as package data, so the demo works from an installed wheel as well as from a checkout.
+MANIFEST = resources.files("fakeapi.fixtures") / "manifests" / "gpu-cluster.yaml"
 GROUP = "training"
 POD_COUNT = 3
 

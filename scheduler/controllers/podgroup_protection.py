@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import logging
 
+from fakeapi.scheduler.client import PODGROUPS, PODS, ApiClient
+from fakeapi.scheduler.informers import InformerFactory
+from fakeapi.scheduler.podgroups import PodGroupInstance, pod_group_instance
+from fakeapi.scheduler.workqueue import WorkQueue, process
+
 from fakeapi.errors import NotFound
-from scheduler.client import PODGROUPS, PODS, ApiClient
-from scheduler.informers import InformerFactory
-from scheduler.podgroups import PodGroupInstance, pod_group_instance
-from scheduler.workqueue import WorkQueue, process
 
 log = logging.getLogger(__name__)
 

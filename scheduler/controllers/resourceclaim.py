@@ -27,9 +27,7 @@ import contextlib
 import logging
 from collections import OrderedDict
 
-from fakeapi.config import FeatureGates
-from fakeapi.errors import Conflict, NotFound, StatusError
-from scheduler.client import (
+from fakeapi.scheduler.client import (
     GVR,
     PODGROUPS,
     PODS,
@@ -38,10 +36,10 @@ from scheduler.client import (
     WORKLOADS_V1ALPHA1,
     ApiClient,
 )
-from scheduler.controllers import claims as rc
-from scheduler.events import WARNING, EventRecorder
-from scheduler.informers import Informer, InformerFactory, key_for
-from scheduler.podgroups import (
+from fakeapi.scheduler.controllers import claims as rc
+from fakeapi.scheduler.events import WARNING, EventRecorder
+from fakeapi.scheduler.informers import Informer, InformerFactory, key_for
+from fakeapi.scheduler.podgroups import (
     PODGROUPS_RESOURCE,
     SCHEDULING_GROUP,
     WORKLOADS_RESOURCE,
@@ -53,7 +51,10 @@ from scheduler.podgroups import (
     matching_group_claim,
     pod_group_instance,
 )
-from scheduler.workqueue import WorkQueue, process
+from fakeapi.scheduler.workqueue import WorkQueue, process
+
+from fakeapi.config import FeatureGates
+from fakeapi.errors import Conflict, NotFound, StatusError
 
 log = logging.getLogger(__name__)
 

@@ -21,18 +21,19 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from fakeapi.scheduler.dra import capacity
+from fakeapi.scheduler.dra.constraints import Constraint, build_constraints
+from fakeapi.scheduler.dra.counters import CounterSets, CounterTracker
+from fakeapi.scheduler.dra.devices import Device, DeviceID, device_id_text
+from fakeapi.scheduler.dra.errors import AllocationError, NodeAllocationError
+from fakeapi.scheduler.dra.features import Features
+from fakeapi.scheduler.dra.index import DeviceIndex
+from fakeapi.scheduler.dra.pools import Pool, PoolID, node_matches
+from fakeapi.scheduler.dra.results import Picked, build_config, device_result, node_selector
+from fakeapi.scheduler.dra.state import AllocatedState
+from fakeapi.scheduler.dra.taints import taints_block
+
 from fakeapi.machinery.cel import CelError, CompiledSelector, compile_selector
-from scheduler.dra import capacity
-from scheduler.dra.constraints import Constraint, build_constraints
-from scheduler.dra.counters import CounterSets, CounterTracker
-from scheduler.dra.devices import Device, DeviceID, device_id_text
-from scheduler.dra.errors import AllocationError, NodeAllocationError
-from scheduler.dra.features import Features
-from scheduler.dra.index import DeviceIndex
-from scheduler.dra.pools import Pool, PoolID, node_matches
-from scheduler.dra.results import Picked, build_config, device_result, node_selector
-from scheduler.dra.state import AllocatedState
-from scheduler.dra.taints import taints_block
 
 __all__ = ["AllocatedState", "AllocationError", "Allocator", "DeviceIndex", "Features", "NodeAllocationError"]
 

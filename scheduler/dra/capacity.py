@@ -12,9 +12,10 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
+from fakeapi.scheduler.dra.devices import Capacity, Device, qualify
+from fakeapi.scheduler.dra.errors import AllocationError
+
 from fakeapi.machinery.quantity import format_quantity, parse_quantity, parse_quantity_with_format
-from scheduler.dra.devices import Capacity, Device, qualify
-from scheduler.dra.errors import AllocationError
 
 # Consumed amount per fully-qualified capacity name, with the spelling to report in results.
 Consumption = dict[str, tuple[Fraction, str]]

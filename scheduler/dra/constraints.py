@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from fakeapi.scheduler.dra.devices import Device
+from fakeapi.scheduler.dra.errors import AllocationError
+
 from fakeapi.machinery.cel import parse_semver
-from scheduler.dra.devices import Device
-from scheduler.dra.errors import AllocationError
 
 _SCALAR_KINDS = ("string", "int", "bool", "version")
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from scheduler.dra.devices import Device
-from scheduler.dra.pools import Pool, PoolID
-from scheduler.dra.state import AllocatedState
+from fakeapi.scheduler.dra.devices import Device
+from fakeapi.scheduler.dra.pools import Pool, PoolID
+from fakeapi.scheduler.dra.state import AllocatedState
 
 CounterSets = dict[str, dict[str, Fraction]]
 

@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from fakeapi.scheduler.dra.devices import Slice
+from fakeapi.scheduler.dra.features import Features
+
 from fakeapi.machinery.nodeselector import node_selector_matches
-from scheduler.dra.devices import Slice
-from scheduler.dra.features import Features
 
 PoolID = tuple[str, str]  # (driver, pool name)
 

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from scheduler.dra.capacity import Consumption, status_name
-from scheduler.dra.devices import Device
+from fakeapi.scheduler.dra.capacity import Consumption, status_name
+from fakeapi.scheduler.dra.devices import Device
 
 
 @dataclass(frozen=True)

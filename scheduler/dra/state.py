@@ -13,8 +13,9 @@ from collections.abc import Iterable
 from fractions import Fraction
 from typing import Any
 
+from fakeapi.scheduler.dra.devices import DeviceID, qualify
+
 from fakeapi.machinery.quantity import parse_quantity
-from scheduler.dra.devices import DeviceID, qualify
 
 
 class AllocatedState:

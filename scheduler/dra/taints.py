@@ -8,8 +8,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from fakeapi.scheduler.dra.devices import DeviceID
+
 from fakeapi.machinery.nodeselector import taint_tolerated
-from scheduler.dra.devices import DeviceID
 
 _BLOCKING_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from scheduler.framework.cycle_state import CycleState
-    from scheduler.snapshot import NodeInfo
+    from fakeapi.scheduler.framework.cycle_state import CycleState
+    from fakeapi.scheduler.snapshot import NodeInfo
 
 
 class Code(enum.IntEnum):

@@ -13,8 +13,8 @@ import asyncio
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from scheduler.framework.cycle_state import CycleState
-from scheduler.framework.interface import (
+from fakeapi.scheduler.framework.cycle_state import CycleState
+from fakeapi.scheduler.framework.interface import (
     SUCCESS,
     BindPlugin,
     ClusterEventWithHint,
@@ -32,7 +32,7 @@ from scheduler.framework.interface import (
     Status,
     unschedulable,
 )
-from scheduler.snapshot import NodeInfo
+from fakeapi.scheduler.snapshot import NodeInfo
 
 MAX_NODE_SCORE = 100
 

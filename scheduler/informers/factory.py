@@ -9,8 +9,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
-from scheduler.client import GVR, ApiClient
-from scheduler.informers.informer import Informer
+from fakeapi.scheduler.client import GVR, ApiClient
+from fakeapi.scheduler.informers.informer import Informer
 
 
 class InformerFactory:

@@ -13,9 +13,9 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from scheduler.client import GVR, ApiClient
-from scheduler.informers.cache import IndexFunc, Lister, Store, object_key
-from scheduler.informers.reflector import Reflector
+from fakeapi.scheduler.client import GVR, ApiClient
+from fakeapi.scheduler.informers.cache import IndexFunc, Lister, Store, object_key
+from fakeapi.scheduler.informers.reflector import Reflector
 
 log = logging.getLogger(__name__)
 

@@ -22,9 +22,9 @@ import random
 from typing import Protocol
 
 import aiohttp
+from fakeapi.scheduler.client import GVR, ApiClient
 
 from fakeapi.errors import Expired, Gone, StatusError
-from scheduler.client import GVR, ApiClient
 
 log = logging.getLogger(__name__)
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from fakeapi.scheduler.client import ApiClient
+from fakeapi.scheduler.framework.cycle_state import CycleState
+from fakeapi.scheduler.framework.interface import SUCCESS, Status, error
+
 from fakeapi.errors import StatusError
-from scheduler.client import ApiClient
-from scheduler.framework.cycle_state import CycleState
-from scheduler.framework.interface import SUCCESS, Status, error
 
 NAME = "DefaultBinder"
 

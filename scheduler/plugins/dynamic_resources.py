@@ -34,14 +34,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from fakeapi.errors import Conflict, StatusError
-from fakeapi.machinery.nodeselector import node_selector_matches
-from scheduler.assume_cache import ClaimAssumeCache
-from scheduler.client import RESOURCE_CLAIMS, ApiClient
-from scheduler.controllers.claims import is_owned_by, pod_claim_name
-from scheduler.dra.allocator import AllocationError, Allocator, DeviceIndex, NodeAllocationError
-from scheduler.framework.cycle_state import CycleState
-from scheduler.framework.interface import (
+from fakeapi.scheduler.assume_cache import ClaimAssumeCache
+from fakeapi.scheduler.client import RESOURCE_CLAIMS, ApiClient
+from fakeapi.scheduler.controllers.claims import is_owned_by, pod_claim_name
+from fakeapi.scheduler.dra.allocator import AllocationError, Allocator, DeviceIndex, NodeAllocationError
+from fakeapi.scheduler.framework.cycle_state import CycleState
+from fakeapi.scheduler.framework.interface import (
     SUCCESS,
     ActionType,
     ClusterEvent,
@@ -55,7 +53,7 @@ from scheduler.framework.interface import (
     unresolvable,
     unschedulable,
 )
-from scheduler.podgroups import (
+from fakeapi.scheduler.podgroups import (
     PodGroupInstance,
     consumer_ref,
     group_resource_claims,
@@ -63,7 +61,10 @@ from scheduler.podgroups import (
     matching_group_claim,
     pod_group_instance,
 )
-from scheduler.snapshot import NodeInfo
+from fakeapi.scheduler.snapshot import NodeInfo
+
+from fakeapi.errors import Conflict, StatusError
+from fakeapi.machinery.nodeselector import node_selector_matches
 
 log = logging.getLogger(__name__)
 

@@ -27,10 +27,9 @@ from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any
 
-from fakeapi.errors import NotFound, StatusError
-from scheduler.client import PODGROUPS, ApiClient
-from scheduler.framework.cycle_state import CycleState
-from scheduler.framework.interface import (
+from fakeapi.scheduler.client import PODGROUPS, ApiClient
+from fakeapi.scheduler.framework.cycle_state import CycleState
+from fakeapi.scheduler.framework.interface import (
     SUCCESS,
     ActionType,
     ClusterEvent,
@@ -43,8 +42,10 @@ from scheduler.framework.interface import (
     unresolvable,
     unschedulable,
 )
-from scheduler.framework.runtime import WaitingPod
-from scheduler.podgroups import PodGroupInstance, pod_group_instance
+from fakeapi.scheduler.framework.runtime import WaitingPod
+from fakeapi.scheduler.podgroups import PodGroupInstance, pod_group_instance
+
+from fakeapi.errors import NotFound, StatusError
 
 log = logging.getLogger(__name__)
 

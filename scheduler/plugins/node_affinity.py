@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from fakeapi.machinery.nodeselector import node_matches_pod_affinity_and_selector
-from scheduler.framework.cycle_state import CycleState
-from scheduler.framework.interface import (
+from fakeapi.scheduler.framework.cycle_state import CycleState
+from fakeapi.scheduler.framework.interface import (
     SUCCESS,
     ClusterEventWithHint,
     Status,
@@ -14,7 +13,9 @@ from scheduler.framework.interface import (
     skip,
     unresolvable,
 )
-from scheduler.snapshot import NodeInfo
+from fakeapi.scheduler.snapshot import NodeInfo
+
+from fakeapi.machinery.nodeselector import node_matches_pod_affinity_and_selector
 
 NAME = "NodeAffinity"
 ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from scheduler.framework.cycle_state import CycleState
-from scheduler.framework.interface import SUCCESS, Status, skip, unresolvable
-from scheduler.snapshot import NodeInfo
+from fakeapi.scheduler.framework.cycle_state import CycleState
+from fakeapi.scheduler.framework.interface import SUCCESS, Status, skip, unresolvable
+from fakeapi.scheduler.snapshot import NodeInfo
 
 NAME = "NodeName"
 ERR_REASON = "node(s) didn't match the requested node name"

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from scheduler.framework.cycle_state import CycleState
-from scheduler.framework.interface import (
+from fakeapi.scheduler.framework.cycle_state import CycleState
+from fakeapi.scheduler.framework.interface import (
     SUCCESS,
     ActionType,
     ClusterEvent,
@@ -18,7 +18,7 @@ from scheduler.framework.interface import (
     Status,
     unschedulable,
 )
-from scheduler.snapshot import CPU, MEMORY, PODS, NodeInfo, non_zero_requests, pod_requests
+from fakeapi.scheduler.snapshot import CPU, MEMORY, PODS, NodeInfo, non_zero_requests, pod_requests
 
 NAME = "NodeResourcesFit"
 TOO_MANY_PODS = "Too many pods"

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from fakeapi.machinery.nodeselector import find_untolerated_taint
-from scheduler.framework.cycle_state import CycleState
-from scheduler.framework.interface import (
+from fakeapi.scheduler.framework.cycle_state import CycleState
+from fakeapi.scheduler.framework.interface import (
     SUCCESS,
     ClusterEventWithHint,
     Status,
     node_now_passes,
     unresolvable,
 )
-from scheduler.snapshot import NodeInfo
+from fakeapi.scheduler.snapshot import NodeInfo
+
+from fakeapi.machinery.nodeselector import find_untolerated_taint
 
 NAME = "TaintToleration"
 ERR_REASON = "node(s) had untolerated taint(s)"

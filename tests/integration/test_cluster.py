@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from importlib import resources
 
 import pytest
 import yaml
+from fakeapi.fixtures.plugin import wait_for
+from fakeapi.scheduler.client import DEVICE_CLASSES, NODES, PODS, RESOURCE_CLAIM_TEMPLATES, RESOURCE_SLICES, ApiClient
 
 from fakeapi.cluster import FakeCluster
-from fixtures.plugin import wait_for
-from scheduler.client import DEVICE_CLASSES, NODES, PODS, RESOURCE_CLAIM_TEMPLATES, RESOURCE_SLICES, ApiClient
 
-MANIFEST = Path(__file__).resolve().parents[2] / "fixtures" / "manifests" / "gpu-cluster.yaml"
+MANIFEST = resources.files("fakeapi.fixtures") / "manifests" / "gpu-cluster.yaml"
 GVRS = {"DeviceClass": DEVICE_CLASSES, "Node": NODES, "ResourceSlice": RESOURCE_SLICES}
 TEMPLATE = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": "one-gpu"},
             "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {

@@ -15,10 +15,10 @@ from typing import Any, ParamSpec, TypeVar
 
 import pytest
 import yaml
+from fakeapi.fixtures.plugin import Kubectl, wait_for
 from kubernetes import client, config
 
 from fakeapi.cluster import FakeCluster
-from fixtures.plugin import Kubectl, wait_for
 
 P = ParamSpec("P")
 T = TypeVar("T")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from fakeapi.fixtures.plugin import Kubectl
 
-from fixtures.plugin import Kubectl
 from tests.e2e.api.conftest import claim, configmap, device_class, pod, to_yaml
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"

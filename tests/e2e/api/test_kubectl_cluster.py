@@ -6,9 +6,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from fakeapi.fixtures.plugin import Kubectl, wait_for
 
 from fakeapi.cluster import FakeCluster
-from fixtures.plugin import Kubectl, wait_for
 from tests.e2e.api.conftest import table, to_yaml
 
 

@@ -8,9 +8,9 @@ import re
 
 import pytest
 import yaml
+from fakeapi.fixtures.plugin import Kubectl
 from kubernetes import client
 
-from fixtures.plugin import Kubectl
 from tests.e2e.api.conftest import (
     call,
     claim,

@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fakeapi.fixtures.plugin import Kubectl, wait_for
 from kubernetes import client
 
 from fakeapi.cluster import FakeCluster
-from fixtures.plugin import Kubectl, wait_for
 from tests.e2e.api.conftest import call, claim, configmap, node, pod, started, to_yaml, watch_opened
 
 

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-from fixtures.plugin import kubectl_binary
+from fakeapi.fixtures.plugin import kubectl_binary
 
 
 async def _serve(*args: str) -> tuple[asyncio.subprocess.Process, str]:

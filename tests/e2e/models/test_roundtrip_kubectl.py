@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 import yaml
+from fakeapi.fixtures.plugin import Kubectl
 
 from fakeapi.cluster import FakeCluster
 from fakeapi.models import MODELS
-from fixtures.plugin import Kubectl
 from tests.e2e.models import objects
 from tests.e2e.models.objects import payload, with_defaults, with_field
 

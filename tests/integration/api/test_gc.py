@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from fixtures.plugin import wait_for
+from fakeapi.fixtures.plugin import wait_for
+
 from tests.integration.api.conftest import CM, Api, configmap
 
 

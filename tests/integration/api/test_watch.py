@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import random
 
-from fixtures.plugin import wait_for
+from fakeapi.fixtures.plugin import wait_for
+
 from tests.integration.api.conftest import CM, Api, configmap
 
 

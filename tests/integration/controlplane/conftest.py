@@ -8,12 +8,12 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import pytest
+from fakeapi.fixtures.plugin import wait_for as plugin_wait_for
+from fakeapi.scheduler.client import ApiClient
+from fakeapi.scheduler.informers import InformerFactory
 
 from fakeapi.cluster import FakeCluster
 from fakeapi.errors import NotFound
-from fixtures.plugin import wait_for as plugin_wait_for
-from scheduler.client import ApiClient
-from scheduler.informers import InformerFactory
 
 Predicate = Callable[[], Any | Awaitable[Any]]
 

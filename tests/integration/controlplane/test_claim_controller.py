@@ -3,9 +3,7 @@
 import contextlib
 
 import pytest
-
-from fakeapi.config import FeatureGates
-from scheduler.client import (
+from fakeapi.scheduler.client import (
     EVENTS,
     PODGROUPS,
     PODS,
@@ -13,11 +11,13 @@ from scheduler.client import (
     RESOURCE_CLAIMS,
     WORKLOADS_V1ALPHA1,
 )
-from scheduler.controllers import claims as rc
-from scheduler.controllers.resourceclaim import ResourceClaimController
-from scheduler.events import EventRecorder
-from scheduler.informers import InformerFactory
-from scheduler.podgroups import PodGroupInstance, consumer_ref
+from fakeapi.scheduler.controllers import claims as rc
+from fakeapi.scheduler.controllers.resourceclaim import ResourceClaimController
+from fakeapi.scheduler.events import EventRecorder
+from fakeapi.scheduler.informers import InformerFactory
+from fakeapi.scheduler.podgroups import PodGroupInstance, consumer_ref
+
+from fakeapi.config import FeatureGates
 
 NS = "default"
 CLAIM_SPEC = {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}}

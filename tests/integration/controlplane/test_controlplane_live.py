@@ -2,9 +2,10 @@
 
 import asyncio
 
+from fakeapi.scheduler.client import PODS
+from fakeapi.scheduler.controlplane import ControlPlane
+
 from fakeapi.config import FeatureGates
-from scheduler.client import PODS
-from scheduler.controlplane import ControlPlane
 
 
 async def test_control_plane_runs_loops_and_stops_cleanly(cluster, api, wait_for):

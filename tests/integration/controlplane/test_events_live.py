@@ -1,7 +1,7 @@
 """EventRecorder: fire-and-forget Events, repeats aggregated into one Event with a count."""
 
-from scheduler.client import EVENTS, NODES, PODS
-from scheduler.events import NORMAL, WARNING, EventRecorder
+from fakeapi.scheduler.client import EVENTS, NODES, PODS
+from fakeapi.scheduler.events import NORMAL, WARNING, EventRecorder
 
 
 async def test_repeats_are_aggregated_and_distinct_reasons_are_not(api, wait_for):

@@ -4,11 +4,11 @@ import asyncio
 import contextlib
 
 import pytest
+from fakeapi.scheduler.client import NAMESPACES, PODS, ApiClient
+from fakeapi.scheduler.informers import Informer
 
 from fakeapi.cluster import FakeCluster
 from fakeapi.config import ServerOptions
-from scheduler.client import NAMESPACES, PODS, ApiClient
-from scheduler.informers import Informer
 
 
 def pod(name, labels=None):

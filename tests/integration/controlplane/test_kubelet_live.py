@@ -1,11 +1,10 @@
 """Kubelet emulation against the real server: start only with reserved claims, fast deletion."""
 
 import pytest
-
-from scheduler.client import EVENTS, PODS, RESOURCE_CLAIMS
-from scheduler.events import EventRecorder
-from scheduler.informers import InformerFactory
-from scheduler.kubelet import Kubelet
+from fakeapi.scheduler.client import EVENTS, PODS, RESOURCE_CLAIMS
+from fakeapi.scheduler.events import EventRecorder
+from fakeapi.scheduler.informers import InformerFactory
+from fakeapi.scheduler.kubelet import Kubelet
 
 NS = "default"
 CLAIM_SPEC = {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}}

@@ -1,10 +1,12 @@
 """PodGroup protection: a deleted PodGroup lingers until its pods are terminal or gone."""
 
 import pytest
-
-from scheduler.client import PODGROUPS, PODS
-from scheduler.controllers.podgroup_protection import PODGROUP_PROTECTION_FINALIZER, PodGroupProtectionController
-from scheduler.informers import InformerFactory
+from fakeapi.scheduler.client import PODGROUPS, PODS
+from fakeapi.scheduler.controllers.podgroup_protection import (
+    PODGROUP_PROTECTION_FINALIZER,
+    PodGroupProtectionController,
+)
+from fakeapi.scheduler.informers import InformerFactory
 
 NS = "default"
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest_asyncio
+from fakeapi.scheduler.client import ApiClient
 
 from fakeapi.cluster import FakeCluster
-from scheduler.client import ApiClient
 
 
 @pytest_asyncio.fixture

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from importlib import resources
 from typing import Any
 
 import yaml
-
-from fixtures.plugin import wait_for
-from scheduler.client import (
+from fakeapi.fixtures.plugin import wait_for
+from fakeapi.scheduler.client import (
     DEVICE_CLASSES,
     DEVICE_TAINT_RULES,
     GVR,
@@ -21,7 +20,7 @@ from scheduler.client import (
     ApiClient,
 )
 
-MANIFESTS = Path(__file__).resolve().parents[3] / "fixtures" / "manifests"
+MANIFESTS = resources.files("fakeapi.fixtures") / "manifests"
 GPU_CLASS = "gpu.example.com"
 _BY_KIND: dict[str, GVR] = {"Node": NODES, "Namespace": NAMESPACES, "Pod": PODS, "DeviceClass": DEVICE_CLASSES,
                             "ResourceSlice": RESOURCE_SLICES, "ResourceClaim": RESOURCE_CLAIMS,

@@ -5,6 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from fakeapi.fixtures.plugin import wait_for
+from fakeapi.scheduler.client import PODGROUPS, PODS, RESOURCE_CLAIMS, WORKLOADS_V1ALPHA1, ApiClient
+from fakeapi.scheduler.plugins.gang import CONDITION_SCHEDULED, WAITING_FOR_PODS
 from sched_helpers import (
     apply_manifest,
     claim_obj,
@@ -18,10 +21,6 @@ from sched_helpers import (
     wait_running,
     wait_unschedulable,
 )
-
-from fixtures.plugin import wait_for
-from scheduler.client import PODGROUPS, PODS, RESOURCE_CLAIMS, WORKLOADS_V1ALPHA1, ApiClient
-from scheduler.plugins.gang import CONDITION_SCHEDULED, WAITING_FOR_PODS
 
 SHORT_TIMEOUT = pytest.mark.fakeapi(gang_scheduling_timeout=0.5)
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from fakeapi.fixtures.plugin import wait_for
+from fakeapi.scheduler.client import EVENTS, PODGROUPS, PODS, RESOURCE_CLAIMS, ApiClient
 from sched_helpers import (
     GPU_CLASS,
     apply_manifest,
@@ -22,8 +24,6 @@ from sched_helpers import (
 )
 
 from fakeapi.cluster import FakeCluster
-from fixtures.plugin import wait_for
-from scheduler.client import EVENTS, PODGROUPS, PODS, RESOURCE_CLAIMS, ApiClient
 
 FINALIZER = "resource.kubernetes.io/delete-protection"
 

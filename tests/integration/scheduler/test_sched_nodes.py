@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from fakeapi.scheduler.client import NODES, ApiClient
 from sched_helpers import apply_manifest, create, get_pod, pod_obj, wait_running, wait_unschedulable
-
-from scheduler.client import NODES, ApiClient
 
 TAINT = {"key": "dedicated", "value": "ml", "effect": "NoSchedule"}
 

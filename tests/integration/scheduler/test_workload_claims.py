@@ -11,10 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from fakeapi.fixtures.plugin import wait_for
+from fakeapi.scheduler.client import PODGROUPS, PODS, RESOURCE_CLAIMS, ApiClient
 from sched_helpers import claim_obj, create, wait_running
-
-from fixtures.plugin import wait_for
-from scheduler.client import PODGROUPS, PODS, RESOURCE_CLAIMS, ApiClient
 
 NODE = {"apiVersion": "v1", "kind": "Node",
         "metadata": {"name": "worker", "labels": {"kubernetes.io/hostname": "worker"}},

@@ -1,8 +1,7 @@
 """Pure ResourceClaim rules: claim names, generated claims, reservations, deallocation."""
 
 import pytest
-
-from scheduler.controllers import claims as rc
+from fakeapi.scheduler.controllers import claims as rc
 
 
 def pod(name="pod", uid="pod-uid", claims=(), statuses=None, phase=None, node="", deleting=False):

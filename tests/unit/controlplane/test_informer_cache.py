@@ -1,8 +1,7 @@
 """Indexed store and lister: keys, indexes kept in step with updates and removals."""
 
 import pytest
-
-from scheduler.informers.cache import Lister, Store, object_key
+from fakeapi.scheduler.informers.cache import Lister, Store, object_key
 
 
 def obj(name, namespace=None, node="", rv="1"):

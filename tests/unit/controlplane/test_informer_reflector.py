@@ -4,10 +4,10 @@ import asyncio
 
 import aiohttp
 import pytest
+from fakeapi.scheduler.client import PODS
+from fakeapi.scheduler.informers import Informer
 
 from fakeapi.errors import Expired
-from scheduler.client import PODS
-from scheduler.informers import Informer
 
 DEADLINE = 2.0
 

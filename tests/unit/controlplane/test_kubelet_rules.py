@@ -1,9 +1,8 @@
 """Kubelet emulation rules: when a bound pod may start, and the status it gets."""
 
 import pytest
-
-from scheduler.informers.cache import Lister, Store
-from scheduler.kubelet import claims_not_ready, is_running, running_status
+from fakeapi.scheduler.informers.cache import Lister, Store
+from fakeapi.scheduler.kubelet import claims_not_ready, is_running, running_status
 
 NOW = "2026-01-01T00:00:00Z"
 

@@ -1,8 +1,7 @@
 """Pod-group instance resolution (both API shapes) and the KEP-5729 group-claim matching rule."""
 
 import pytest
-
-from scheduler.podgroups import (
+from fakeapi.scheduler.podgroups import (
     PodGroupInstance,
     claim_allows_pod,
     consumer_ref,

@@ -3,8 +3,7 @@
 import asyncio
 
 import pytest
-
-from scheduler.workqueue import ExponentialBackoff, ShutDown, WorkQueue
+from fakeapi.scheduler.workqueue import ExponentialBackoff, ShutDown, WorkQueue
 
 DEADLINE = 1.0
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from scheduler.dra.allocator import AllocatedState, Allocator, DeviceIndex, Features
+from fakeapi.scheduler.dra.allocator import AllocatedState, Allocator, DeviceIndex, Features
 
 NODE1, NODE2 = "node-1", "node-2"
 DRIVER_A, DRIVER_B = "driver-a", "driver-b"

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from fakeapi.scheduler.dra.allocator import AllocationError, Features, NodeAllocationError
 
-from scheduler.dra.allocator import AllocationError, Features, NodeAllocationError
 from tests.unit.dra.builders import (
     CLASS_A,
     DRIVER_A,
@@ -458,7 +458,7 @@ def test_deadline_exceeded_is_error() -> None:
 
 
 def test_in_flight_allocation_blocks_device() -> None:
-    from scheduler.dra.allocator import AllocatedState, Allocator, DeviceIndex
+    from fakeapi.scheduler.dra.allocator import AllocatedState, Allocator, DeviceIndex
 
     index = DeviceIndex(Features())
     index.set_slice(slice_("slice-1", D1))
@@ -473,7 +473,7 @@ def test_in_flight_allocation_blocks_device() -> None:
 
 
 def test_slice_update_invalidates_cached_pools() -> None:
-    from scheduler.dra.allocator import AllocatedState, Allocator, DeviceIndex
+    from fakeapi.scheduler.dra.allocator import AllocatedState, Allocator, DeviceIndex
 
     index = DeviceIndex(Features())
     index.set_class(CLASS_A)

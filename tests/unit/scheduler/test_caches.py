@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from scheduler.assume_cache import ClaimAssumeCache
-from scheduler.snapshot import NodeCache
+from fakeapi.scheduler.assume_cache import ClaimAssumeCache
+from fakeapi.scheduler.snapshot import NodeCache
 
 from .builders import allocation, claim, node, pod
 

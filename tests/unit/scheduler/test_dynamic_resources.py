@@ -6,13 +6,11 @@ import copy
 from typing import Any
 
 import pytest
-
-from fakeapi.errors import Conflict
-from scheduler.assume_cache import ClaimAssumeCache
-from scheduler.dra.allocator import DeviceIndex, Features
-from scheduler.framework.cycle_state import CycleState
-from scheduler.framework.interface import Code, QueueingHint
-from scheduler.plugins.dynamic_resources import (
+from fakeapi.scheduler.assume_cache import ClaimAssumeCache
+from fakeapi.scheduler.dra.allocator import DeviceIndex, Features
+from fakeapi.scheduler.framework.cycle_state import CycleState
+from fakeapi.scheduler.framework.interface import Code, QueueingHint
+from fakeapi.scheduler.plugins.dynamic_resources import (
     ERR_CANNOT_ALLOCATE,
     ERR_NOT_AVAILABLE,
     FINALIZER,
@@ -20,7 +18,9 @@ from scheduler.plugins.dynamic_resources import (
     DynamicResources,
     unsupported_request,
 )
-from scheduler.snapshot import NodeInfo
+from fakeapi.scheduler.snapshot import NodeInfo
+
+from fakeapi.errors import Conflict
 
 from .builders import allocation, claim, node, pod
 

@@ -6,12 +6,11 @@ import asyncio
 from typing import Any
 
 import pytest
-
-from scheduler.framework.cycle_state import CycleState
-from scheduler.framework.interface import SUCCESS, Code, Status, skip, unresolvable, unschedulable
-from scheduler.framework.runtime import Framework
-from scheduler.scheduler import fit_error_message, num_feasible_nodes_to_find
-from scheduler.snapshot import NodeInfo
+from fakeapi.scheduler.framework.cycle_state import CycleState
+from fakeapi.scheduler.framework.interface import SUCCESS, Code, Status, skip, unresolvable, unschedulable
+from fakeapi.scheduler.framework.runtime import Framework
+from fakeapi.scheduler.scheduler import fit_error_message, num_feasible_nodes_to_find
+from fakeapi.scheduler.snapshot import NodeInfo
 
 from .builders import node, pod
 

@@ -6,11 +6,10 @@ import asyncio
 from typing import Any
 
 import pytest
-
-from scheduler.framework.cycle_state import CycleState
-from scheduler.framework.interface import SUCCESS, ActionType, ClusterEvent, Code, EventResource, QueueingHint
-from scheduler.framework.runtime import WaitingPod
-from scheduler.plugins.gang import (
+from fakeapi.scheduler.framework.cycle_state import CycleState
+from fakeapi.scheduler.framework.interface import SUCCESS, ActionType, ClusterEvent, Code, EventResource, QueueingHint
+from fakeapi.scheduler.framework.runtime import WaitingPod
+from fakeapi.scheduler.plugins.gang import (
     NAME,
     WAITING_FOR_PODS,
     WAITING_ON_PERMIT,
@@ -21,8 +20,8 @@ from scheduler.plugins.gang import (
     missing_group_message,
     placement_feasible,
 )
-from scheduler.podgroups import PodGroupInstance
-from scheduler.queue import SchedulingQueue
+from fakeapi.scheduler.podgroups import PodGroupInstance
+from fakeapi.scheduler.queue import SchedulingQueue
 
 from .builders import pod
 

@@ -5,15 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
-from scheduler.framework.cycle_state import CycleState
-from scheduler.framework.interface import Code
-from scheduler.plugins import node_affinity, node_resources_fit, node_unschedulable, taint_toleration
-from scheduler.plugins.node_affinity import NodeAffinity
-from scheduler.plugins.node_resources_fit import NodeResourcesFit, fit_reasons, least_allocated_score
-from scheduler.plugins.node_unschedulable import NodeUnschedulable
-from scheduler.plugins.taint_toleration import TaintToleration
-from scheduler.snapshot import NodeInfo, pod_requests
+from fakeapi.scheduler.framework.cycle_state import CycleState
+from fakeapi.scheduler.framework.interface import Code
+from fakeapi.scheduler.plugins import node_affinity, node_resources_fit, node_unschedulable, taint_toleration
+from fakeapi.scheduler.plugins.node_affinity import NodeAffinity
+from fakeapi.scheduler.plugins.node_resources_fit import NodeResourcesFit, fit_reasons, least_allocated_score
+from fakeapi.scheduler.plugins.node_unschedulable import NodeUnschedulable
+from fakeapi.scheduler.plugins.taint_toleration import TaintToleration
+from fakeapi.scheduler.snapshot import NodeInfo, pod_requests
 
 from .builders import node, pod
 

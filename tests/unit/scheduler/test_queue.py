@@ -6,8 +6,7 @@ import asyncio
 from typing import Any
 
 import pytest
-
-from scheduler.framework.interface import (
+from fakeapi.scheduler.framework.interface import (
     SUCCESS,
     ActionType,
     ClusterEvent,
@@ -17,7 +16,7 @@ from scheduler.framework.interface import (
     Status,
     unresolvable,
 )
-from scheduler.queue import SchedulingQueue
+from fakeapi.scheduler.queue import SchedulingQueue
 
 from .builders import pod
 

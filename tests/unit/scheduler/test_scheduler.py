@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from fakeapi.scheduler.framework.cycle_state import CycleState
+from fakeapi.scheduler.framework.interface import SUCCESS, Code, Status, error, unresolvable
+from fakeapi.scheduler.framework.runtime import Framework
+from fakeapi.scheduler.scheduler import Scheduler
+from fakeapi.scheduler.snapshot import NodeInfo
 
 from fakeapi.config import FeatureGates
-from scheduler.framework.cycle_state import CycleState
-from scheduler.framework.interface import SUCCESS, Code, Status, error, unresolvable
-from scheduler.framework.runtime import Framework
-from scheduler.scheduler import Scheduler
-from scheduler.snapshot import NodeInfo
 
 from .builders import node, pod
 
