@@ -13,12 +13,12 @@ import logging
 import secrets
 from collections import OrderedDict
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 from fakeapi.scheduler.client import EVENTS, ApiClient
 from fakeapi.scheduler.workqueue import ShutDown, WorkQueue
 
 from fakeapi.errors import NotFound, StatusError
+from fakeapi.machinery.timestamps import now_rfc3339
 
 log = logging.getLogger(__name__)
 
@@ -42,10 +42,6 @@ class _Record:
     last: str
     name: str | None = None  # set once the Event exists on the server
     written_count: int = 0
-
-
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def involved_object(obj: dict) -> dict:
@@ -74,7 +70,7 @@ class EventRecorder:
             return
         involved = involved_object(obj)
         key = (involved.get("namespace", ""), involved["name"], involved["uid"], type_, reason, message)
-        now = _now()
+        now = now_rfc3339()
         record = self._records.get(key)
         if record is None:
             record = _Record(involved, type_, reason, message, 0, now, now)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from datetime import UTC, datetime
 
 from fakeapi.scheduler.client import PODS, RESOURCE_CLAIMS, ApiClient
 from fakeapi.scheduler.controllers import claims as rc
@@ -31,6 +30,7 @@ from fakeapi.scheduler.podgroups import claim_allows_pod
 from fakeapi.scheduler.workqueue import WorkQueue, process
 
 from fakeapi.errors import Conflict, NotFound
+from fakeapi.machinery.timestamps import now_rfc3339
 
 log = logging.getLogger(__name__)
 
@@ -40,10 +40,6 @@ _TERMINAL = ("Succeeded", "Failed")
 _RUNNING_CONDITIONS = ("PodReadyToStartContainers", "Initialized", "ContainersReady", "Ready", "PodScheduled")
 
 Key = tuple[str, str]
-
-
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def claims_not_ready(pod: dict, claims: Lister) -> str | None:
@@ -160,5 +156,5 @@ class Kubelet:
                                      f"Failed to prepare dynamic resources: {reason}")
             return
         self._reported.pop(meta["uid"], None)
-        body = {"metadata": {"resourceVersion": meta["resourceVersion"]}, "status": running_status(pod, _now())}
+        body = {"metadata": {"resourceVersion": meta["resourceVersion"]}, "status": running_status(pod, now_rfc3339())}
         await self._api.patch(PODS, namespace, name, body, subresource="status")

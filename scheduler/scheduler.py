@@ -17,7 +17,6 @@ import logging
 import random
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 from fakeapi.scheduler.assume_cache import ClaimAssumeCache
@@ -59,6 +58,7 @@ from fakeapi.scheduler.snapshot import NodeCache, NodeInfo
 
 from fakeapi.config import FeatureGates
 from fakeapi.errors import NotFound, StatusError
+from fakeapi.machinery.timestamps import now_rfc3339
 
 log = logging.getLogger(__name__)
 
@@ -131,10 +131,6 @@ def _group_index_keys(pod: dict[str, Any]) -> list[str]:
 def _as_pod(pod: dict[str, Any]) -> dict[str, Any]:
     """Lists may omit type meta; Events need the involved object's kind."""
     return pod if pod.get("kind") else {**pod, "kind": "Pod", "apiVersion": "v1"}
-
-
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class _Result(NamedTuple):
@@ -490,7 +486,7 @@ class Scheduler:
 
     async def _write_condition(self, pod: dict[str, Any], reason: str, message: str) -> None:
         condition = {"type": "PodScheduled", "status": "False", "reason": reason, "message": message,
-                     "lastProbeTime": None, "lastTransitionTime": _now()}
+                     "lastProbeTime": None, "lastTransitionTime": now_rfc3339()}
         meta = pod["metadata"]
         try:
             await self._api.patch(PODS, meta.get("namespace", ""), meta["name"],

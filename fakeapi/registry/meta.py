@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 import uuid
-from datetime import UTC, datetime
 from typing import Any
 
 from fakeapi.errors import FieldError, forbidden, invalid, required
@@ -20,10 +19,6 @@ _rng = random.Random()
 # Metadata the server owns; clients can't set them on create.
 SERVER_META = ("uid", "resourceVersion", "creationTimestamp", "deletionTimestamp",
                "deletionGracePeriodSeconds", "generation", "selfLink")
-
-
-def now_rfc3339() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def new_uid() -> str:

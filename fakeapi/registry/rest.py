@@ -35,6 +35,7 @@ from fakeapi.machinery.patch import (
     apply_merge_patch,
     apply_strategic_merge_patch,
 )
+from fakeapi.machinery.timestamps import now_rfc3339
 from fakeapi.registry import meta as m
 from fakeapi.registry.resource import ResourceType
 from fakeapi.registry.strategy import AdmissionContext
@@ -179,7 +180,7 @@ class Registry:
         rt.strategy.drop_disabled_fields(obj, None, ctx)
         rt.strategy.admit(obj, None, ctx)
         self._validate(rt, obj, m.validate_basic_meta(obj) + rt.strategy.validate(obj, ctx))
-        now = m.now_rfc3339()
+        now = now_rfc3339()
         meta["uid"] = m.new_uid()
         meta["creationTimestamp"] = now
         if rt.tracks_generation:
@@ -293,7 +294,7 @@ class Registry:
             new_meta["managedFields"] = managed
         else:
             new = ssa.track_update(old, new, manager=opts.manager, api_version=rt.api_version,
-                                   types=list_types_for(rt.group, rt.kind), now=m.now_rfc3339(),
+                                   types=list_types_for(rt.group, rt.kind), now=now_rfc3339(),
                                    subresource=opts.subresource)
             new_meta = new["metadata"]
         if opts.dry_run:
@@ -363,7 +364,7 @@ class Registry:
         live = self.store.get(rt.storage_key, (namespace if rt.namespaced else "", name))
         def apply(force: bool) -> dict[str, Any]:
             return ssa.server_side_apply(live, applied, manager=opts.manager, force=force,
-                                         api_version=rt.api_version, types=types, now=m.now_rfc3339(),
+                                         api_version=rt.api_version, types=types, now=now_rfc3339(),
                                          subresource=opts.subresource)
 
         try:
@@ -427,7 +428,7 @@ class Registry:
             if finalizers:
                 new_meta["finalizers"] = finalizers
             if not new_meta.get("deletionTimestamp"):
-                new_meta["deletionTimestamp"] = m.now_rfc3339()
+                new_meta["deletionTimestamp"] = now_rfc3339()
                 new_meta["deletionGracePeriodSeconds"] = grace
             elif grace < new_meta.get("deletionGracePeriodSeconds", grace):
                 new_meta["deletionGracePeriodSeconds"] = grace
@@ -441,7 +442,7 @@ class Registry:
     def _delete_namespace(self, rt: ResourceType, ns: dict[str, Any], dry_run: bool) -> tuple[dict[str, Any], bool]:
         meta = ns["metadata"]
         if not meta.get("deletionTimestamp"):
-            meta["deletionTimestamp"] = m.now_rfc3339()
+            meta["deletionTimestamp"] = now_rfc3339()
             meta["deletionGracePeriodSeconds"] = 0
         ns.setdefault("status", {})["phase"] = "Terminating"
         if dry_run:
@@ -487,7 +488,7 @@ class Registry:
         conditions = [c for c in new.setdefault("status", {}).get("conditions") or []
                       if c.get("type") != "PodScheduled"]
         conditions.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None,
-                           "lastTransitionTime": m.now_rfc3339()})
+                           "lastTransitionTime": now_rfc3339()})
         new["status"]["conditions"] = conditions
         if not dry_run:
             self.store.commit(rt.storage_key, MODIFIED, new)

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from fakeapi.errors import BadRequest, UnsupportedMediaType
+from fakeapi.machinery.timestamps import format_rfc3339
 
 MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
 MAGIC = b"k8s\x00"
@@ -97,7 +98,7 @@ def _scalar(kind: str, value: Any) -> Any:
         return value - (1 << 64) if value >= 1 << 63 else value  # two's complement int64
     if kind == "time":
         seconds = _message(TIME, value).get("seconds", 0)
-        return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return format_rfc3339(datetime.fromtimestamp(seconds, UTC))
     return _message(kind, value)
 
 

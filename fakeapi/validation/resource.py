@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 from fakeapi.errors import FieldError, forbidden, invalid, not_supported, required, too_long, too_many
+from fakeapi.models.resource_v1 import RESERVED_FOR_MAX_SIZE
 from fakeapi.registry.strategy import AdmissionContext, Strategy
 from fakeapi.validation import names
 from fakeapi.validation.cel import check_selectors
@@ -30,7 +31,6 @@ SELECTORS_MAX = 32
 CONSTRAINTS_MAX = CONFIG_MAX = 32
 TOLERATIONS_MAX = TAINTS_MAX = 16
 RESULTS_MAX = 32
-RESERVED_FOR_MAX = 256
 DEVICES_MAX, DEVICES_MAX_WITH_TAINTS_OR_COUNTERS = 128, 64
 ATTRIBUTES_AND_CAPACITIES_MAX = 32
 COUNTER_SETS_MAX, COUNTERS_PER_SET_MAX, CONSUMES_COUNTERS_MAX = 8, 32, 2
@@ -302,7 +302,7 @@ def validate_claim_status_update(new: dict[str, Any], old: dict[str, Any]) -> li
     status, old_status = new.get("status") or {}, old.get("status") or {}
     known = _request_names(get(new, "spec", "devices") or {})
     reserved = status.get("reservedFor") or []
-    errs = validate_list(reserved, "status.reservedFor", RESERVED_FOR_MAX, _consumer, key=lambda r: r.get("uid"))
+    errs = validate_list(reserved, "status.reservedFor", RESERVED_FOR_MAX_SIZE, _consumer, key=lambda r: r.get("uid"))
     alloc, old_alloc = status.get("allocation"), old_status.get("allocation")
     allocated = {_device_key(r) for r in get(alloc, "devices", "results") or []}
 

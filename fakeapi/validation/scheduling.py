@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from fakeapi.errors import FieldError, invalid, required
+from fakeapi.models.scheduling_v1beta1 import PODGROUP_PROTECTION_FINALIZER
 from fakeapi.registry.strategy import AdmissionContext, Strategy
 from fakeapi.validation import names
 from fakeapi.validation.common import (
@@ -24,7 +25,6 @@ from fakeapi.validation.resource import CONSTRAINTS_MAX, fully_qualified_attribu
 
 POD_GROUPS_MAX = 8
 POD_GROUP_CLAIMS_MAX = 4
-PODGROUP_PROTECTION_FINALIZER = "scheduling.k8s.io/podgroup-protection"
 
 
 def _one_of(obj: dict[str, Any] | None, path: str, keys: tuple[str, str], *,

@@ -8,10 +8,9 @@ and ``pkg/controller/resourceclaim`` upstream.
 from __future__ import annotations
 
 from fakeapi.machinery.jsoncopy import deep_copy
+from fakeapi.models.resource_v1 import DELETE_PROTECTION_FINALIZER, RESERVED_FOR_MAX_SIZE
 
 POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
-DELETE_PROTECTION_FINALIZER = "resource.kubernetes.io/delete-protection"
-RESERVED_FOR_MAX_SIZE = 256
 # 63 characters minus the 5 random characters and the hyphen the API server appends.
 _MAX_GENERATE_NAME_BASE = 57
 

@@ -17,10 +17,10 @@ from fakeapi.scheduler.podgroups import PodGroupInstance, pod_group_instance
 from fakeapi.scheduler.workqueue import WorkQueue, process
 
 from fakeapi.errors import NotFound
+from fakeapi.models.scheduling_v1beta1 import PODGROUP_PROTECTION_FINALIZER
 
 log = logging.getLogger(__name__)
 
-PODGROUP_PROTECTION_FINALIZER = "scheduling.k8s.io/podgroup-protection"
 _GROUP_INDEX = "podgroup-protection/podgroup"
 _TERMINAL = ("Succeeded", "Failed")
 

@@ -65,12 +65,11 @@ from fakeapi.scheduler.snapshot import NodeInfo
 
 from fakeapi.errors import Conflict, StatusError
 from fakeapi.machinery.nodeselector import node_selector_matches
+from fakeapi.models.resource_v1 import DELETE_PROTECTION_FINALIZER, RESERVED_FOR_MAX_SIZE
 
 log = logging.getLogger(__name__)
 
 NAME = "DynamicResources"
-FINALIZER = "resource.kubernetes.io/delete-protection"
-RESERVED_FOR_MAX = 256
 ERR_CANNOT_ALLOCATE = "cannot allocate all claims"
 ERR_NOT_AVAILABLE = "resourceclaim not available on the node"
 ERR_IN_USE = "resourceclaim in use"
@@ -330,7 +329,7 @@ class DynamicResources:
             allocation = status.get("allocation")
             if not allocation:
                 continue
-            if not info.reserved and len(status.get("reservedFor") or ()) >= RESERVED_FOR_MAX:
+            if not info.reserved and len(status.get("reservedFor") or ()) >= RESERVED_FOR_MAX_SIZE:
                 return unresolvable(NAME, ERR_IN_USE)
             selector = allocation.get("nodeSelector")
             if selector and not node_selector_matches(selector, node):
@@ -470,8 +469,8 @@ class DynamicResources:
             if status.get("allocation"):
                 raise ValueError(f"claim {ref} got allocated elsewhere in the meantime")
             finalizers = meta.get("finalizers") or []
-            if FINALIZER not in finalizers:
-                claim = {**claim, "metadata": {**meta, "finalizers": [*finalizers, FINALIZER]}}
+            if DELETE_PROTECTION_FINALIZER not in finalizers:
+                claim = {**claim, "metadata": {**meta, "finalizers": [*finalizers, DELETE_PROTECTION_FINALIZER]}}
                 try:
                     claim = await self._api.update(RESOURCE_CLAIMS, namespace, claim)
                 except StatusError as exc:

@@ -24,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Iterable
-from datetime import UTC, datetime
 from typing import Any
 
 from fakeapi.scheduler.client import PODGROUPS, ApiClient
@@ -46,6 +45,7 @@ from fakeapi.scheduler.framework.runtime import WaitingPod
 from fakeapi.scheduler.podgroups import PodGroupInstance, pod_group_instance
 
 from fakeapi.errors import NotFound, StatusError
+from fakeapi.machinery.timestamps import now_rfc3339
 
 log = logging.getLogger(__name__)
 
@@ -113,7 +113,7 @@ def scheduled_condition(status: str, reason: str, message: str, generation: int 
     """A ``PodGroupInitiallyScheduled`` metav1.Condition."""
     condition: dict[str, Any] = {"type": CONDITION_SCHEDULED, "status": status, "reason": reason,
                                  "message": message,
-                                 "lastTransitionTime": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}
+                                 "lastTransitionTime": now_rfc3339()}
     if generation is not None:
         condition["observedGeneration"] = generation
     return condition

@@ -24,8 +24,7 @@ from sched_helpers import (
 )
 
 from fakeapi.cluster import FakeCluster
-
-FINALIZER = "resource.kubernetes.io/delete-protection"
+from fakeapi.models.resource_v1 import DELETE_PROTECTION_FINALIZER
 
 
 async def _run_with_spec(api: ApiClient, spec: dict[str, Any]) -> dict[str, Any]:
@@ -41,7 +40,7 @@ async def test_template_claim_generated_allocated_bound_running(api: ApiClient) 
     claim = await _run_with_spec(api, claim_spec())
     pod = await get_pod(api, "p")
     assert pod["spec"]["nodeName"] in ("gpu-node-1", "gpu-node-2")
-    assert FINALIZER in claim["metadata"]["finalizers"]
+    assert DELETE_PROTECTION_FINALIZER in claim["metadata"]["finalizers"]
     assert claim["status"]["reservedFor"] == [{"resource": "pods", "name": "p", "uid": pod["metadata"]["uid"]}]
     ((request, device),) = devices_of(claim)
     assert request == "gpu" and device.startswith(pod["spec"]["nodeName"] + "/")

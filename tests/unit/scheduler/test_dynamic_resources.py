@@ -13,7 +13,6 @@ from fakeapi.scheduler.framework.interface import Code, QueueingHint
 from fakeapi.scheduler.plugins.dynamic_resources import (
     ERR_CANNOT_ALLOCATE,
     ERR_NOT_AVAILABLE,
-    FINALIZER,
     NAME,
     DynamicResources,
     unsupported_request,
@@ -21,6 +20,7 @@ from fakeapi.scheduler.plugins.dynamic_resources import (
 from fakeapi.scheduler.snapshot import NodeInfo
 
 from fakeapi.errors import Conflict
+from fakeapi.models.resource_v1 import DELETE_PROTECTION_FINALIZER as FINALIZER
 
 from .builders import allocation, claim, node, pod
 
