@@ -20,8 +20,8 @@ from fakeapi.registry.printers import (
     path,
 )
 from fakeapi.registry.resource import FieldGetter, ResourceType
-from fakeapi.registry.strategy import Strategy
 from fakeapi.validation import STRATEGIES
+from fakeapi.validation.strategy import Strategy
 
 
 def _kind(group: str, version: str, kind: str, plural: str, *, namespaced: bool, **extra: Any) -> ResourceType:

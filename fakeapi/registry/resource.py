@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from fakeapi.registry.strategy import Strategy
+from fakeapi.validation.strategy import Strategy
 
 FieldGetter = Callable[[dict[str, Any]], "str | None"]
 

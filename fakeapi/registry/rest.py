@@ -38,8 +38,8 @@ from fakeapi.machinery.patch import (
 from fakeapi.machinery.timestamps import now_rfc3339
 from fakeapi.registry import meta as m
 from fakeapi.registry.resource import ResourceType
-from fakeapi.registry.strategy import AdmissionContext
 from fakeapi.store.objects import ADDED, DELETED, MODIFIED, ObjectStore
+from fakeapi.validation.strategy import AdmissionContext
 
 FINALIZER_ORPHAN = "orphan"
 FINALIZER_FOREGROUND = "foregroundDeletion"

@@ -1,14 +1,14 @@
 """Per-kind admission strategies (defaulting, gate-dependent dropping, admission, validation).
 
-``STRATEGIES`` maps (group, version, kind) to the kind's :class:`~fakeapi.registry.strategy.Strategy`.
+``STRATEGIES`` maps (group, version, kind) to the kind's :class:`~fakeapi.validation.strategy.Strategy`.
 Pure helpers live beside them: :mod:`.names` (format checks), :mod:`.common` (ObjectMeta,
 lists, immutability), one module per API group.
 """
 
 from __future__ import annotations
 
-from fakeapi.registry.strategy import Strategy
 from fakeapi.validation import core, devices, resource, scheduling
+from fakeapi.validation.strategy import Strategy
 
 STRATEGIES: dict[tuple[str, str, str], Strategy] = {
     **{("", "v1", kind): s for kind, s in core.STRATEGIES.items()},

@@ -11,7 +11,6 @@ import re
 from typing import Any
 
 from fakeapi.errors import FieldError, duplicate, forbidden, invalid, not_supported, required
-from fakeapi.registry.strategy import AdmissionContext, Strategy
 from fakeapi.validation import names
 from fakeapi.validation.common import (
     get,
@@ -21,6 +20,7 @@ from fakeapi.validation.common import (
     validate_object_meta,
     validate_object_meta_update,
 )
+from fakeapi.validation.strategy import AdmissionContext, Strategy
 
 _SELECTOR_OPS = ["DoesNotExist", "Exists", "Gt", "In", "Lt", "NotIn"]
 _TOLERATION_EFFECTS = ["NoExecute", "NoSchedule", "PreferNoSchedule"]

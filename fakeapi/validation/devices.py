@@ -10,7 +10,6 @@ import re
 from typing import Any
 
 from fakeapi.errors import FieldError, forbidden, invalid, not_supported, required, too_long, too_many
-from fakeapi.registry.strategy import AdmissionContext, Strategy
 from fakeapi.validation import names
 from fakeapi.validation.common import (
     get,
@@ -36,6 +35,7 @@ from fakeapi.validation.resource import (
     pool_name,
     qualified_attribute,
 )
+from fakeapi.validation.strategy import AdmissionContext, Strategy
 
 _SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
                      r"(-(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(\.(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*)?"

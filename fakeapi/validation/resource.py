@@ -10,7 +10,6 @@ from typing import Any
 
 from fakeapi.errors import FieldError, forbidden, invalid, not_supported, required, too_long, too_many
 from fakeapi.models.resource_v1 import RESERVED_FOR_MAX_SIZE
-from fakeapi.registry.strategy import AdmissionContext, Strategy
 from fakeapi.validation import names
 from fakeapi.validation.cel import check_selectors
 from fakeapi.validation.common import (
@@ -23,6 +22,7 @@ from fakeapi.validation.common import (
     validate_object_meta_update,
 )
 from fakeapi.validation.core import validate_node_selector
+from fakeapi.validation.strategy import AdmissionContext, Strategy
 
 # Limits from k8s.io/api/resource/v1 (types.go constants).
 REQUESTS_MAX = 32

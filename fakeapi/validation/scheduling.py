@@ -11,7 +11,6 @@ from typing import Any
 
 from fakeapi.errors import FieldError, invalid, required
 from fakeapi.models.scheduling_v1beta1 import PODGROUP_PROTECTION_FINALIZER
-from fakeapi.registry.strategy import AdmissionContext, Strategy
 from fakeapi.validation import names
 from fakeapi.validation.common import (
     get,
@@ -22,6 +21,7 @@ from fakeapi.validation.common import (
 )
 from fakeapi.validation.core import validate_claim_source
 from fakeapi.validation.resource import CONSTRAINTS_MAX, fully_qualified_attribute
+from fakeapi.validation.strategy import AdmissionContext, Strategy
 
 POD_GROUPS_MAX = 8
 POD_GROUP_CLAIMS_MAX = 4

@@ -6,8 +6,8 @@ import copy
 from typing import Any
 
 from fakeapi.errors import FieldError
-from fakeapi.registry.strategy import AdmissionContext
 from fakeapi.validation import STRATEGIES
+from fakeapi.validation.strategy import AdmissionContext
 
 
 def claim(*requests: dict[str, Any], **devices: Any) -> dict[str, Any]:

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from fakeapi.registry.strategy import AdmissionContext
 from fakeapi.validation import STRATEGIES
+from fakeapi.validation.strategy import AdmissionContext
 from tests.unit.validation.builders import causes, validate
 
 POD = ("", "v1", "Pod")

@@ -9,8 +9,8 @@ import pytest
 
 from fakeapi.config import FeatureGates
 from fakeapi.errors import invalid_object
-from fakeapi.registry.strategy import AdmissionContext
 from fakeapi.validation import STRATEGIES
+from fakeapi.validation.strategy import AdmissionContext
 from tests.unit.validation.builders import causes, claim, exact, gpu_slice, validate
 
 CLAIM = ("resource.k8s.io", "v1", "ResourceClaim")

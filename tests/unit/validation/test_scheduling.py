@@ -9,8 +9,8 @@ import pytest
 
 from fakeapi.config import FeatureGates
 from fakeapi.models.scheduling_v1beta1 import PODGROUP_PROTECTION_FINALIZER
-from fakeapi.registry.strategy import AdmissionContext
 from fakeapi.validation import STRATEGIES
+from fakeapi.validation.strategy import AdmissionContext
 from tests.unit.validation.builders import causes, validate
 
 PODGROUP = ("scheduling.k8s.io", "v1beta1", "PodGroup")
