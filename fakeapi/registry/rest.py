@@ -28,7 +28,6 @@ from fakeapi.errors import (
 )
 from fakeapi.machinery import apply as ssa
 from fakeapi.machinery.jsoncopy import deep_copy
-from fakeapi.machinery.listtypes import list_types_for
 from fakeapi.machinery.patch import (
     PatchError,
     apply_json_patch,
@@ -36,6 +35,7 @@ from fakeapi.machinery.patch import (
     apply_strategic_merge_patch,
 )
 from fakeapi.machinery.timestamps import now_rfc3339
+from fakeapi.models.listtypes import list_types_for
 from fakeapi.registry import meta as m
 from fakeapi.registry.resource import ResourceType
 from fakeapi.store.objects import ADDED, DELETED, MODIFIED, ObjectStore

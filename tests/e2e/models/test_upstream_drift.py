@@ -9,7 +9,7 @@ side, recursively by JSON name, reports:
 - ``shape``: list vs map vs struct vs scalar, or a scalar's Go type (int32 vs int64, Quantity);
 - ``list type``: ``x-kubernetes-list-type``/``-map-keys`` (server-side apply merges by them);
 - ``patch strategy``: ``x-kubernetes-patch-strategy``/``-merge-key`` (strategic merge patch merges
-  by them).  ``fakeapi.machinery.listtypes`` derives both from the models, so this keeps SSA and
+  by them).  ``fakeapi.models.listtypes`` derives both from the models, so this keeps SSA and
   SMP faithful too.
 
 Deliberate differences are allow-listed below with the reason, and an unused entry fails too, so

@@ -13,8 +13,8 @@ from fakeapi.machinery.apply import (
     server_side_apply,
     track_update,
 )
-from fakeapi.machinery.listtypes import list_types_for
 from fakeapi.machinery.patch import PatchError
+from fakeapi.models.listtypes import list_types_for
 
 POD = list_types_for("", "Pod")
 CLAIM = list_types_for("resource.k8s.io", "ResourceClaim")

@@ -13,7 +13,7 @@ from fakeapi.machinery.apply import (
     server_side_apply,
     track_update,
 )
-from fakeapi.machinery.listtypes import list_types_for
+from fakeapi.models.listtypes import list_types_for
 
 TYPES = list_types_for("", "ConfigMap")
 NOW = "2026-11-30T00:00:00Z"

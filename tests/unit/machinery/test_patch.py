@@ -6,13 +6,13 @@ import copy
 
 import pytest
 
-from fakeapi.machinery.listtypes import list_types_for
 from fakeapi.machinery.patch import (
     PatchError,
     apply_json_patch,
     apply_merge_patch,
     apply_strategic_merge_patch,
 )
+from fakeapi.models.listtypes import list_types_for
 
 POD_TYPES = list_types_for("", "Pod")
 
