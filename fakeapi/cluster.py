@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
@@ -52,14 +53,18 @@ class FakeCluster:
     ...     cluster.url, cluster.kubeconfig_path
     """
 
-    def __init__(self, *, host: str = "127.0.0.1", port: int = 0, control_plane: bool | Literal["process"] = True,
-                 feature_gates: FeatureGates | str | None = None, kubeconfig_path: str | Path | None = None,
-                 options: ServerOptions | None = None, **control_plane_options: Any) -> None:
-        gates = FeatureGates.parse(feature_gates) if isinstance(feature_gates, str | None) else feature_gates
+    def __init__(self, *, host: str | None = None, port: int | None = None,
+                 control_plane: bool | Literal["process"] = True, feature_gates: FeatureGates | str | None = None,
+                 kubeconfig_path: str | Path | None = None, options: ServerOptions | None = None,
+                 **control_plane_options: Any) -> None:
         base = options or ServerOptions()
-        self.options = ServerOptions(host=host, port=port, feature_gates=gates, event_window=base.event_window,
-                                     watcher_queue_limit=base.watcher_queue_limit,
-                                     bookmark_interval=base.bookmark_interval)
+        if isinstance(feature_gates, str):
+            feature_gates = FeatureGates.parse(feature_gates)
+        # The options pass whole, so a field added to ServerOptions reaches the server without
+        # touching this class; the keyword arguments only override what they name.
+        self.options = replace(base, host=base.host if host is None else host,
+                               port=base.port if port is None else port,
+                               feature_gates=base.feature_gates if feature_gates is None else feature_gates)
         self.control_plane_enabled = control_plane
         self._control_plane_options = control_plane_options
         self._kubeconfig_arg = Path(kubeconfig_path) if kubeconfig_path else None

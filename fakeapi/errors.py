@@ -210,10 +210,6 @@ def too_many(field: str, actual: int, max_items: int) -> FieldError:
     return FieldError("FieldValueTooMany", field, f"{actual}: must have at most {max_items} items")
 
 
-def type_invalid(field: str, value: Any, detail: str) -> FieldError:
-    return FieldError("FieldValueTypeInvalid", field, detail, value)
-
-
 def qualified_kind(kind: str, group: str) -> str:
     """``ResourceClaim.resource.k8s.io`` or ``Pod`` for the core group."""
     return f"{kind}.{group}" if group else kind

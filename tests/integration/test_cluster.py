@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import fields, replace
 from importlib import resources
 
+import aiohttp
+import orjson
 import pytest
 import yaml
 from fakeapi.fixtures.plugin import wait_for
 from fakeapi.scheduler.client import DEVICE_CLASSES, NODES, PODS, RESOURCE_CLAIM_TEMPLATES, RESOURCE_SLICES, ApiClient
 
 from fakeapi.cluster import FakeCluster
+from fakeapi.config import FeatureGates, ServerOptions
 
 MANIFEST = resources.files("fakeapi.fixtures") / "manifests" / "gpu-cluster.yaml"
 GVRS = {"DeviceClass": DEVICE_CLASSES, "Node": NODES, "ResourceSlice": RESOURCE_SLICES}
@@ -38,3 +42,44 @@ async def test_pod_with_template_claim_runs_in_either_mode(mode: bool | str) -> 
         assert pod["spec"]["nodeName"].startswith("gpu-node-")
         assert pod["status"]["resourceClaimStatuses"][0]["name"] == "gpu"
 
+
+
+# Every ServerOptions field but the bind address gets a non-default value, so a field that
+# FakeCluster drops on its way to the server fails these tests.
+OPTIONS = ServerOptions(feature_gates=FeatureGates(DRAAdminAccess=False), event_window=2, watcher_queue_limit=7,
+                        bookmark_interval=0.25)
+
+
+def test_the_test_options_change_every_tunable_field() -> None:
+    defaults = ServerOptions()
+    unchanged = [f.name for f in fields(ServerOptions)
+                 if f.name not in ("host", "port") and getattr(OPTIONS, f.name) == getattr(defaults, f.name)]
+    assert unchanged == []
+
+
+OVERRIDES = [
+    ("options-whole", {}, OPTIONS),
+    ("keyword-host-port", {"host": "localhost", "port": 1234}, replace(OPTIONS, host="localhost", port=1234)),
+    ("keyword-gates", {"feature_gates": "DRAAdminAccess=true"}, replace(OPTIONS, feature_gates=FeatureGates())),
+]
+
+
+@pytest.mark.parametrize(("kwargs", "expected"), [c[1:] for c in OVERRIDES], ids=[c[0] for c in OVERRIDES])
+def test_options_pass_whole_and_keywords_override_what_they_name(kwargs: dict, expected: ServerOptions) -> None:
+    assert FakeCluster(control_plane=False, options=OPTIONS, **kwargs).options == expected
+
+
+async def test_non_default_options_reach_the_running_server() -> None:
+    async with FakeCluster(control_plane=False, options=OPTIONS) as cluster, \
+            aiohttp.ClientSession(base_url=cluster.url) as session:
+        assert cluster.registry.gates == OPTIONS.feature_gates
+        versions = []
+        for name in ("a", "b", "c"):
+            async with session.post("/api/v1/namespaces/default/configmaps", json={"metadata": {"name": name}}) as resp:
+                versions.append((await resp.json())["metadata"]["resourceVersion"])
+        # The window keeps the last two events: resuming from before the first configmap would
+        # miss it, which the default window (100,000 events) still holds.
+        before_first = int(versions[0]) - 1
+        async with session.get(f"/api/v1/namespaces/default/configmaps?watch=1&resourceVersion={before_first}") as resp:
+            event = orjson.loads(await resp.content.readline())
+        assert event["type"] == "ERROR" and event["object"]["code"] == 410
