@@ -18,11 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from fakeapi.scheduler.dra.state import AllocatedState
-
-
-def _key(obj: dict[str, Any]) -> str:
-    meta = obj["metadata"]
-    return f"{meta.get('namespace', '')}/{meta['name']}"
+from fakeapi.scheduler.rules.keys import key_for, object_key
 
 
 def _rv(obj: dict[str, Any]) -> int:
@@ -49,7 +45,7 @@ class ClaimAssumeCache:
 
     # -- informer side --
     def on_upsert(self, claim: dict[str, Any]) -> None:
-        key = _key(claim)
+        key = object_key(claim)
         previous = self._informed.get(key)
         self._informed[key] = claim
         if previous is not None and previous["metadata"].get("uid") != claim["metadata"].get("uid"):
@@ -62,7 +58,7 @@ class ClaimAssumeCache:
         self._recount(claim["metadata"].get("uid", ""))
 
     def on_delete(self, claim: dict[str, Any]) -> None:
-        key = _key(claim)
+        key = object_key(claim)
         self._informed.pop(key, None)
         self._assumed.pop(key, None)
         uid = claim["metadata"].get("uid", "")
@@ -72,12 +68,12 @@ class ClaimAssumeCache:
     # -- scheduler side --
     def get(self, namespace: str, name: str) -> dict[str, Any] | None:
         """The newest claim object: what the scheduler wrote, else what the informer saw."""
-        key = f"{namespace}/{name}"
+        key = key_for(namespace, name)
         return self._assumed.get(key) or self._informed.get(key)
 
     def assume(self, claim: dict[str, Any]) -> None:
         """Remember an object returned by a successful write until the informer catches up."""
-        key = _key(claim)
+        key = object_key(claim)
         informed = self._informed.get(key)
         if informed is not None and _rv(informed) >= _rv(claim):
             return
@@ -87,7 +83,7 @@ class ClaimAssumeCache:
 
     def restore(self, namespace: str, name: str) -> None:
         """Drop an assumed object (the write it came from is being rolled back)."""
-        key = f"{namespace}/{name}"
+        key = key_for(namespace, name)
         claim = self._assumed.pop(key, None)
         if claim is not None:
             self._recount(claim["metadata"].get("uid", ""))

@@ -23,10 +23,11 @@ import contextlib
 import logging
 
 from fakeapi.scheduler.client import PODS, RESOURCE_CLAIMS, ApiClient
-from fakeapi.scheduler.controllers import claims as rc
 from fakeapi.scheduler.events import WARNING, EventRecorder
-from fakeapi.scheduler.informers import InformerFactory, Lister, key_for
-from fakeapi.scheduler.podgroups import claim_allows_pod
+from fakeapi.scheduler.informers import InformerFactory, Lister
+from fakeapi.scheduler.rules import claims as rc
+from fakeapi.scheduler.rules.keys import object_key
+from fakeapi.scheduler.rules.pods import is_assigned, is_pod_terminal, is_terminating
 from fakeapi.scheduler.workqueue import WorkQueue, process
 
 from fakeapi.errors import Conflict, NotFound
@@ -36,7 +37,6 @@ log = logging.getLogger(__name__)
 
 FAILED_PREPARE = "FailedPrepareDynamicResources"
 _CLAIM_INDEX = "kubelet/claim"
-_TERMINAL = ("Succeeded", "Failed")
 _RUNNING_CONDITIONS = ("PodReadyToStartContainers", "Initialized", "ContainersReady", "Ready", "PodScheduled")
 
 Key = tuple[str, str]
@@ -57,7 +57,7 @@ def claims_not_ready(pod: dict, claims: Lister) -> str | None:
             return f"failed to fetch ResourceClaim {name} referenced by pod {meta['name']}: not found"
         if not rc.is_allocated(claim):
             return f"ResourceClaim {name} is not allocated"
-        if not claim_allows_pod(claim, pod):
+        if not rc.claim_allows_pod(claim, pod):
             return (f"pod {meta['name']}({meta['uid']}) is not allowed to use ResourceClaim "
                     f"{name}({claim['metadata'].get('uid', '')})")
     return None
@@ -90,18 +90,6 @@ def running_status(pod: dict, now: str) -> dict:
             "podIPs": [{"ip": "127.0.0.1"}], "hostIPs": [{"ip": "127.0.0.1"}]}
 
 
-def _pod_claim_keys(pod: dict) -> list[str]:
-    keys = []
-    namespace = pod["metadata"].get("namespace")
-    for pod_claim in (pod.get("spec") or {}).get("resourceClaims") or []:
-        if pod_claim.get("resourceClaimName"):
-            keys.append(key_for(namespace, pod_claim["resourceClaimName"]))
-    for status in (pod.get("status") or {}).get("resourceClaimStatuses") or []:
-        if status.get("resourceClaimName"):
-            keys.append(key_for(namespace, status["resourceClaimName"]))
-    return keys
-
-
 class Kubelet:
     """Emulates the kubelet of every node: start bound pods, confirm deletions."""
 
@@ -115,7 +103,7 @@ class Kubelet:
         self._reported: dict[str, str] = {}
         self._pods = factory.informer(PODS)
         self._claims = factory.informer(RESOURCE_CLAIMS)
-        self._pods.add_index(_CLAIM_INDEX, _pod_claim_keys)
+        self._pods.add_index(_CLAIM_INDEX, rc.pod_claim_keys)
         self._pods.add_event_handler(self._enqueue, lambda old, new: self._enqueue(new), self._forget)
         self._claims.add_event_handler(self._on_claim, lambda old, new: self._on_claim(new), self._on_claim)
 
@@ -124,29 +112,28 @@ class Kubelet:
         await process(self._queue, lambda key: self._sync(*key), name="kubelet", workers=self._workers)
 
     def _enqueue(self, pod: dict) -> None:
-        if (pod.get("spec") or {}).get("nodeName"):
+        if is_assigned(pod):
             self._queue.add((pod["metadata"]["namespace"], pod["metadata"]["name"]))
 
     def _forget(self, pod: dict) -> None:
         self._reported.pop(pod["metadata"].get("uid", ""), None)
 
     def _on_claim(self, claim: dict) -> None:
-        meta = claim["metadata"]
-        for pod in self._pods.lister.by_index(_CLAIM_INDEX, key_for(meta["namespace"], meta["name"])):
+        for pod in self._pods.lister.by_index(_CLAIM_INDEX, object_key(claim)):
             self._enqueue(pod)
 
     async def _sync(self, namespace: str, name: str) -> None:
         pod = self._pods.lister.get(namespace, name)
-        if pod is None or not (pod.get("spec") or {}).get("nodeName"):
+        if pod is None or not is_assigned(pod):
             return
         meta = pod["metadata"]
-        if meta.get("deletionTimestamp"):
+        if is_terminating(pod):
             # Containers "stop" instantly; confirm so the API server removes the pod now.
             with contextlib.suppress(NotFound, Conflict):
                 await self._api.delete(PODS, namespace, name, preconditions={"uid": meta["uid"]},
                                        grace_period_seconds=0)
             return
-        if (pod.get("status") or {}).get("phase") in _TERMINAL or is_running(pod):
+        if is_pod_terminal(pod) or is_running(pod):
             return
         reason = claims_not_ready(pod, self._claims.lister)
         if reason is not None:

@@ -44,7 +44,7 @@ from fakeapi.scheduler.framework.interface import (
 from fakeapi.scheduler.framework.runtime import Framework, WaitingPod
 from fakeapi.scheduler.informers import InformerFactory
 from fakeapi.scheduler.plugins.default_binder import DefaultBinder
-from fakeapi.scheduler.plugins.dynamic_resources import DynamicResources, pod_claim_names
+from fakeapi.scheduler.plugins.dynamic_resources import DynamicResources
 from fakeapi.scheduler.plugins.gang import DEFAULT_TIMEOUT, GangScheduling
 from fakeapi.scheduler.plugins.gang import NAME as GANG_SCHEDULING
 from fakeapi.scheduler.plugins.node_affinity import NodeAffinity
@@ -52,8 +52,11 @@ from fakeapi.scheduler.plugins.node_name import NodeName
 from fakeapi.scheduler.plugins.node_resources_fit import NodeResourcesFit
 from fakeapi.scheduler.plugins.node_unschedulable import NodeUnschedulable
 from fakeapi.scheduler.plugins.taint_toleration import TaintToleration
-from fakeapi.scheduler.podgroups import PodGroupInstance, pod_group_instance
 from fakeapi.scheduler.queue import QueuedPodInfo, SchedulingQueue
+from fakeapi.scheduler.rules.claims import is_deallocation, pod_claim_keys
+from fakeapi.scheduler.rules.keys import object_key
+from fakeapi.scheduler.rules.podgroups import PodGroupInstance, pod_group_instance, pod_group_keys
+from fakeapi.scheduler.rules.pods import is_assigned, is_pod_terminal, is_terminating
 from fakeapi.scheduler.snapshot import NodeCache, NodeInfo
 
 from fakeapi.config import FeatureGates
@@ -103,29 +106,10 @@ def fit_error_message(num_nodes: int, statuses: Mapping[str, Status], *, pre_fil
     return message
 
 
-def is_assigned(pod: Mapping[str, Any]) -> bool:
-    return bool((pod.get("spec") or {}).get("nodeName"))
-
-
-def _is_terminal(pod: Mapping[str, Any]) -> bool:
-    return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
-
-
 def is_responsible_for(pod: Mapping[str, Any]) -> bool:
     """Pending pods this scheduler must place: our schedulerName, no node, not finished or deleting."""
-    spec = pod.get("spec") or {}
-    return (spec.get("schedulerName") in (None, "", SCHEDULER_NAME) and not spec.get("nodeName")
-            and not _is_terminal(pod) and not pod["metadata"].get("deletionTimestamp"))
-
-
-def _claim_index_keys(pod: dict[str, Any]) -> list[str]:
-    namespace = pod["metadata"].get("namespace", "")
-    return [f"{namespace}/{name}" for name in pod_claim_names(pod)]
-
-
-def _group_index_keys(pod: dict[str, Any]) -> list[str]:
-    instance = pod_group_instance(pod)
-    return [instance.key] if instance is not None else []
+    return ((pod.get("spec") or {}).get("schedulerName") in (None, "", SCHEDULER_NAME) and not is_assigned(pod)
+            and not is_pod_terminal(pod) and not is_terminating(pod))
 
 
 def _as_pod(pod: dict[str, Any]) -> dict[str, Any]:
@@ -162,8 +146,8 @@ class Scheduler:
         self._binding_tasks: set[asyncio.Task[None]] = set()
 
         self._pods = factory.informer(PODS)
-        self._pods.add_index(_CLAIM_INDEX, _claim_index_keys)
-        self._pods.add_index(_GROUP_INDEX, _group_index_keys)
+        self._pods.add_index(_CLAIM_INDEX, pod_claim_keys)
+        self._pods.add_index(_GROUP_INDEX, pod_group_keys)
         classes = factory.informer(DEVICE_CLASSES)
         group_informers = {}
         if gates.GenericWorkload:
@@ -247,7 +231,7 @@ class Scheduler:
     def _group_members(self, instance: PodGroupInstance) -> list[dict[str, Any]]:
         """The live pods of a gang this scheduler has observed, bound or not."""
         return [p for p in self._pods.lister.by_index(_GROUP_INDEX, instance.key)
-                if not _is_terminal(p) and not p["metadata"].get("deletionTimestamp")]
+                if not is_pod_terminal(p) and not is_terminating(p)]
 
     def _waiting_pod(self, uid: str) -> WaitingPod | None:
         return self.framework.waiting_pods.get(uid)
@@ -258,7 +242,7 @@ class Scheduler:
             if not is_assigned(old):
                 self.queue.forget(uid)
             self.nodes.set_pod(new)
-            if _is_terminal(new) and not _is_terminal(old):
+            if is_pod_terminal(new) and not is_pod_terminal(old):
                 self._event(EventResource.ASSIGNED_POD, ActionType.DELETE, old, None)
         elif is_responsible_for(new):
             self.queue.update(new)
@@ -292,13 +276,10 @@ class Scheduler:
             action = ActionType.UPDATE if old else ActionType.ADD
         claim = new or old
         assert claim is not None
-        freed = bool(old and (old.get("status") or {}).get("allocation")
-                     and not (new and (new.get("status") or {}).get("allocation")))
         only = None
-        if not freed:
+        if not is_deallocation(old, new):
             # Only pods referencing this claim can care: look them up instead of asking every pod.
-            meta = claim["metadata"]
-            users = self._pods.lister.by_index(_CLAIM_INDEX, f"{meta.get('namespace', '')}/{meta['name']}")
+            users = self._pods.lister.by_index(_CLAIM_INDEX, object_key(claim))
             only = [p["metadata"]["uid"] for p in users]
         self._event(EventResource.RESOURCE_CLAIM, action, old, new, only)
 

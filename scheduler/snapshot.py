@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from fakeapi.scheduler.rules.pods import is_pod_terminal
+
 from fakeapi.machinery.quantity import quantity_milli
 
 CPU, MEMORY, PODS = "cpu", "memory", "pods"
@@ -96,10 +98,6 @@ class NodeInfo:
         self.pod_count += sign
 
 
-def _is_terminal(pod: Mapping[str, Any]) -> bool:
-    return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
-
-
 class NodeCache:
     """Node infos indexed by name, in a stable order, fed by node and assigned-pod events."""
 
@@ -147,7 +145,7 @@ class NodeCache:
         """An assigned pod was observed (add or update); terminal pods free their resources."""
         uid = pod["metadata"]["uid"]
         node_name = (pod.get("spec") or {}).get("nodeName")
-        if not node_name or _is_terminal(pod):
+        if not node_name or is_pod_terminal(pod):
             self.remove_pod(uid)
             return
         self._assumed.discard(uid)   # the binding is confirmed
@@ -179,9 +177,6 @@ class NodeCache:
         """Undo :meth:`assume_pod` after a failed binding (no-op once the binding was observed)."""
         if uid in self._assumed:
             self.remove_pod(uid)
-
-    def is_assumed(self, uid: str) -> bool:
-        return uid in self._assumed
 
     def _place(self, uid: str, node_name: str, requests: dict[str, int]) -> None:
         info = self._infos.get(node_name)

@@ -13,7 +13,8 @@ import logging
 
 from fakeapi.scheduler.client import PODGROUPS, PODS, ApiClient
 from fakeapi.scheduler.informers import InformerFactory
-from fakeapi.scheduler.podgroups import PodGroupInstance, pod_group_instance
+from fakeapi.scheduler.rules.podgroups import PodGroupInstance, pod_group_instance
+from fakeapi.scheduler.rules.pods import is_pod_terminal
 from fakeapi.scheduler.workqueue import WorkQueue, process
 
 from fakeapi.errors import NotFound
@@ -22,17 +23,11 @@ from fakeapi.models.scheduling_v1beta1 import PODGROUP_PROTECTION_FINALIZER
 log = logging.getLogger(__name__)
 
 _GROUP_INDEX = "podgroup-protection/podgroup"
-_TERMINAL = ("Succeeded", "Failed")
 
 
 def _pod_group_keys(pod: dict) -> list[str]:
     instance = pod_group_instance(pod)
     return [instance.key] if instance is not None and not instance.is_workload_shape else []
-
-
-def blocks_deletion(pod: dict) -> bool:
-    """A pod keeps its PodGroup alive until it is terminal."""
-    return (pod.get("status") or {}).get("phase") not in _TERMINAL
 
 
 class PodGroupProtectionController:
@@ -57,7 +52,7 @@ class PodGroupProtectionController:
             self._queue.add((meta["namespace"], meta["name"]))
 
     def _on_pod_update(self, old: dict, pod: dict) -> None:
-        if not blocks_deletion(pod):
+        if is_pod_terminal(pod):   # a terminal pod no longer keeps its group alive
             self._on_pod(pod)
 
     def _on_pod(self, pod: dict) -> None:
@@ -74,7 +69,7 @@ class PodGroupProtectionController:
         if not meta.get("deletionTimestamp") or PODGROUP_PROTECTION_FINALIZER not in finalizers:
             return
         pods = self._pods.lister.by_index(_GROUP_INDEX, PodGroupInstance(namespace, name).key)
-        if any(blocks_deletion(p) for p in pods):
+        if not all(is_pod_terminal(p) for p in pods):
             return
         patch = {"metadata": {"resourceVersion": meta["resourceVersion"],
                               "finalizers": [f for f in finalizers if f != PODGROUP_PROTECTION_FINALIZER]}}

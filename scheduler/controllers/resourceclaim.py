@@ -36,21 +36,21 @@ from fakeapi.scheduler.client import (
     WORKLOADS_V1ALPHA1,
     ApiClient,
 )
-from fakeapi.scheduler.controllers import claims as rc
 from fakeapi.scheduler.events import WARNING, EventRecorder
-from fakeapi.scheduler.informers import Informer, InformerFactory, key_for
-from fakeapi.scheduler.podgroups import (
+from fakeapi.scheduler.informers import Informer, InformerFactory
+from fakeapi.scheduler.rules import claims as rc
+from fakeapi.scheduler.rules.keys import key_for, object_key
+from fakeapi.scheduler.rules.podgroups import (
     PODGROUPS_RESOURCE,
     SCHEDULING_GROUP,
     WORKLOADS_RESOURCE,
     PodGroupInstance,
-    consumer_ref,
     group_resource_claims,
-    is_group_consumer,
-    is_pod_consumer,
     matching_group_claim,
     pod_group_instance,
+    pod_group_keys,
 )
+from fakeapi.scheduler.rules.pods import is_assigned, is_pod_done, is_terminating
 from fakeapi.scheduler.workqueue import WorkQueue, process
 
 from fakeapi.config import FeatureGates
@@ -80,16 +80,6 @@ def _meta(obj: dict) -> dict:
     return obj.get("metadata") or {}
 
 
-def _pod_claim_keys(pod: dict) -> list[str]:
-    keys = []
-    for pod_claim in (pod.get("spec") or {}).get("resourceClaims") or []:
-        with contextlib.suppress(rc.ClaimNotCreated, ValueError):
-            name, _ = rc.pod_claim_name(pod, pod_claim)
-            if name:
-                keys.append(key_for(_meta(pod).get("namespace"), name))
-    return keys
-
-
 def _template_keys(entries: list[dict], namespace: str) -> list[str]:
     return [key_for(namespace, e["resourceClaimTemplateName"]) for e in entries
             if e.get("resourceClaimTemplateName")]
@@ -101,11 +91,6 @@ def _pod_template_keys(pod: dict) -> list[str]:
 
 def _group_template_keys(group: dict) -> list[str]:
     return _template_keys((group.get("spec") or {}).get("resourceClaims") or [], _meta(group).get("namespace", ""))
-
-
-def _pod_group_keys(pod: dict) -> list[str]:
-    instance = pod_group_instance(pod)
-    return [instance.key] if instance is not None else []
 
 
 def _pod_workload_keys(pod: dict) -> list[str]:
@@ -126,9 +111,13 @@ def _claim_owner_keys(claim: dict) -> list[str]:
     return [uid] if uid else []
 
 
+def _consumer_key(namespace: str, resource: str | None, name: str | None) -> str:
+    return f"{namespace}/{resource}/{name}"
+
+
 def _claim_consumer_keys(claim: dict) -> list[str]:
     namespace = _meta(claim).get("namespace", "")
-    return [f"{namespace}/{ref.get('resource')}/{ref.get('name')}" for ref in rc.reserved_for(claim)]
+    return [_consumer_key(namespace, ref.get("resource"), ref.get("name")) for ref in rc.reserved_for(claim)]
 
 
 class ResourceClaimController:
@@ -150,7 +139,7 @@ class ResourceClaimController:
         self._pods = factory.informer(PODS)
         self._claims = factory.informer(RESOURCE_CLAIMS)
         self._templates = factory.informer(RESOURCE_CLAIM_TEMPLATES)
-        self._pods.add_index(POD_CLAIM_INDEX, _pod_claim_keys)
+        self._pods.add_index(POD_CLAIM_INDEX, rc.pod_claim_keys)
         self._pods.add_index(POD_TEMPLATE_INDEX, _pod_template_keys)
         self._claims.add_index(CLAIM_OWNER_INDEX, _claim_owner_keys)
         self._claims.add_index(CLAIM_CONSUMER_INDEX, _claim_consumer_keys)
@@ -162,7 +151,7 @@ class ResourceClaimController:
         if self._group_claims_enabled:
             self._groups = factory.informer(PODGROUPS)
             self._workloads = factory.informer(WORKLOADS_V1ALPHA1)
-            self._pods.add_index(POD_GROUP_INDEX, _pod_group_keys)
+            self._pods.add_index(POD_GROUP_INDEX, pod_group_keys)
             self._pods.add_index(POD_WORKLOAD_INDEX, _pod_workload_keys)
             self._groups.add_index(GROUP_TEMPLATE_INDEX, _group_template_keys)
             self._groups.add_event_handler(self._on_group_add, self._on_group_update, self._on_group_delete)
@@ -197,16 +186,16 @@ class ResourceClaimController:
             self._deleted_uids[meta["uid"]] = None
             if len(self._deleted_uids) > _MAX_DELETED_UIDS:
                 self._deleted_uids.popitem(last=False)
-        if not rc.pod_needs_claims(pod, deleted):
+        if deleted or is_pod_done(pod):
             # Release what the pod held; a pod that will not run gets no new claims either.
-            for key in _pod_claim_keys(pod):
+            for key in rc.pod_claim_keys(pod):
                 namespace, _, name = key.partition("/")
                 self._queue.add(("claim", namespace, name))
-        elif not meta.get("deletionTimestamp"):
+        elif not is_terminating(pod):
             self._queue.add(("pod", meta["namespace"], meta["name"]))
 
     def _on_claim_add(self, claim: dict) -> None:
-        self._created.pop(key_for(_meta(claim).get("namespace"), _meta(claim)["name"]), None)
+        self._created.pop(object_key(claim), None)
         self._enqueue_claim(claim, deleted=False)
 
     def _on_claim_update(self, old: dict, claim: dict) -> None:
@@ -219,7 +208,7 @@ class ResourceClaimController:
         meta = _meta(claim)
         if not deleted:
             self._queue.add(("claim", meta["namespace"], meta["name"]))
-        for pod in self._pods.lister.by_index(POD_CLAIM_INDEX, key_for(meta["namespace"], meta["name"])):
+        for pod in self._pods.lister.by_index(POD_CLAIM_INDEX, object_key(claim)):
             self._enqueue_pod(pod, deleted=False)
         # A deleted generated group claim must be re-created for its PodGroup.
         owner = next((r for r in meta.get("ownerReferences") or [] if r.get("controller")), None)
@@ -227,7 +216,7 @@ class ResourceClaimController:
             self._queue.add(("podgroup", meta["namespace"], owner["name"]))
 
     def _on_template_add(self, template: dict) -> None:
-        key = key_for(_meta(template)["namespace"], _meta(template)["name"])
+        key = object_key(template)
         for pod in self._pods.lister.by_index(POD_TEMPLATE_INDEX, key):
             self._enqueue_pod(pod, deleted=False)
         if self._groups is not None:
@@ -249,8 +238,7 @@ class ResourceClaimController:
         self._enqueue_reserved_claims(group, PODGROUPS_RESOURCE)
 
     def _on_workload(self, workload: dict) -> None:
-        meta = _meta(workload)
-        for pod in self._pods.lister.by_index(POD_WORKLOAD_INDEX, key_for(meta["namespace"], meta["name"])):
+        for pod in self._pods.lister.by_index(POD_WORKLOAD_INDEX, object_key(workload)):
             self._enqueue_pod(pod, deleted=False)
 
     def _on_workload_delete(self, workload: dict) -> None:
@@ -259,7 +247,7 @@ class ResourceClaimController:
     def _enqueue_reserved_claims(self, consumer: dict, resource: str) -> None:
         meta = _meta(consumer)
         for claim in self._claims.lister.by_index(CLAIM_CONSUMER_INDEX,
-                                                  f"{meta['namespace']}/{resource}/{meta['name']}"):
+                                                  _consumer_key(meta["namespace"], resource, meta["name"])):
             self._queue.add(("claim", meta["namespace"], _meta(claim)["name"]))
 
     # -- workers ------------------------------------------------------------------------------
@@ -280,7 +268,7 @@ class ResourceClaimController:
 
     async def _sync_pod(self, namespace: str, name: str) -> None:
         pod = self._pods.lister.get(namespace, name)
-        if pod is None or _meta(pod).get("deletionTimestamp") or rc.is_pod_done(pod):
+        if pod is None or is_terminating(pod) or is_pod_done(pod):
             return  # deleting its claim must not make us generate a new one
         new_statuses: dict[str, str] = {}
         for pod_claim in (pod.get("spec") or {}).get("resourceClaims") or []:
@@ -297,7 +285,7 @@ class ResourceClaimController:
             body = {"metadata": {"resourceVersion": _meta(pod)["resourceVersion"]},
                     "status": {"resourceClaimStatuses": rc.merged_claim_statuses(current, new_statuses)}}
             pod = await self._api.patch(PODS, namespace, name, body, subresource="status")
-        if (pod.get("spec") or {}).get("nodeName"):
+        if is_assigned(pod):
             await self._reserve_for_bound_pod(pod)
 
     def _group_of(self, instance: PodGroupInstance | None) -> dict | None:
@@ -394,7 +382,7 @@ class ResourceClaimController:
         except StatusError as err:
             raise _SyncError(f"create ResourceClaim {body['metadata']['generateName']}: {err}") from err
         if self._claims.lister.get(namespace, _meta(claim)["name"]) is None:
-            self._created[key_for(namespace, _meta(claim)["name"])] = claim
+            self._created[object_key(claim)] = claim
         return claim
 
     async def _reserve_for_bound_pod(self, pod: dict) -> None:
@@ -410,15 +398,13 @@ class ResourceClaimController:
             group_entry = self._group_claim_entry(pod, pod_claim)
             instance = pod_group_instance(pod)
             if group_entry is not None and instance is not None:
-                ref = consumer_ref(group_entry[0], instance)
-                if any(is_group_consumer(r, instance) for r in rc.reserved_for(claim)):
-                    continue
+                ref = rc.group_consumer_ref(group_entry[0], instance)
+            elif check_owner and not rc.is_owned_by(claim, pod):
+                continue
             else:
-                if check_owner and not rc.is_owned_by(claim, pod):
-                    continue
-                if any(is_pod_consumer(r, pod) for r in rc.reserved_for(claim)):
-                    continue
-                ref = {"resource": "pods", "name": _meta(pod)["name"], "uid": _meta(pod)["uid"]}
+                ref = rc.pod_consumer_ref(pod)
+            if rc.is_reserved_for(claim, ref, instance):
+                continue
             updated = rc.with_reservations(claim, [*rc.reserved_for(claim), ref])
             await self._api.update(RESOURCE_CLAIMS, _meta(claim)["namespace"], updated, subresource="status")
 
@@ -508,7 +494,7 @@ class ResourceClaimController:
             if pod is None:
                 # Maybe our cache is behind (the scheduler just reserved for a new pod): ask.
                 pod = await self._get_or_none(PODS, namespace, ref.get("name", ""))
-            return pod is not None and _meta(pod).get("uid") == ref.get("uid") and not rc.is_pod_done(pod)
+            return pod is not None and _meta(pod).get("uid") == ref.get("uid") and not is_pod_done(pod)
         if self._groups is None or self._workloads is None or ref.get("apiGroup") != SCHEDULING_GROUP:
             return True  # unknown consumer kinds are not ours to judge (nor groups with the gate off)
         if ref.get("resource") == PODGROUPS_RESOURCE:
@@ -535,7 +521,7 @@ class ResourceClaimController:
             return
         meta = _meta(claim)
         pod = self._pods.lister.get(meta["namespace"], owner[0])
-        if pod is None or (_meta(pod).get("uid") == owner[1] and not rc.is_pod_done(pod)):
+        if pod is None or (_meta(pod).get("uid") == owner[1] and not is_pod_done(pod)):
             return  # unknown pod (GC decides) or a pod that still needs the claim
         with contextlib.suppress(NotFound, Conflict):
             await self._api.delete(RESOURCE_CLAIMS, meta["namespace"], meta["name"],

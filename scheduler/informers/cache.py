@@ -9,19 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from fakeapi.scheduler.rules.keys import key_for, object_key
+
 IndexFunc = Callable[[dict], Iterable[str]]
 
 NAMESPACE_INDEX = "namespace"
-
-
-def object_key(obj: dict) -> str:
-    """``namespace/name`` or ``name`` for cluster-scoped objects."""
-    meta = obj.get("metadata") or {}
-    return key_for(meta.get("namespace"), meta["name"])
-
-
-def key_for(namespace: str | None, name: str) -> str:
-    return f"{namespace}/{name}" if namespace else name
 
 
 def _namespace_of(obj: dict) -> Iterable[str]:

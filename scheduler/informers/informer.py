@@ -14,8 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from fakeapi.scheduler.client import GVR, ApiClient
-from fakeapi.scheduler.informers.cache import IndexFunc, Lister, Store, object_key
+from fakeapi.scheduler.informers.cache import IndexFunc, Lister, Store
 from fakeapi.scheduler.informers.reflector import Reflector
+from fakeapi.scheduler.rules.keys import object_key
 
 log = logging.getLogger(__name__)
 
@@ -65,11 +66,6 @@ class Informer:
 
     async def wait_synced(self) -> None:
         await self._synced.wait()
-
-    @property
-    def last_sync_resource_version(self) -> str:
-        """The resourceVersion the cache is known to be current with (client-go's LastSyncResourceVersion)."""
-        return self._reflector.resource_version
 
     async def run(self) -> None:
         """List and watch until cancelled (see :mod:`scheduler.informers.reflector`)."""

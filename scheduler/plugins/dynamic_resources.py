@@ -36,7 +36,6 @@ from typing import Any
 
 from fakeapi.scheduler.assume_cache import ClaimAssumeCache
 from fakeapi.scheduler.client import RESOURCE_CLAIMS, ApiClient
-from fakeapi.scheduler.controllers.claims import is_owned_by, pod_claim_name
 from fakeapi.scheduler.dra.allocator import AllocationError, Allocator, DeviceIndex, NodeAllocationError
 from fakeapi.scheduler.framework.cycle_state import CycleState
 from fakeapi.scheduler.framework.interface import (
@@ -53,11 +52,24 @@ from fakeapi.scheduler.framework.interface import (
     unresolvable,
     unschedulable,
 )
-from fakeapi.scheduler.podgroups import (
+from fakeapi.scheduler.rules.claims import (
+    can_be_reserved,
+    group_consumer_ref,
+    is_allocated,
+    is_deallocation,
+    is_owned_by,
+    is_reserved_for,
+    pod_claim_keys,
+    pod_claim_name,
+    pod_consumer_ref,
+    reserved_for,
+)
+from fakeapi.scheduler.rules.keys import object_key
+from fakeapi.scheduler.rules.podgroups import (
+    GroupLookup,
     PodGroupInstance,
-    consumer_ref,
     group_resource_claims,
-    is_group_consumer,
+    is_group_object,
     matching_group_claim,
     pod_group_instance,
 )
@@ -65,7 +77,7 @@ from fakeapi.scheduler.snapshot import NodeInfo
 
 from fakeapi.errors import Conflict, StatusError
 from fakeapi.machinery.nodeselector import node_selector_matches
-from fakeapi.models.resource_v1 import DELETE_PROTECTION_FINALIZER, RESERVED_FOR_MAX_SIZE
+from fakeapi.models.resource_v1 import DELETE_PROTECTION_FINALIZER
 
 log = logging.getLogger(__name__)
 
@@ -78,42 +90,15 @@ DEALLOCATED = "deallocation of ResourceClaim completed"
 _CONFLICT_RETRIES = 5
 _SIBLING_WRITE_TIMEOUT = 30.0   # bound on waiting for a group member's allocation write
 
-# A pod group instance -> its PodGroup (or v1alpha1 Workload) object, or None if unknown.
-GroupLookup = Callable[[PodGroupInstance], dict[str, Any] | None]
-
 
 # --- pure helpers ------------------------------------------------------------------------------
 
-def _ref(obj: dict[str, Any]) -> str:
-    meta = obj["metadata"]
-    return f"{meta.get('namespace', '')}/{meta['name']}"
-
-
-def pod_claim_names(pod: dict[str, Any]) -> set[str]:
-    """Names of the claims a pod uses, as far as they are known."""
-    names = set()
-    for pod_claim in (pod.get("spec") or {}).get("resourceClaims") or ():
-        try:
-            name, _ = pod_claim_name(pod, pod_claim)
-        except ValueError:
-            continue
-        if name:
-            names.add(name)
-    return names
-
-
-def is_reserved_for(claim: dict[str, Any], consumer: dict[str, Any], instance: PodGroupInstance | None) -> bool:
-    for ref in (claim.get("status") or {}).get("reservedFor") or ():
-        if consumer.get("resource") == "pods":
-            if ref.get("resource") == "pods" and ref.get("uid") == consumer.get("uid"):
-                return True
-        elif is_group_consumer(ref, instance):
-            return True
-    return False
-
-
 def _has_consumer(claim: dict[str, Any], consumer: dict[str, Any]) -> bool:
-    return any(ref.get("uid") == consumer.get("uid") for ref in (claim.get("status") or {}).get("reservedFor") or ())
+    return any(ref.get("uid") == consumer.get("uid") for ref in reserved_for(claim))
+
+
+def _being_allocated(claim: dict[str, Any]) -> Status:
+    return unresolvable(NAME, f"resource claim {object_key(claim)} is in the process of being allocated")
 
 
 def unsupported_request(claim: dict[str, Any], request: dict[str, Any], prioritized_list: bool,
@@ -124,9 +109,9 @@ def unsupported_request(claim: dict[str, Any], request: dict[str, Any], prioriti
         return "" if class_exists(cls) else f"request {request.get('name')}: device class {cls} does not exist"
     subrequests = request.get("firstAvailable") or ()
     if not subrequests:
-        return f"resource claim {_ref(claim)}, request {request.get('name')}: unsupported request type"
+        return f"resource claim {object_key(claim)}, request {request.get('name')}: unsupported request type"
     if not prioritized_list:
-        return (f"resource claim {_ref(claim)}, request {request.get('name')}: has subrequests, "
+        return (f"resource claim {object_key(claim)}, request {request.get('name')}: has subrequests, "
                 "but the DRAPrioritizedList feature is disabled")
     for sub in subrequests:
         cls = sub.get("deviceClassName", "")
@@ -211,8 +196,7 @@ class DynamicResources:
         instance = pod_group_instance(pod)
         if instance is None or new is None or not (pod.get("spec") or {}).get("resourceClaims"):
             return QueueingHint.SKIP
-        meta = new["metadata"]
-        if meta.get("namespace", "") != instance.namespace or meta["name"] != instance.object_name:
+        if not is_group_object(new, instance):
             return QueueingHint.SKIP
 
         def claims(obj: dict[str, Any] | None) -> Any:
@@ -226,12 +210,10 @@ class DynamicResources:
         claim = new or old
         if claim is None or not (pod.get("spec") or {}).get("resourceClaims"):
             return QueueingHint.SKIP
-        meta = claim["metadata"]
-        if meta.get("namespace") == pod["metadata"].get("namespace") and meta["name"] in pod_claim_names(pod):
+        if object_key(claim) in pod_claim_keys(pod):
             return QueueingHint.QUEUE
         # Someone else's claim: only a deallocation frees devices this pod might use.
-        if (old and (old.get("status") or {}).get("allocation")
-                and not (new and (new.get("status") or {}).get("allocation"))):
+        if is_deallocation(old, new):
             return QueueingHint.QUEUE
         return QueueingHint.SKIP
 
@@ -260,7 +242,7 @@ class DynamicResources:
         """The pod's claims with their consumers; raises ValueError with the user-facing reason."""
         instance, group = self._group(pod)
         group_claims = group_resource_claims(group, instance) if group is not None and instance else []
-        pod_consumer = {"resource": "pods", "name": pod["metadata"]["name"], "uid": pod["metadata"]["uid"]}
+        pod_consumer = pod_consumer_ref(pod)
         namespace = pod["metadata"].get("namespace", "")
         infos = []
         for pod_claim in (pod.get("spec") or {}).get("resourceClaims") or ():
@@ -275,8 +257,8 @@ class DynamicResources:
             is_group_claim = bool(group_claims) and matching_group_claim(pod_claim, group_claims) is not None
             if check_owner and not is_group_claim and not is_owned_by(claim, pod):
                 raise ValueError(f"ResourceClaim {namespace}/{name} was not created for pod "
-                                 f"{_ref(pod)} (pod is not owner)")
-            consumer = consumer_ref(group, instance) if is_group_claim and group and instance else pod_consumer
+                                 f"{object_key(pod)} (pod is not owner)")
+            consumer = group_consumer_ref(group, instance) if is_group_claim and group and instance else pod_consumer
             infos.append(_ClaimInfo(claim, consumer, is_reserved_for(claim, consumer, instance)))
         return infos, instance
 
@@ -303,12 +285,12 @@ class DynamicResources:
         state.write(NAME, st)   # before any rejection: PostFilter looks at these claims too
         for index, info in enumerate(infos):
             claim = info.claim
-            if (claim.get("status") or {}).get("allocation"):
+            if is_allocated(claim):
                 continue
             if self._claims.has_pending(claim["metadata"]["uid"]):
                 shared = self._group_pending.get(claim["metadata"]["uid"])
                 if shared is None or shared.instance != instance:
-                    return unresolvable(NAME, f"resource claim {_ref(claim)} is in the process of being allocated")
+                    return _being_allocated(claim)
                 info.claim, info.sibling = shared.claim, shared
                 continue
             for request in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or ():
@@ -329,7 +311,7 @@ class DynamicResources:
             allocation = status.get("allocation")
             if not allocation:
                 continue
-            if not info.reserved and len(status.get("reservedFor") or ()) >= RESERVED_FOR_MAX_SIZE:
+            if not info.reserved and not can_be_reserved(info.claim):
                 return unresolvable(NAME, ERR_IN_USE)
             selector = allocation.get("nodeSelector")
             if selector and not node_selector_matches(selector, node):
@@ -354,7 +336,7 @@ class DynamicResources:
             return Status(Code.UNSCHEDULABLE)
         for index in sorted(st.unavailable):
             claim = st.infos[index].claim
-            reserved = (claim.get("status") or {}).get("reservedFor") or ()
+            reserved = reserved_for(claim)
             if not reserved or (len(reserved) == 1 and reserved[0].get("uid") == pod["metadata"]["uid"]):
                 self._spawn(self._deallocate(claim))
                 return unschedulable(NAME, DEALLOCATED)
@@ -367,7 +349,7 @@ class DynamicResources:
         for index in st.to_allocate:
             claim = st.infos[index].claim
             if self._claims.has_pending(claim["metadata"]["uid"]):
-                return unresolvable(NAME, f"resource claim {_ref(claim)} is in the process of being allocated")
+                return _being_allocated(claim)
         allocations = st.node_allocations.get(node_name)
         if allocations is None:
             return error(NAME, f"internal error: no allocation cached for node {node_name}")
@@ -423,10 +405,10 @@ class DynamicResources:
         try:
             await asyncio.wait_for(info.sibling.done.wait(), _SIBLING_WRITE_TIMEOUT)
         except TimeoutError:
-            return error(NAME, f"claim {_ref(info.claim)} was not allocated by its pod group in time")
+            return error(NAME, f"claim {object_key(info.claim)} was not allocated by its pod group in time")
         claim = self._claims.get(meta.get("namespace", ""), meta["name"])
-        if claim is None or not (claim.get("status") or {}).get("allocation"):
-            return error(NAME, f"claim {_ref(info.claim)} was not allocated by its pod group")
+        if claim is None or not is_allocated(claim):
+            return error(NAME, f"claim {object_key(info.claim)} was not allocated by its pod group")
         info.claim = claim
         info.reserved = is_reserved_for(claim, info.consumer, instance)
         return None
@@ -461,7 +443,7 @@ class DynamicResources:
     async def _write_claim(self, claim: dict[str, Any], allocation: dict[str, Any] | None,
                            consumer: dict[str, Any]) -> dict[str, Any]:
         meta = claim["metadata"]
-        namespace, ref = meta.get("namespace", ""), _ref(claim)
+        namespace, ref = meta.get("namespace", ""), object_key(claim)
         if meta.get("deletionTimestamp"):
             raise ValueError(f"claim {ref} got deleted in the meantime")
         status = dict(claim.get("status") or {})

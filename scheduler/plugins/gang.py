@@ -42,7 +42,8 @@ from fakeapi.scheduler.framework.interface import (
     unschedulable,
 )
 from fakeapi.scheduler.framework.runtime import WaitingPod
-from fakeapi.scheduler.podgroups import PodGroupInstance, pod_group_instance
+from fakeapi.scheduler.rules.podgroups import GroupLookup, PodGroupInstance, is_group_object, pod_group_instance
+from fakeapi.scheduler.rules.pods import is_assigned
 
 from fakeapi.errors import NotFound, StatusError
 from fakeapi.machinery.timestamps import now_rfc3339
@@ -57,8 +58,6 @@ CONDITION_SCHEDULED = "PodGroupInitiallyScheduled"
 REASON_SCHEDULED = "Scheduled"
 REASON_UNSCHEDULABLE = "Unschedulable"
 
-# A pod group instance -> its PodGroup (or v1alpha1 Workload) object, or None if unknown.
-GroupLookup = Callable[[PodGroupInstance], dict[str, Any] | None]
 
 
 # --- pure helpers ------------------------------------------------------------------------------
@@ -96,17 +95,6 @@ def placement_feasible(min_count: int, scheduled: int, remaining: int) -> Status
         return Status(Code.WAIT, (f"minCount ({min_count}) is not yet satisfied: "
                                   f"{scheduled} scheduled, {remaining} remaining",), NAME)
     return SUCCESS
-
-
-def is_group_object(obj: dict[str, Any] | None, instance: PodGroupInstance) -> bool:
-    """Whether a PodGroup/Workload event object is the one holding ``instance``."""
-    if obj is None:
-        return False
-    meta = obj.get("metadata") or {}
-    # Both kinds arrive as POD_GROUP events; only a Workload has inline podGroups.
-    is_workload = "podGroups" in (obj.get("spec") or {})
-    return (meta.get("namespace", "") == instance.namespace and meta.get("name") == instance.object_name
-            and is_workload == instance.is_workload_shape)
 
 
 def scheduled_condition(status: str, reason: str, message: str, generation: int | None) -> dict[str, Any]:
@@ -259,7 +247,7 @@ class GangScheduling:
     def _scheduled(self, instance: PodGroupInstance, members: list[dict[str, Any]]) -> set[str]:
         """UIDs of members assumed by this scheduler or already bound (upstream's union)."""
         live = {m["metadata"]["uid"] for m in members}
-        bound = {m["metadata"]["uid"] for m in members if (m.get("spec") or {}).get("nodeName")}
+        bound = {m["metadata"]["uid"] for m in members if is_assigned(m)}
         assumed = self._assumed.get(instance)
         if assumed is not None:
             # Bound members count through ``bound``; deleted ones not at all.

@@ -11,13 +11,14 @@ from fakeapi.scheduler.client import (
     RESOURCE_CLAIMS,
     WORKLOADS_V1ALPHA1,
 )
-from fakeapi.scheduler.controllers import claims as rc
 from fakeapi.scheduler.controllers.resourceclaim import ResourceClaimController
 from fakeapi.scheduler.events import EventRecorder
 from fakeapi.scheduler.informers import InformerFactory
-from fakeapi.scheduler.podgroups import PodGroupInstance, consumer_ref
+from fakeapi.scheduler.rules import claims as rc
+from fakeapi.scheduler.rules.podgroups import PodGroupInstance
 
 from fakeapi.config import FeatureGates
+from fakeapi.models.resource_v1 import DELETE_PROTECTION_FINALIZER
 
 NS = "default"
 CLAIM_SPEC = {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}}
@@ -122,7 +123,7 @@ async def test_missing_template_is_reported_then_retried_on_template_add(api, co
 
 async def allocate_and_reserve(api, name, *refs):
     c = await api.get(RESOURCE_CLAIMS, NS, name)
-    c["metadata"].setdefault("finalizers", []).append(rc.DELETE_PROTECTION_FINALIZER)
+    c["metadata"].setdefault("finalizers", []).append(DELETE_PROTECTION_FINALIZER)
     c = await api.update(RESOURCE_CLAIMS, NS, c)
     c["status"] = {"allocation": ALLOCATION, "reservedFor": list(refs)}
     return await api.update(RESOURCE_CLAIMS, NS, c, subresource="status")
@@ -238,7 +239,7 @@ async def test_podgroup_claim_generated_once_and_shared_by_pods(api, controller,
 async def test_podgroup_reservation_released_when_group_deleted(api, controller, wait_for):
     await api.create(RESOURCE_CLAIMS, NS, claim("group-claim"))
     group = await api.create(PODGROUPS, NS, podgroup("gone", [{"name": "c", "resourceClaimName": "group-claim"}]))
-    ref = consumer_ref(group, PodGroupInstance(NS, "gone"))
+    ref = rc.group_consumer_ref(group, PodGroupInstance(NS, "gone"))
     await allocate_and_reserve(api, "group-claim", ref)
     assert rc.reserved_for(await api.get(RESOURCE_CLAIMS, NS, "group-claim")) == [ref]
 

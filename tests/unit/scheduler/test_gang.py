@@ -16,12 +16,11 @@ from fakeapi.scheduler.plugins.gang import (
     GangScheduling,
     condition_update_needed,
     gang_min_count,
-    is_group_object,
     missing_group_message,
     placement_feasible,
 )
-from fakeapi.scheduler.podgroups import PodGroupInstance
 from fakeapi.scheduler.queue import SchedulingQueue
+from fakeapi.scheduler.rules.podgroups import PodGroupInstance
 
 from .builders import pod
 
@@ -87,17 +86,6 @@ def test_missing_group_message(instance: PodGroupInstance, want: str) -> None:
 def test_placement_feasible(scheduled: int, remaining: int, code: Code, message: str) -> None:
     status = placement_feasible(2, scheduled, remaining)
     assert (status.code, status.message) == (code, message)
-
-
-@pytest.mark.parametrize(("obj", "instance", "want"), [
-    (pod_group(), PG, True),
-    (pod_group(name="other"), PG, False),
-    (workload(), WL, True),
-    ({**workload(), "metadata": {"name": "trio", "namespace": "default"}}, PG, False),
-    (None, PG, False),
-], ids=["same-podgroup", "other-podgroup", "same-workload", "workload-named-like-podgroup", "none"])
-def test_is_group_object(obj: dict[str, Any] | None, instance: PodGroupInstance, want: bool) -> None:
-    assert is_group_object(obj, instance) is want
 
 
 @pytest.mark.parametrize(("conditions", "status", "reason", "message", "want"), [

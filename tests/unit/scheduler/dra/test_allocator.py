@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from fakeapi.scheduler.dra.allocator import AllocationError, Features, NodeAllocationError
 
-from tests.unit.dra.builders import (
+from .builders import (
     CLASS_A,
     DRIVER_A,
     DRIVER_B,

@@ -2,10 +2,21 @@
 
 Nothing here does I/O: each function takes plain JSON dicts and returns a value, so every rule
 is tested with tables.  The rules follow ``k8s.io/dynamic-resource-allocation/resourceclaim``
-and ``pkg/controller/resourceclaim`` upstream.
+and ``pkg/controller/resourceclaim`` upstream:
+
+- which claim a pod's ``spec.resourceClaims[]`` entry names (by name, or generated from a
+  template and recorded in ``status.resourceClaimStatuses``);
+- the body, name and owner of a generated claim, and finding one generated earlier;
+- reservations: who ``status.reservedFor`` names (a pod, or a pod group for KEP-5729 group
+  claims), whether a pod may use the claim, and the claim after releasing consumers.
 """
 
 from __future__ import annotations
+
+from typing import Any
+
+from fakeapi.scheduler.rules.keys import key_for, object_key
+from fakeapi.scheduler.rules.podgroups import SCHEDULING_GROUP, PodGroupInstance, pod_group_instance
 
 from fakeapi.machinery.jsoncopy import deep_copy
 from fakeapi.models.resource_v1 import DELETE_PROTECTION_FINALIZER, RESERVED_FOR_MAX_SIZE
@@ -33,14 +44,27 @@ def pod_claim_name(pod: dict, pod_claim: dict) -> tuple[str | None, bool]:
         for status in (pod.get("status") or {}).get("resourceClaimStatuses") or []:
             if status.get("name") == pod_claim.get("name"):
                 return status.get("resourceClaimName") or None, True
-        raise ClaimNotCreated(f'pod "{_pod_ref(pod)}": ResourceClaim not created yet')
-    raise ValueError(f'pod "{_pod_ref(pod)}", spec.resourceClaim "{pod_claim.get("name")}": '
+        raise ClaimNotCreated(f'pod "{object_key(pod)}": ResourceClaim not created yet')
+    raise ValueError(f'pod "{object_key(pod)}", spec.resourceClaim "{pod_claim.get("name")}": '
                      "unsupported resource claim source")
 
 
-def _pod_ref(pod: dict) -> str:
-    meta = pod.get("metadata") or {}
-    return f"{meta.get('namespace', '')}/{meta.get('name', '')}"
+def pod_claim_keys(pod: dict[str, Any]) -> list[str]:
+    """``namespace/name`` keys of the claims the pod uses, as far as they are known yet.
+
+    Entries that need no claim, template claims not generated yet and unsupported sources are
+    left out: callers index pods by these keys, and such entries name nothing to look up.
+    """
+    namespace = (pod.get("metadata") or {}).get("namespace")
+    keys = []
+    for pod_claim in (pod.get("spec") or {}).get("resourceClaims") or ():
+        try:
+            name, _ = pod_claim_name(pod, pod_claim)
+        except ValueError:   # ClaimNotCreated included
+            continue
+        if name:
+            keys.append(key_for(namespace, name))
+    return keys
 
 
 def generate_name(owner_name: str, claim_entry_name: str) -> str:
@@ -82,6 +106,7 @@ def controlling_pod(claim: dict) -> tuple[str, str] | None:
 
 
 def is_owned_by(claim: dict, owner: dict) -> bool:
+    """Whether ``owner`` (by UID) is the claim's controller."""
     return controller_uid(claim) == owner["metadata"]["uid"]
 
 
@@ -109,6 +134,7 @@ def new_claim_from_template(template: dict, owner: dict, entry_name: str, *, bas
 
 
 def needs_admin_access(template: dict) -> bool:
+    """Whether a template's claim asks for admin access to devices (gated by DRAAdminAccess)."""
     requests = (((template.get("spec") or {}).get("spec") or {}).get("devices") or {}).get("requests") or []
     return any((r.get("exactly") or {}).get("adminAccess") for r in requests)
 
@@ -125,32 +151,74 @@ def find_generated_claim(claims: list[dict], owner: dict, entry_name: str,
     return None
 
 
-def is_pod_done(pod: dict) -> bool:
-    """No container runs now or ever will: terminal phase, or deleted before being scheduled."""
-    phase = (pod.get("status") or {}).get("phase")
-    if phase in ("Succeeded", "Failed"):
-        return True
-    return bool((pod.get("metadata") or {}).get("deletionTimestamp")) and not (pod.get("spec") or {}).get("nodeName")
-
-
-def pod_needs_claims(pod: dict, deleted: bool) -> bool:
-    """False once the pod's reservations can be released."""
-    return not deleted and not is_pod_done(pod)
-
-
 def is_allocated(claim: dict) -> bool:
+    """Whether ``status.allocation`` is set."""
     return bool((claim.get("status") or {}).get("allocation"))
 
 
+def is_deallocation(old: dict | None, new: dict | None) -> bool:
+    """Whether a claim change (``new`` None: deletion) frees devices: allocated before, not now."""
+    return old is not None and is_allocated(old) and not (new is not None and is_allocated(new))
+
+
 def reserved_for(claim: dict) -> list[dict]:
+    """A copy of ``status.reservedFor`` (empty when unset)."""
     return list((claim.get("status") or {}).get("reservedFor") or [])
 
 
 def can_be_reserved(claim: dict) -> bool:
-    return len(reserved_for(claim)) < RESERVED_FOR_MAX_SIZE
+    """Whether one more consumer fits into ``reservedFor`` (the API caps its size)."""
+    # No copy: the scheduler asks this for every node it filters.
+    return len((claim.get("status") or {}).get("reservedFor") or ()) < RESERVED_FOR_MAX_SIZE
+
+
+def pod_consumer_ref(pod: dict) -> dict:
+    """The ``reservedFor`` entry that reserves a claim for ``pod`` itself."""
+    meta = pod["metadata"]
+    return {"resource": "pods", "name": meta["name"], "uid": meta["uid"]}
+
+
+def group_consumer_ref(group_obj: dict, instance: PodGroupInstance) -> dict:
+    """The ``reservedFor`` entry that reserves a claim for the whole group."""
+    meta = group_obj.get("metadata") or {}
+    return {"apiGroup": SCHEDULING_GROUP, "resource": instance.consumer_resource,
+            "name": meta.get("name", instance.object_name), "uid": meta.get("uid", "")}
+
+
+def is_pod_consumer(ref: dict, pod_uid: str | None) -> bool:
+    """Whether a ``reservedFor`` entry reserves the claim for the pod with ``pod_uid``."""
+    return not ref.get("apiGroup") and ref.get("resource") == "pods" and ref.get("uid") == pod_uid
+
+
+def is_group_consumer(ref: dict, instance: PodGroupInstance | None) -> bool:
+    """Whether a ``reservedFor`` entry reserves the claim for ``instance`` (name-only match).
+
+    Upstream's kubelet and scheduler compare only the name: the group's protection finalizer
+    guarantees a same-named group is the same object while a reservation exists.
+    """
+    if instance is None:
+        return False
+    return (ref.get("apiGroup") == SCHEDULING_GROUP
+            and ref.get("resource") == instance.consumer_resource
+            and ref.get("name") == instance.object_name)
+
+
+def is_reserved_for(claim: dict, consumer: dict, instance: PodGroupInstance | None) -> bool:
+    """Whether ``claim`` is already reserved for ``consumer``, a pod's or ``instance``'s ref."""
+    if consumer.get("resource") == "pods":
+        return any(is_pod_consumer(ref, consumer.get("uid")) for ref in reserved_for(claim))
+    return any(is_group_consumer(ref, instance) for ref in reserved_for(claim))
+
+
+def claim_allows_pod(claim: dict, pod: dict) -> bool:
+    """Kubelet/scheduler "allowed pod" check: reserved for the pod itself or for its group."""
+    instance = pod_group_instance(pod)
+    uid = (pod.get("metadata") or {}).get("uid")
+    return any(is_pod_consumer(ref, uid) or is_group_consumer(ref, instance) for ref in reserved_for(claim))
 
 
 def has_delete_protection(claim: dict) -> bool:
+    """Whether the scheduler's finalizer marks the allocation as the scheduler's to clear."""
     return DELETE_PROTECTION_FINALIZER in ((claim.get("metadata") or {}).get("finalizers") or [])
 
 
@@ -168,6 +236,7 @@ def with_reservations(claim: dict, valid: list[dict]) -> dict:
 
 
 def without_delete_protection(claim: dict) -> dict:
+    """Copy of ``claim`` without the scheduler's finalizer (other finalizers kept)."""
     updated = deep_copy(claim)
     meta = updated["metadata"]
     meta["finalizers"] = [f for f in meta.get("finalizers") or [] if f != DELETE_PROTECTION_FINALIZER]

@@ -1,19 +1,22 @@
 """Pure ResourceClaim rules: claim names, generated claims, reservations, deallocation."""
 
 import pytest
-from fakeapi.scheduler.controllers import claims as rc
+from fakeapi.scheduler.rules import claims as rc
+from fakeapi.scheduler.rules.podgroups import PodGroupInstance
+
+from fakeapi.models.resource_v1 import DELETE_PROTECTION_FINALIZER
 
 
-def pod(name="pod", uid="pod-uid", claims=(), statuses=None, phase=None, node="", deleting=False):
+def pod(name="pod", uid="pod-uid", claims=(), statuses=None, group=None, workload_ref=None):
     p = {"apiVersion": "v1", "kind": "Pod",
          "metadata": {"name": name, "namespace": "ns", "uid": uid},
-         "spec": {"resourceClaims": list(claims), "nodeName": node}, "status": {}}
+         "spec": {"resourceClaims": list(claims)}, "status": {}}
     if statuses is not None:
         p["status"]["resourceClaimStatuses"] = statuses
-    if phase:
-        p["status"]["phase"] = phase
-    if deleting:
-        p["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    if group:
+        p["spec"]["schedulingGroup"] = {"podGroupName": group}
+    if workload_ref:
+        p["spec"]["workloadRef"] = workload_ref
     return p
 
 
@@ -26,7 +29,7 @@ def claim(name="c", owner_uid=None, owner_kind="Pod", annotation=None, reserved=
     if annotation:
         meta["annotations"][rc.POD_CLAIM_NAME_ANNOTATION] = annotation
     if finalizer:
-        meta["finalizers"] = [rc.DELETE_PROTECTION_FINALIZER, "other"]
+        meta["finalizers"] = [DELETE_PROTECTION_FINALIZER, "other"]
     status = {}
     if allocated:
         status["allocation"] = {"devices": {"results": []}}
@@ -105,22 +108,27 @@ def test_find_generated_claim(claims, found):
 
 
 @pytest.mark.parametrize(
-    ("p", "done"),
+    ("p", "keys"),
     [
-        (pod(), False),
-        (pod(phase="Running", node="n"), False),
-        (pod(phase="Succeeded"), True),
-        (pod(phase="Failed", node="n"), True),
-        (pod(deleting=True), True),
-        (pod(deleting=True, node="n"), False),
+        (pod(), []),
+        (pod(claims=[NAMED_ENTRY]), ["ns/rc-1"]),
+        (pod(claims=[TEMPLATE_ENTRY, NAMED_ENTRY], statuses=[{"name": "gpu", "resourceClaimName": "pod-gpu-x"}]),
+         ["ns/pod-gpu-x", "ns/rc-1"]),
+        (pod(claims=[TEMPLATE_ENTRY, NAMED_ENTRY]), ["ns/rc-1"]),
+        (pod(claims=[TEMPLATE_ENTRY], statuses=[{"name": "gpu"}]), []),
+        (pod(claims=[{"name": "odd"}]), []),
     ],
-    ids=["pending", "running", "succeeded", "failed", "deleted-unscheduled", "deleted-bound"],
+    ids=["no-claims", "by-name", "generated-and-by-name", "not-created-yet", "not-needed", "unsupported-source"],
 )
-def test_is_pod_done(p, done):
-    assert rc.is_pod_done(p) is done
+def test_pod_claim_keys(p, keys):
+    assert rc.pod_claim_keys(p) == keys
 
 
 POD_REF = {"resource": "pods", "name": "pod", "uid": "pod-uid"}
+PG_REF = {"apiGroup": "scheduling.k8s.io", "resource": "podgroups", "name": "pg", "uid": "u-pg"}
+WL_REF = {"apiGroup": "scheduling.k8s.io", "resource": "workloads", "name": "w", "uid": "u-w"}
+PG = PodGroupInstance("ns", "pg")
+WL = PodGroupInstance("ns", "g", "w")
 
 
 @pytest.mark.parametrize(
@@ -165,3 +173,66 @@ def test_needs_admin_access():
     tmpl = {"spec": {"spec": {"devices": {"requests": [{"name": "r", "exactly": {"adminAccess": True}}]}}}}
     assert rc.needs_admin_access(tmpl)
     assert not rc.needs_admin_access({"spec": {"spec": {}}})
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "freed"),
+    [
+        (claim(allocated=True), claim(), True),
+        (claim(allocated=True), None, True),
+        (claim(allocated=True), claim(allocated=True), False),
+        (claim(), claim(allocated=True), False),
+        (None, claim(allocated=True), False),
+        (claim(), None, False),
+    ],
+    ids=["deallocated", "allocated-claim-deleted", "still-allocated", "allocated", "added", "unallocated-deleted"],
+)
+def test_is_deallocation(old, new, freed):
+    assert rc.is_deallocation(old, new) is freed
+
+
+def test_consumer_refs():
+    assert rc.pod_consumer_ref(pod()) == POD_REF
+    assert rc.group_consumer_ref({"metadata": {"name": "pg", "uid": "u-pg"}}, PG) == PG_REF
+    assert rc.group_consumer_ref({"metadata": {"name": "w", "uid": "u-w"}}, WL) == WL_REF
+    assert rc.is_group_consumer(PG_REF, PG) and rc.is_group_consumer(WL_REF, WL)
+    assert not rc.is_group_consumer(PG_REF, None)
+
+
+@pytest.mark.parametrize(
+    ("c", "consumer", "instance", "reserved"),
+    [
+        (claim(reserved=[POD_REF]), POD_REF, None, True),
+        (claim(reserved=[{**POD_REF, "uid": "old"}]), POD_REF, None, False),
+        (claim(reserved=[PG_REF]), POD_REF, PG, False),
+        (claim(reserved=[PG_REF]), PG_REF, PG, True),
+        (claim(reserved=[{**PG_REF, "uid": "recreated"}]), PG_REF, PG, True),
+        (claim(reserved=[POD_REF]), PG_REF, PG, False),
+        (claim(reserved=[PG_REF]), WL_REF, WL, False),
+        (claim(), POD_REF, None, False),
+    ],
+    ids=["pod", "replaced-pod", "group-not-pod", "group", "group-by-name-only", "pod-not-group",
+         "podgroup-not-workload", "unreserved"],
+)
+def test_is_reserved_for(c, consumer, instance, reserved):
+    assert rc.is_reserved_for(c, consumer, instance) is reserved
+
+
+@pytest.mark.parametrize(
+    ("c", "p", "allowed"),
+    [
+        (claim(reserved=[POD_REF]), pod(), True),
+        (claim(reserved=[{**POD_REF, "uid": "old"}]), pod(), False),
+        (claim(reserved=[{**POD_REF, "apiGroup": "example.com"}]), pod(), False),
+        (claim(reserved=[PG_REF]), pod(group="pg"), True),
+        (claim(reserved=[PG_REF]), pod(group="other"), False),
+        (claim(reserved=[PG_REF]), pod(), False),
+        (claim(reserved=[WL_REF]), pod(workload_ref={"name": "w", "podGroup": "g"}), True),
+        (claim(reserved=[WL_REF]), pod(group="w"), False),
+        (claim(), pod(), False),
+    ],
+    ids=["own-uid", "replaced-pod", "other-api-group", "own-podgroup", "other-podgroup", "no-group",
+         "own-workload", "workload-ref-vs-podgroup", "unreserved"],
+)
+def test_claim_allows_pod(c, p, allowed):
+    assert rc.claim_allows_pod(c, p) is allowed

@@ -1,4 +1,4 @@
-"""Pure helpers: which pod-group instance a pod belongs to, and which of its claims are group claims.
+"""Which pod-group instance a pod belongs to, and which of its claims are group claims.
 
 Two API shapes name a pod's group, and both resolve to one :class:`PodGroupInstance`:
 
@@ -19,7 +19,11 @@ KEP-5729 matching rule (api-notes §3.1): a pod claim is a *group claim* iff the
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
+
+from fakeapi.scheduler.rules.keys import key_for
 
 SCHEDULING_GROUP = "scheduling.k8s.io"
 PODGROUPS_RESOURCE = "podgroups"
@@ -55,7 +59,11 @@ class PodGroupInstance:
         """Stable string key, unique per instance across both shapes."""
         if self.workload:
             return f"{self.namespace}/{self.workload}/{self.pod_group}/{self.replica_key}"
-        return f"{self.namespace}/{self.pod_group}"
+        return key_for(self.namespace, self.pod_group)
+
+
+# A pod group instance -> its PodGroup (or v1alpha1 Workload) object, or None if unknown.
+GroupLookup = Callable[[PodGroupInstance], dict[str, Any] | None]
 
 
 def pod_group_instance(pod: dict) -> PodGroupInstance | None:
@@ -69,6 +77,23 @@ def pod_group_instance(pod: dict) -> PodGroupInstance | None:
     if ref.get("name") and ref.get("podGroup"):
         return PodGroupInstance(namespace, ref["podGroup"], ref["name"], ref.get("podGroupReplicaKey") or "")
     return None
+
+
+def pod_group_keys(pod: dict) -> list[str]:
+    """The key of the pod's instance, or none: what pods are indexed by to find a gang's members."""
+    instance = pod_group_instance(pod)
+    return [instance.key] if instance is not None else []
+
+
+def is_group_object(obj: dict | None, instance: PodGroupInstance) -> bool:
+    """Whether a PodGroup or v1alpha1 Workload object is the one holding ``instance``."""
+    if obj is None:
+        return False
+    meta = obj.get("metadata") or {}
+    # Both kinds reach the scheduler as pod-group events; only a Workload has inline podGroups.
+    is_workload = "podGroups" in (obj.get("spec") or {})
+    return (meta.get("namespace", "") == instance.namespace and meta.get("name") == instance.object_name
+            and is_workload == instance.is_workload_shape)
 
 
 def group_resource_claims(group_obj: dict, instance: PodGroupInstance) -> list[dict]:
@@ -90,38 +115,3 @@ def matching_group_claim(pod_claim: dict, group_claims: list[dict]) -> dict | No
                 and entry.get("resourceClaimTemplateName") == pod_claim.get("resourceClaimTemplateName")):
             return entry
     return None
-
-
-def consumer_ref(group_obj: dict, instance: PodGroupInstance) -> dict:
-    """The ``reservedFor`` entry that reserves a claim for the whole group."""
-    meta = group_obj.get("metadata") or {}
-    return {"apiGroup": SCHEDULING_GROUP, "resource": instance.consumer_resource,
-            "name": meta.get("name", instance.object_name), "uid": meta.get("uid", "")}
-
-
-def is_group_consumer(ref: dict, instance: PodGroupInstance | None) -> bool:
-    """Whether a ``reservedFor`` entry reserves the claim for ``instance`` (name-only match).
-
-    Upstream's kubelet and scheduler compare only the name: the group's protection finalizer
-    guarantees a same-named group is the same object while a reservation exists.
-    """
-    if instance is None:
-        return False
-    return (ref.get("apiGroup") == SCHEDULING_GROUP
-            and ref.get("resource") == instance.consumer_resource
-            and ref.get("name") == instance.object_name)
-
-
-def is_pod_consumer(ref: dict, pod: dict) -> bool:
-    meta = pod.get("metadata") or {}
-    return (not ref.get("apiGroup") and ref.get("resource") == "pods"
-            and ref.get("uid") == meta.get("uid"))
-
-
-def claim_allows_pod(claim: dict, pod: dict) -> bool:
-    """Kubelet/scheduler "allowed pod" check: reserved for the pod itself or for its group."""
-    instance = pod_group_instance(pod)
-    for ref in (claim.get("status") or {}).get("reservedFor") or []:
-        if is_pod_consumer(ref, pod) or is_group_consumer(ref, instance):
-            return True
-    return False

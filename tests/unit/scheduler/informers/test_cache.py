@@ -1,7 +1,7 @@
 """Indexed store and lister: keys, indexes kept in step with updates and removals."""
 
 import pytest
-from fakeapi.scheduler.informers.cache import Lister, Store, object_key
+from fakeapi.scheduler.informers.cache import Lister, Store
 
 
 def obj(name, namespace=None, node="", rv="1"):
@@ -13,15 +13,6 @@ def obj(name, namespace=None, node="", rv="1"):
 
 def by_node(o):
     return [o["spec"]["nodeName"]] if o["spec"]["nodeName"] else []
-
-
-@pytest.mark.parametrize(
-    ("o", "key"),
-    [(obj("n1"), "n1"), (obj("p1", "ns"), "ns/p1")],
-    ids=["cluster-scoped", "namespaced"],
-)
-def test_object_key(o, key):
-    assert object_key(o) == key
 
 
 def test_index_follows_updates_and_removals():

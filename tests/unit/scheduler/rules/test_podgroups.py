@@ -1,14 +1,13 @@
 """Pod-group instance resolution (both API shapes) and the KEP-5729 group-claim matching rule."""
 
 import pytest
-from fakeapi.scheduler.podgroups import (
+from fakeapi.scheduler.rules.podgroups import (
     PodGroupInstance,
-    claim_allows_pod,
-    consumer_ref,
     group_resource_claims,
-    is_group_consumer,
+    is_group_object,
     matching_group_claim,
     pod_group_instance,
+    pod_group_keys,
 )
 
 
@@ -85,35 +84,40 @@ def test_group_resource_claims_for_both_shapes():
     assert group_resource_claims(workload, PodGroupInstance("ns", "missing", "w")) == []
 
 
-def reserved(*refs):
-    return {"status": {"reservedFor": list(refs)}}
+@pytest.mark.parametrize(
+    ("p", "keys"),
+    [
+        (pod(), []),
+        (pod(scheduling_group="pg"), ["ns/pg"]),
+        (pod(workload_ref={"name": "w", "podGroup": "workers", "podGroupReplicaKey": "1"}), ["ns/w/workers/1"]),
+    ],
+    ids=["no-group", "podgroup", "workload-replica"],
+)
+def test_pod_group_keys(p, keys):
+    assert pod_group_keys(p) == keys
 
 
-PG_REF = {"apiGroup": "scheduling.k8s.io", "resource": "podgroups", "name": "pg", "uid": "u-pg"}
-WL_REF = {"apiGroup": "scheduling.k8s.io", "resource": "workloads", "name": "w", "uid": "u-w"}
+def group_object(name, spec):
+    return {"metadata": {"name": name, "namespace": "ns"}, "spec": spec}
+
+
+PG = PodGroupInstance("ns", "pg")
+WL = PodGroupInstance("ns", "workers", "w", "r1")
 
 
 @pytest.mark.parametrize(
-    ("claim", "p", "allowed"),
+    ("obj", "instance", "want"),
     [
-        (reserved({"resource": "pods", "name": "p", "uid": "u-p"}), pod(), True),
-        (reserved({"resource": "pods", "name": "p", "uid": "old"}), pod(), False),
-        (reserved(PG_REF), pod(scheduling_group="pg"), True),
-        (reserved(PG_REF), pod(scheduling_group="other"), False),
-        (reserved(PG_REF), pod(), False),
-        (reserved(WL_REF), pod(workload_ref={"name": "w", "podGroup": "g"}), True),
-        (reserved(WL_REF), pod(scheduling_group="w"), False),
-        (reserved(), pod(), False),
+        (group_object("pg", {"schedulingPolicy": {}}), PG, True),
+        (group_object("other", {"schedulingPolicy": {}}), PG, False),
+        ({**group_object("pg", {}), "metadata": {"name": "pg", "namespace": "other-ns"}}, PG, False),
+        (group_object("w", {"podGroups": [{"name": "workers"}]}), WL, True),
+        (group_object("pg", {"podGroups": []}), PG, False),
+        (group_object("w", {}), WL, False),
+        (None, PG, False),
     ],
-    ids=["own-uid", "replaced-pod", "own-podgroup", "other-podgroup", "no-group", "own-workload",
-         "workload-ref-vs-podgroup", "unreserved"],
+    ids=["same-podgroup", "other-podgroup", "other-namespace", "same-workload", "workload-named-like-podgroup",
+         "podgroup-named-like-workload", "none"],
 )
-def test_claim_allows_pod(claim, p, allowed):
-    assert claim_allows_pod(claim, p) is allowed
-
-
-def test_consumer_ref_round_trips():
-    instance = PodGroupInstance("ns", "pg")
-    ref = consumer_ref({"metadata": {"name": "pg", "uid": "u-pg"}}, instance)
-    assert ref == PG_REF
-    assert is_group_consumer(ref, instance)
+def test_is_group_object(obj, instance, want):
+    assert is_group_object(obj, instance) is want
