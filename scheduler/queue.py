@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from fakeapi.scheduler.backoff import Backoff
 from fakeapi.scheduler.framework.interface import (
     ActionType,
     ClusterEvent,
@@ -63,8 +64,8 @@ class SchedulingQueue:
                  max_unschedulable: float = 300.0) -> None:
         self._pre_enqueue = pre_enqueue
         self._clock = clock
-        self.initial_backoff = initial_backoff
-        self.max_backoff = max_backoff
+        # Per-pod attempts live in QueuedPodInfo, so only the delay arithmetic is used.
+        self._backoff_delay: Backoff[str] = Backoff(initial_backoff, max_backoff)
         self.max_unschedulable = max_unschedulable
         self._seq = itertools.count()
         self._active: list[tuple[int, float, int, str]] = []       # (-priority, timestamp, seq, uid)
@@ -202,9 +203,8 @@ class SchedulingQueue:
 
     # -- after an attempt ----------------------------------------------------------------------
     def backoff_duration(self, attempts: int) -> float:
-        if attempts <= 0:
-            return 0.0
-        return min(self.initial_backoff * (2 ** (attempts - 1)), self.max_backoff)
+        """How long a pod backs off after ``attempts`` attempts (none before its first)."""
+        return self._backoff_delay.delay(attempts - 1) if attempts > 0 else 0.0
 
     def add_unschedulable(self, info: QueuedPodInfo, rejected_by: Iterable[str] = ()) -> None:
         """Return a pod after a failed attempt.

@@ -7,7 +7,7 @@
   ``forget`` resets it; ``add_after`` is a plain delayed add.
 
 The time source is the running loop's clock, so delays are tested by awaiting ``get`` with a
-deadline; the backoff arithmetic lives in :class:`ExponentialBackoff` and is tested on its own.
+deadline; the backoff arithmetic lives in :class:`~fakeapi.scheduler.backoff.Backoff`.
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ import logging
 from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Generic, TypeVar
+
+from fakeapi.scheduler.backoff import Backoff
 
 from fakeapi.errors import StatusError
 
@@ -28,39 +30,16 @@ class ShutDown(Exception):
     """Raised by :meth:`WorkQueue.get` once the queue is shut down."""
 
 
-class ExponentialBackoff(Generic[K]):
-    """Per-key delay ``base * 2**failures``, capped (client-go's ItemExponentialFailureRateLimiter)."""
-
-    def __init__(self, base: float = 0.005, cap: float = 30.0) -> None:
-        self._base = base
-        self._cap = cap
-        self._failures: dict[K, int] = {}
-
-    def when(self, key: K) -> float:
-        """Record one more failure of ``key`` and return how long to wait before retrying it."""
-        failures = self._failures.get(key, 0)
-        self._failures[key] = failures + 1
-        # Compare exponents first: 2**failures overflows floats long before the cap matters.
-        if failures > 60:
-            return self._cap
-        return min(self._cap, self._base * (2 ** failures))
-
-    def retries(self, key: K) -> int:
-        return self._failures.get(key, 0)
-
-    def forget(self, key: K) -> None:
-        self._failures.pop(key, None)
-
-
 class WorkQueue(Generic[K]):
     """FIFO of unique keys for any number of asyncio workers."""
 
-    def __init__(self, backoff: ExponentialBackoff[K] | None = None) -> None:
+    def __init__(self, backoff: Backoff[K] | None = None) -> None:
+        """``backoff`` times :meth:`add_rate_limited` (default: 5 ms doubling up to 30 s per key)."""
         self._queue: deque[K] = deque()
         self._dirty: set[K] = set()
         self._processing: set[K] = set()
         self._waiting: dict[K, asyncio.TimerHandle] = {}
-        self._backoff: ExponentialBackoff[K] = backoff or ExponentialBackoff()
+        self._backoff: Backoff[K] = backoff or Backoff(0.005, 30.0)
         self._waiters: list[asyncio.Future[None]] = []
         self._shutting_down = False
 

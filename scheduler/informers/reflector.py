@@ -22,6 +22,7 @@ import random
 from typing import Protocol
 
 import aiohttp
+from fakeapi.scheduler.backoff import Backoff
 from fakeapi.scheduler.client import GVR, ApiClient
 
 from fakeapi.errors import Expired, Gone, StatusError
@@ -41,23 +42,6 @@ class Sink(Protocol):
     def apply(self, event_type: str, obj: dict) -> None: ...
 
 
-class Backoff:
-    """Capped exponential delay with jitter; ``reset`` after a success."""
-
-    def __init__(self, initial: float = 0.05, cap: float = 2.0) -> None:
-        self._initial = initial
-        self._cap = cap
-        self._next = initial
-
-    def next_delay(self) -> float:
-        delay = self._next
-        self._next = min(self._cap, self._next * 2)
-        return delay * random.uniform(0.8, 1.2)
-
-    def reset(self) -> None:
-        self._next = self._initial
-
-
 class Reflector:
     """Keeps a :class:`Sink` in step with one (optionally filtered) collection on the server."""
 
@@ -69,7 +53,8 @@ class Reflector:
         self._namespace = namespace
         self._label_selector = label_selector
         self._field_selector = field_selector
-        self._backoff = Backoff()
+        # Failures of this resource's list/watch, keyed by the GVR; reset by every success.
+        self._backoff: Backoff[GVR] = Backoff(0.05, 2.0, jitter=0.2)
         self.resource_version = ""
 
     async def run(self) -> None:
@@ -80,7 +65,7 @@ class Reflector:
                 await self._watch_until_expired()
             except (StatusError, aiohttp.ClientError, OSError, TimeoutError) as err:
                 log.warning("list of %s failed, retrying: %s", self._gvr.plural, err)
-                await asyncio.sleep(self._backoff.next_delay())
+                await asyncio.sleep(self._backoff.when(self._gvr))
 
     async def _list(self) -> None:
         items: list[dict] = []
@@ -106,7 +91,7 @@ class Reflector:
                 break
         self.resource_version = resource_version
         self._sink.replace(items, resource_version)
-        self._backoff.reset()
+        self._backoff.forget(self._gvr)
 
     async def _watch_until_expired(self) -> None:
         """Watch from the last seen resourceVersion, resuming on disconnects; return on 410."""
@@ -120,17 +105,17 @@ class Reflector:
                         timeout_seconds=random.randint(_MIN_WATCH_TIMEOUT, 2 * _MIN_WATCH_TIMEOUT - 1)):
                     self._handle(event)
                     seen_events = True
-                    self._backoff.reset()
+                    self._backoff.forget(self._gvr)
                 if not seen_events:
                     # A server that keeps closing empty streams must not make us spin.
-                    await asyncio.sleep(self._backoff.next_delay())
+                    await asyncio.sleep(self._backoff.when(self._gvr))
             except (Expired, Gone) as err:
                 log.info("watch of %s expired, re-listing: %s", self._gvr.plural, err)
                 return
             except (aiohttp.ClientError, OSError, TimeoutError) as err:
                 log.info("watch of %s dropped, resuming from %s: %s", self._gvr.plural,
                          self.resource_version, err)
-                await asyncio.sleep(self._backoff.next_delay())
+                await asyncio.sleep(self._backoff.when(self._gvr))
 
     def _handle(self, event: dict) -> None:
         obj = event.get("object") or {}

@@ -3,7 +3,8 @@
 import asyncio
 
 import pytest
-from fakeapi.scheduler.workqueue import ExponentialBackoff, ShutDown, WorkQueue
+from fakeapi.scheduler.backoff import Backoff
+from fakeapi.scheduler.workqueue import ShutDown, WorkQueue
 
 DEADLINE = 1.0
 
@@ -75,7 +76,7 @@ async def test_add_after_keeps_earliest_deadline():
 
 
 async def test_rate_limited_readd_and_forget():
-    queue: WorkQueue[str] = WorkQueue(ExponentialBackoff(base=0.001, cap=0.01))
+    queue: WorkQueue[str] = WorkQueue(Backoff(0.001, 0.01))
     queue.add_rate_limited("a")
     queue.add_rate_limited("a")
     assert queue.retries("a") == 2
@@ -96,17 +97,3 @@ async def test_shutdown_wakes_workers_and_ignores_adds():
     assert len(queue) == 0
     with pytest.raises(ShutDown):
         await queue.get()
-
-
-@pytest.mark.parametrize(
-    ("failures", "expected"),
-    [(1, 0.005), (2, 0.01), (4, 0.04), (20, 30.0), (200, 30.0)],
-    ids=["first", "second", "fourth", "capped", "huge-exponent"],
-)
-def test_exponential_backoff(failures, expected):
-    backoff: ExponentialBackoff[str] = ExponentialBackoff(base=0.005, cap=30.0)
-    delays = [backoff.when("k") for _ in range(failures)]
-    assert delays[-1] == pytest.approx(expected)
-    assert backoff.when("other") == pytest.approx(0.005), "backoff is per key"
-    backoff.forget("k")
-    assert backoff.when("k") == pytest.approx(0.005)
