@@ -20,6 +20,7 @@ from fakeapi.scheduler.controllers.resourceclaim import ResourceClaimController
 from fakeapi.scheduler.events import EventRecorder
 from fakeapi.scheduler.informers import InformerFactory
 from fakeapi.scheduler.kubelet import Kubelet
+from fakeapi.scheduler.scheduler import Scheduler
 
 from fakeapi.config import FeatureGates
 
@@ -64,10 +65,8 @@ class ControlPlane:
         factory = self._factory = InformerFactory(api)
         loops: dict[str, Coroutine[Any, Any, None]] = {}
         try:
-            scheduler = _new_scheduler(api, factory, self.gates, self._recorder(SCHEDULER_COMPONENT),
-                                       **self._scheduler_options)
-            if scheduler is not None:
-                loops["scheduler"] = scheduler.run()
+            loops["scheduler"] = Scheduler(api, factory, self.gates, self._recorder(SCHEDULER_COMPONENT),
+                                           **self._scheduler_options).run()
             controller = ResourceClaimController(api, factory, self.gates,
                                                  self._recorder(CLAIM_CONTROLLER_COMPONENT))
             loops["resourceclaim-controller"] = controller.run()
@@ -110,19 +109,6 @@ class ControlPlane:
         recorder = EventRecorder(self._api, component)
         self._recorders.append(recorder)
         return recorder
-
-
-def _new_scheduler(api: ApiClient, factory: InformerFactory, gates: FeatureGates,
-                   recorder: EventRecorder, **options: Any) -> Any:
-    """The scheduler, if this checkout has one (it is built in parallel with this module)."""
-    try:
-        from fakeapi.scheduler.scheduler import Scheduler
-    except ModuleNotFoundError as err:
-        if err.name != "scheduler.scheduler":
-            raise  # a broken scheduler must fail loudly, only a missing one is tolerated
-        log.warning("no scheduler module yet, running without one")
-        return None
-    return Scheduler(api, factory, gates, recorder, **options)
 
 
 def _report_crash(task: asyncio.Task[None]) -> None:

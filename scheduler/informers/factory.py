@@ -20,7 +20,6 @@ class InformerFactory:
         self._api = api
         self._informers: dict[GVR, Informer] = {}
         self._tasks: dict[GVR, asyncio.Task[None]] = {}
-        self._task_group: asyncio.TaskGroup | None = None
         self._started = False
 
     def informer(self, gvr: GVR) -> Informer:
@@ -32,10 +31,8 @@ class InformerFactory:
                 self._start_one(gvr, informer)
         return informer
 
-    def start(self, tg: asyncio.TaskGroup | None = None) -> None:
-        """Run every informer not yet running, as tasks of ``tg`` when given."""
-        if tg is not None:
-            self._task_group = tg
+    def start(self) -> None:
+        """Run every informer not yet running as a task of the running loop."""
         self._started = True
         for gvr, informer in self._informers.items():
             if gvr not in self._tasks:
@@ -63,7 +60,4 @@ class InformerFactory:
 
     def _start_one(self, gvr: GVR, informer: Informer) -> None:
         name = f"informer-{gvr.plural}.{gvr.group or 'core'}/{gvr.version}"
-        if self._task_group is not None:
-            self._tasks[gvr] = self._task_group.create_task(informer.run(), name=name)
-        else:
-            self._tasks[gvr] = asyncio.create_task(informer.run(), name=name)
+        self._tasks[gvr] = asyncio.create_task(informer.run(), name=name)
