@@ -15,18 +15,17 @@ Every step is observed through the public API, exactly as a user's test would.
 
 from __future__ import annotations
 
-import asyncio
 import sys
 import time
-from collections.abc import Awaitable, Callable
 from importlib import resources
-from typing import Any, TypeVar
+from typing import Any
 
 import yaml
 
 from fakeapi.cluster import FakeCluster
 from fakeapi.config import FeatureGates
 from fakeapi.demo.render import placement
+from fakeapi.fixtures.waiting import WaitTimeout, wait_for
 from fakeapi.scheduler.client import (
     GVR,
     NODES,
@@ -38,7 +37,6 @@ from fakeapi.scheduler.client import (
     ApiClient,
 )
 
-T = TypeVar("T")
 NS = "default"
 # Read as package data, so the demo works from an installed wheel as well as from a checkout.
 MANIFEST = resources.files("fakeapi.fixtures") / "manifests" / "gpu-cluster.yaml"
@@ -69,19 +67,7 @@ def worker(i: int) -> dict[str, Any]:
 
 
 class StoryFailed(Exception):
-    pass
-
-
-async def eventually(what: str, probe: Callable[[], Awaitable[T | None]], timeout: float = 10.0) -> T:
-    """Poll ``probe`` until it yields something truthy, or fail the story at the deadline."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = await probe()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise StoryFailed(f"timed out after {timeout:.0f}s waiting for: {what}")
-        await asyncio.sleep(0.02)
+    """The cluster did something a real one would not; the demo exits non-zero."""
 
 
 def step(text: str) -> None:
@@ -117,7 +103,7 @@ async def run_story(api: ApiClient) -> None:
         statuses = (pg.get("status") or {}).get("resourceClaimStatuses") or []
         return statuses[0].get("resourceClaimName") if statuses else None
 
-    claim_name = await eventually("the PodGroup's generated claim", generated)
+    claim_name = await wait_for(generated, message="the PodGroup's generated claim")
     claim = await api.get(RESOURCE_CLAIMS, NS, claim_name)
     owner = claim["metadata"]["ownerReferences"][0]
     print(f"    claim {claim_name} owned by {owner['kind']}/{owner['name']}, allocated: "
@@ -132,7 +118,7 @@ async def run_story(api: ApiClient) -> None:
         running = [p for p in pods if (p.get("status") or {}).get("phase") == "Running"]
         return pods if len(running) == POD_COUNT else None
 
-    pods = await eventually("all pods Running", all_running)
+    pods = await wait_for(all_running, message="all pods Running")
     claim = await api.get(RESOURCE_CLAIMS, NS, claim_name)
     reserved = claim["status"]["reservedFor"]
     print(f"    reservedFor: {[(r['resource'], r['name']) for r in reserved]}")
@@ -152,7 +138,7 @@ async def run_story(api: ApiClient) -> None:
     async def pods_gone() -> bool:
         return not (await api.list(PODS, NS))["items"]
 
-    await eventually("pods deleted", pods_gone)
+    await wait_for(pods_gone, message="pods deleted")
     claim = await api.get(RESOURCE_CLAIMS, NS, claim_name)
     if not (claim.get("status") or {}).get("allocation"):
         raise StoryFailed("deleting pods must not deallocate a PodGroup claim")
@@ -165,7 +151,7 @@ async def run_story(api: ApiClient) -> None:
     async def claim_gone() -> bool:
         return not await _claims(api)
 
-    await eventually("the generated claim to be released and garbage-collected", claim_gone)
+    await wait_for(claim_gone, message="the generated claim to be released and garbage-collected")
     print("    claim deallocated and deleted")
     print(f"\nKEP-5729 story complete in {time.perf_counter() - started:.2f}s")
 
@@ -177,7 +163,7 @@ async def run_demo(gates: FeatureGates | None = None) -> int:
         async with ApiClient(cluster.url) as api:
             try:
                 await run_story(api)
-            except StoryFailed as exc:
+            except (StoryFailed, WaitTimeout) as exc:
                 print(f"\nstory failed: {exc}", file=sys.stderr)
                 return 1
     return 0

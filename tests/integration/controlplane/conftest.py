@@ -8,24 +8,11 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import pytest
-from fakeapi.fixtures.plugin import wait_for as plugin_wait_for
 from fakeapi.scheduler.client import ApiClient
 from fakeapi.scheduler.informers import InformerFactory
 
 from fakeapi.cluster import FakeCluster
 from fakeapi.errors import NotFound
-
-Predicate = Callable[[], Any | Awaitable[Any]]
-
-
-async def _wait_for(predicate: Predicate, timeout: float = 5.0, what: str = "condition") -> Any:
-    """The plugin's ``wait_for`` with this suite's argument name."""
-    return await plugin_wait_for(predicate, timeout, message=what)
-
-
-@pytest.fixture
-def wait_for() -> Callable[..., Awaitable[Any]]:
-    return _wait_for
 
 
 @pytest.fixture

@@ -3,6 +3,7 @@
 import contextlib
 
 import pytest
+from fakeapi.fixtures import wait_for
 from fakeapi.scheduler.client import (
     EVENTS,
     PODGROUPS,
@@ -77,16 +78,16 @@ def claim_statuses(p):
     return {s["name"]: s.get("resourceClaimName") for s in (p.get("status") or {}).get("resourceClaimStatuses") or []}
 
 
-async def generated_name(api, wait_for, pod_name, entry="gpu"):
+async def generated_name(api, pod_name, entry="gpu"):
     async def name():
         return claim_statuses(await api.get(PODS, NS, pod_name)).get(entry)
-    return await wait_for(name, what=f"pod {pod_name} status to name its {entry} claim")
+    return await wait_for(name, message=f"pod {pod_name} status to name its {entry} claim")
 
 
-async def test_generates_claim_from_template(api, controller, wait_for):
+async def test_generates_claim_from_template(api, controller):
     stored_template = await api.create(RESOURCE_CLAIM_TEMPLATES, NS, template())
     created = await api.create(PODS, NS, pod("my-pod", [TEMPLATE_ENTRY]))
-    name = await generated_name(api, wait_for, "my-pod")
+    name = await generated_name(api, "my-pod")
     generated = await api.get(RESOURCE_CLAIMS, NS, name)
     meta = generated["metadata"]
     assert name.startswith("my-pod-gpu-") and len(name) == len("my-pod-gpu-") + 5
@@ -97,16 +98,16 @@ async def test_generates_claim_from_template(api, controller, wait_for):
     assert generated["spec"] == stored_template["spec"]["spec"]
 
 
-async def test_reuses_orphan_instead_of_duplicating(api, run_loops, wait_for):
+async def test_reuses_orphan_instead_of_duplicating(api, run_loops):
     await api.create(RESOURCE_CLAIM_TEMPLATES, NS, template())
     created = await api.create(PODS, NS, pod("p", [TEMPLATE_ENTRY]))
     await api.create(RESOURCE_CLAIMS, NS, claim("orphan", owner=created, annotation="gpu"))
     async with claim_controller(api, run_loops):
-        assert await generated_name(api, wait_for, "p") == "orphan"
+        assert await generated_name(api, "p") == "orphan"
     assert len((await api.list(RESOURCE_CLAIMS, NS))["items"]) == 1
 
 
-async def test_missing_template_is_reported_then_retried_on_template_add(api, controller, wait_for):
+async def test_missing_template_is_reported_then_retried_on_template_add(api, controller):
     await api.create(PODS, NS, pod("waiting", [TEMPLATE_ENTRY]))
 
     async def failure_event():
@@ -114,11 +115,11 @@ async def test_missing_template_is_reported_then_retried_on_template_add(api, co
         return [e for e in events if e["reason"] == "FailedResourceClaimCreation"
                 and e["involvedObject"]["name"] == "waiting"]
 
-    [event] = await wait_for(failure_event, what="a FailedResourceClaimCreation event")
+    [event] = await wait_for(failure_event, message="a FailedResourceClaimCreation event")
     assert event["type"] == "Warning"
     assert 'resource claim template "gpu-template"' in event["message"]
     await api.create(RESOURCE_CLAIM_TEMPLATES, NS, template())
-    await generated_name(api, wait_for, "waiting")
+    await generated_name(api, "waiting")
 
 
 async def allocate_and_reserve(api, name, *refs):
@@ -133,7 +134,7 @@ def pod_ref(p):
     return {"resource": "pods", "name": p["metadata"]["name"], "uid": p["metadata"]["uid"]}
 
 
-async def test_deleted_pod_releases_and_deallocates(api, controller, wait_for, fetch):
+async def test_deleted_pod_releases_and_deallocates(api, controller, fetch):
     await api.create(RESOURCE_CLAIMS, NS, claim("shared"))
     one = await api.create(PODS, NS, pod("one", [{"name": "c", "resourceClaimName": "shared"}]))
     two = await api.create(PODS, NS, pod("two", [{"name": "c", "resourceClaimName": "shared"}]))
@@ -144,7 +145,7 @@ async def test_deleted_pod_releases_and_deallocates(api, controller, wait_for, f
     async def reserved_for_two_only():
         return rc.reserved_for(await api.get(RESOURCE_CLAIMS, NS, "shared")) == [pod_ref(two)]
 
-    await wait_for(reserved_for_two_only, what="pod one's reservation to go")
+    await wait_for(reserved_for_two_only, message="pod one's reservation to go")
     assert rc.is_allocated(await api.get(RESOURCE_CLAIMS, NS, "shared"))
 
     await api.delete(PODS, NS, "two")
@@ -153,7 +154,7 @@ async def test_deleted_pod_releases_and_deallocates(api, controller, wait_for, f
         c = await api.get(RESOURCE_CLAIMS, NS, "shared")
         return not rc.reserved_for(c) and not rc.is_allocated(c) and not rc.has_delete_protection(c)
 
-    await wait_for(deallocated, what="deallocation and finalizer removal")
+    await wait_for(deallocated, message="deallocation and finalizer removal")
 
 
 async def end_by_delete(api, p):
@@ -172,7 +173,7 @@ async def end_by_replacing(api, p):
 
 @pytest.mark.parametrize("end", [end_by_delete, end_by_finishing, end_by_replacing],
                          ids=["deleted", "finished", "replaced"])
-async def test_consumer_that_is_gone_is_unreserved(api, controller, wait_for, end):
+async def test_consumer_that_is_gone_is_unreserved(api, controller, end):
     await api.create(RESOURCE_CLAIMS, NS, claim("held"))
     holder = await api.create(PODS, NS, pod("holder", [{"name": "c", "resourceClaimName": "held"}]))
     await allocate_and_reserve(api, "held", pod_ref(holder))
@@ -182,23 +183,23 @@ async def test_consumer_that_is_gone_is_unreserved(api, controller, wait_for, en
         c = await api.get(RESOURCE_CLAIMS, NS, "held")
         return not rc.reserved_for(c) and not rc.is_allocated(c)
 
-    await wait_for(released, what="the reservation of a consumer that is gone to be dropped")
+    await wait_for(released, message="the reservation of a consumer that is gone to be dropped")
 
 
-async def test_finished_pod_gets_generated_claim_deleted(api, controller, wait_for, fetch):
+async def test_finished_pod_gets_generated_claim_deleted(api, controller, fetch):
     await api.create(RESOURCE_CLAIM_TEMPLATES, NS, template())
     created = await api.create(PODS, NS, pod("job", [TEMPLATE_ENTRY], node="node-1"))
-    name = await generated_name(api, wait_for, "job")
+    name = await generated_name(api, "job")
     await allocate_and_reserve(api, name, pod_ref(created))
     await api.patch(PODS, NS, "job", {"status": {"phase": "Succeeded"}}, subresource="status")
 
     async def claim_gone():
         return await fetch(api, RESOURCE_CLAIMS, NS, name) is None
 
-    await wait_for(claim_gone, what="the generated claim of a finished pod to be deleted")
+    await wait_for(claim_gone, message="the generated claim of a finished pod to be deleted")
 
 
-async def test_bound_pod_gets_reserved_by_controller(api, controller, wait_for):
+async def test_bound_pod_gets_reserved_by_controller(api, controller):
     await api.create(RESOURCE_CLAIMS, NS, claim("preallocated"))
     await allocate_and_reserve(api, "preallocated")
     created = await api.create(PODS, NS, pod("bound", [{"name": "c", "resourceClaimName": "preallocated"}],
@@ -207,7 +208,7 @@ async def test_bound_pod_gets_reserved_by_controller(api, controller, wait_for):
     async def reserved():
         return rc.reserved_for(await api.get(RESOURCE_CLAIMS, NS, "preallocated")) == [pod_ref(created)]
 
-    await wait_for(reserved, what="the controller to reserve the claim for the bound pod")
+    await wait_for(reserved, message="the controller to reserve the claim for the bound pod")
 
 
 def podgroup(name, claims):
@@ -216,7 +217,7 @@ def podgroup(name, claims):
             "spec": {"schedulingPolicy": {"basic": {}}, "resourceClaims": claims}}
 
 
-async def test_podgroup_claim_generated_once_and_shared_by_pods(api, controller, wait_for):
+async def test_podgroup_claim_generated_once_and_shared_by_pods(api, controller):
     await api.create(RESOURCE_CLAIM_TEMPLATES, NS, template())
     group = await api.create(PODGROUPS, NS, podgroup("gang", [TEMPLATE_ENTRY]))
 
@@ -224,7 +225,7 @@ async def test_podgroup_claim_generated_once_and_shared_by_pods(api, controller,
         g = await api.get(PODGROUPS, NS, "gang")
         return claim_statuses(g).get("gpu")
 
-    name = await wait_for(group_claim, what="the PodGroup status to name its claim")
+    name = await wait_for(group_claim, message="the PodGroup status to name its claim")
     assert name.startswith("gang-gpu-")
     owner = (await api.get(RESOURCE_CLAIMS, NS, name))["metadata"]["ownerReferences"]
     assert owner == [{"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup", "name": "gang",
@@ -232,11 +233,11 @@ async def test_podgroup_claim_generated_once_and_shared_by_pods(api, controller,
 
     for p in ("member-1", "member-2"):
         await api.create(PODS, NS, pod(p, [TEMPLATE_ENTRY], group="gang"))
-        assert await generated_name(api, wait_for, p) == name
+        assert await generated_name(api, p) == name
     assert len((await api.list(RESOURCE_CLAIMS, NS))["items"]) == 1, "no per-pod claims for group claims"
 
 
-async def test_podgroup_reservation_released_when_group_deleted(api, controller, wait_for):
+async def test_podgroup_reservation_released_when_group_deleted(api, controller):
     await api.create(RESOURCE_CLAIMS, NS, claim("group-claim"))
     group = await api.create(PODGROUPS, NS, podgroup("gone", [{"name": "c", "resourceClaimName": "group-claim"}]))
     ref = rc.group_consumer_ref(group, PodGroupInstance(NS, "gone"))
@@ -253,10 +254,10 @@ async def test_podgroup_reservation_released_when_group_deleted(api, controller,
         c = await api.get(RESOURCE_CLAIMS, NS, "group-claim")
         return not rc.reserved_for(c) and not rc.is_allocated(c)
 
-    await wait_for(deallocated, what="the PodGroup reservation to be released")
+    await wait_for(deallocated, message="the PodGroup reservation to be released")
 
 
-async def test_v1alpha1_workload_claims_are_per_replica(api, controller, wait_for):
+async def test_v1alpha1_workload_claims_are_per_replica(api, controller):
     await api.create(RESOURCE_CLAIM_TEMPLATES, NS, template())
     await api.create(WORKLOADS_V1ALPHA1, NS, {
         "apiVersion": "scheduling.k8s.io/v1alpha1", "kind": "Workload", "metadata": {"name": "train", "namespace": NS},
@@ -266,7 +267,7 @@ async def test_v1alpha1_workload_claims_are_per_replica(api, controller, wait_fo
         p = pod(f"w{replica}-{member}", [TEMPLATE_ENTRY])
         p["spec"]["workloadRef"] = {"name": "train", "podGroup": "workers", "podGroupReplicaKey": replica}
         await api.create(PODS, NS, p)
-        names[p["metadata"]["name"]] = await generated_name(api, wait_for, p["metadata"]["name"])
+        names[p["metadata"]["name"]] = await generated_name(api, p["metadata"]["name"])
     assert names["w0-a"] == names["w0-b"] != names["w1-c"]
     assert names["w0-a"].startswith("train-workers-0-gpu-")
     owners = {(await api.get(RESOURCE_CLAIMS, NS, n))["metadata"]["ownerReferences"][0]["kind"]
@@ -275,30 +276,30 @@ async def test_v1alpha1_workload_claims_are_per_replica(api, controller, wait_fo
     assert len((await api.list(RESOURCE_CLAIMS, NS))["items"]) == 2
 
 
-async def test_finished_pod_gets_no_new_claim(api, controller, wait_for, fetch):
+async def test_finished_pod_gets_no_new_claim(api, controller, fetch):
     await api.create(RESOURCE_CLAIM_TEMPLATES, NS, template())
     await api.create(PODS, NS, pod("done", [TEMPLATE_ENTRY]))
-    name = await generated_name(api, wait_for, "done")
+    name = await generated_name(api, "done")
     await api.patch(PODS, NS, "done", {"status": {"phase": "Succeeded"}}, subresource="status")
 
     async def no_claims():
         return not (await api.list(RESOURCE_CLAIMS, NS))["items"]
 
-    await wait_for(no_claims, what="the finished pod's claim to be deleted")
+    await wait_for(no_claims, message="the finished pod's claim to be deleted")
     # A later pod proves the controller moved on; the finished pod must still have no claim.
     await api.create(PODS, NS, pod("later", [TEMPLATE_ENTRY]))
-    await generated_name(api, wait_for, "later")
+    await generated_name(api, "later")
     assert claim_statuses(await api.get(PODS, NS, "done")) == {"gpu": name}, "no claim regenerated"
     claims = (await api.list(RESOURCE_CLAIMS, NS))["items"]
     assert [c["metadata"]["ownerReferences"][0]["name"] for c in claims] == ["later"]
 
 
-async def test_gate_off_generates_per_pod_claims_for_group_entries(api, run_loops, wait_for):
+async def test_gate_off_generates_per_pod_claims_for_group_entries(api, run_loops):
     await api.create(RESOURCE_CLAIM_TEMPLATES, NS, template())
     await api.create(PODGROUPS, NS, podgroup("gang", [TEMPLATE_ENTRY]))
     created = await api.create(PODS, NS, pod("member", [TEMPLATE_ENTRY], group="gang"))
     async with claim_controller(api, run_loops, FeatureGates(DRAWorkloadResourceClaims=False)):
-        name = await generated_name(api, wait_for, "member")
+        name = await generated_name(api, "member")
     owner = (await api.get(RESOURCE_CLAIMS, NS, name))["metadata"]["ownerReferences"][0]
     assert (owner["kind"], owner["uid"]) == ("Pod", created["metadata"]["uid"])
     assert len((await api.list(RESOURCE_CLAIMS, NS))["items"]) == 1

@@ -2,13 +2,14 @@
 
 import asyncio
 
+from fakeapi.fixtures import wait_for
 from fakeapi.scheduler.client import PODS
 from fakeapi.scheduler.controlplane import ControlPlane
 
 from fakeapi.config import FeatureGates
 
 
-async def test_control_plane_runs_loops_and_stops_cleanly(cluster, api, wait_for):
+async def test_control_plane_runs_loops_and_stops_cleanly(cluster, api):
     await api.create(PODS, "default", {"apiVersion": "v1", "kind": "Pod",
                                        "metadata": {"name": "bound", "namespace": "default"},
                                        "spec": {"nodeName": "node-1",
@@ -18,7 +19,7 @@ async def test_control_plane_runs_loops_and_stops_cleanly(cluster, api, wait_for
         async def running():
             return ((await api.get(PODS, "default", "bound")).get("status") or {}).get("phase") == "Running"
 
-        await wait_for(running, what="the kubelet emulation to start the bound pod")
+        await wait_for(running, message="the kubelet emulation to start the bound pod")
     # Control-plane tasks are named; unnamed ones belong to the server finishing closed watches.
     leftover = {t for t in asyncio.all_tasks() - before if not t.done() and not t.get_name().startswith("Task-")}
     assert not leftover, f"tasks still running after stop: {[t.get_name() for t in leftover]}"

@@ -4,6 +4,7 @@ import asyncio
 import contextlib
 
 import pytest
+from fakeapi.fixtures import wait_for
 from fakeapi.scheduler.client import NAMESPACES, PODS, ApiClient
 from fakeapi.scheduler.informers import Informer
 
@@ -64,17 +65,17 @@ async def informer_running(api, gvr=PODS):
             await task
 
 
-async def drop_watches(cluster, api, informer, seen, wait_for):
+async def drop_watches(cluster, api, informer, seen):
     """Server closes the informer's live watch; its reconnect waits until ``api.online`` is set."""
     # A marker seen through the watch proves the watch is established before we cut it.
     await api.create(PODS, "default", pod("marker"))
-    await wait_for(lambda: informer.lister.get("default", "marker"), what="the watch to be live")
+    await wait_for(lambda: informer.lister.get("default", "marker"), message="the watch to be live")
     seen.events.clear()
     api.online.clear()
     cluster.registry.store.hub.close_all()
 
 
-async def test_list_then_watch_sees_every_change(cluster, api, wait_for):
+async def test_list_then_watch_sees_every_change(cluster, api):
     await api.create(PODS, "default", pod("before"))
     async with informer_running(api) as (informer, seen):
         assert seen.events == [("add", "before")]
@@ -82,7 +83,7 @@ async def test_list_then_watch_sees_every_change(cluster, api, wait_for):
         await api.create(PODS, "default", pod("after"))
         await api.patch(PODS, "default", "before", {"metadata": {"labels": {"x": "y"}}})
         await api.delete(PODS, "default", "after")
-        await wait_for(lambda: ("delete", "after") in seen.events, what="the delete")
+        await wait_for(lambda: ("delete", "after") in seen.events, message="the delete")
         assert seen.events == [("add", "before"), ("add", "after"), ("update", "before"), ("delete", "after")]
         assert informer.lister.get("default", "before")["metadata"]["labels"] == {"x": "y"}
         assert informer.lister.get("default", "after") is None
@@ -93,31 +94,31 @@ async def test_cluster_scoped_informer(api):
         assert informer.lister.get(None, "default") is not None
 
 
-async def test_dropped_watch_resumes_without_relist(cluster, wait_for):
+async def test_dropped_watch_resumes_without_relist(cluster):
     async with GatedApi(cluster.url) as api, informer_running(api) as (informer, seen):
-        await drop_watches(cluster, api, informer, seen, wait_for)
+        await drop_watches(cluster, api, informer, seen)
         await api.create(PODS, "default", pod("missed"))
         api.online.set()
-        await wait_for(lambda: informer.lister.get("default", "missed"), what="the missed pod")
+        await wait_for(lambda: informer.lister.get("default", "missed"), message="the missed pod")
         assert api.lists == 1, "a resumable watch must not re-list"
         assert seen.events == [("add", "missed")]
 
 
 @pytest.mark.parametrize("window", [5], ids=["event-window-5"])
-async def test_expired_watch_relists_and_reports_the_difference(window, wait_for):
+async def test_expired_watch_relists_and_reports_the_difference(window):
     async with FakeCluster(control_plane=False, options=ServerOptions(event_window=window)) as cluster:
         async with GatedApi(cluster.url) as api:
             for name in ("keep", "change", "remove"):
                 await api.create(PODS, "default", pod(name))
             async with informer_running(api) as (informer, seen):
-                await drop_watches(cluster, api, informer, seen, wait_for)
+                await drop_watches(cluster, api, informer, seen)
                 await api.delete(PODS, "default", "remove")
                 await api.patch(PODS, "default", "change", {"metadata": {"labels": {"v": "2"}}})
                 for i in range(window + 2):  # push the informer's RV out of the server's window
                     await api.create(PODS, "default", pod(f"new-{i}"))
                 api.online.set()
                 await wait_for(lambda: api.lists == 2 and informer.lister.get("default", "new-0"),
-                               what="the re-list")
+                               message="the re-list")
                 assert seen.names("delete") == ["remove"]
                 assert seen.names("update") == ["change"]
                 assert sorted(seen.names("add")) == sorted(f"new-{i}" for i in range(window + 2))

@@ -1,6 +1,7 @@
 """Kubelet emulation against the real server: start only with reserved claims, fast deletion."""
 
 import pytest
+from fakeapi.fixtures import wait_for
 from fakeapi.scheduler.client import EVENTS, PODS, RESOURCE_CLAIMS
 from fakeapi.scheduler.events import EventRecorder
 from fakeapi.scheduler.informers import InformerFactory
@@ -33,10 +34,10 @@ def phase(p):
     return (p.get("status") or {}).get("phase")
 
 
-async def wait_phase(api, wait_for, name, expected):
+async def wait_phase(api, name, expected):
     async def reached():
         return phase(await api.get(PODS, NS, name)) == expected
-    await wait_for(reached, what=f"pod {name} to be {expected}")
+    await wait_for(reached, message=f"pod {name} to be {expected}")
     return await api.get(PODS, NS, name)
 
 
@@ -48,23 +49,23 @@ async def reserve(api, claim_name, *pods):
     await api.update(RESOURCE_CLAIMS, NS, c, subresource="status")
 
 
-async def test_bound_pod_without_claims_runs(api, kubelet, wait_for):
+async def test_bound_pod_without_claims_runs(api, kubelet):
     await api.create(PODS, NS, pod("plain"))
-    running = await wait_phase(api, wait_for, "plain", "Running")
+    running = await wait_phase(api, "plain", "Running")
     conditions = {c["type"]: c["status"] for c in running["status"]["conditions"]}
     assert {conditions[t] for t in ("PodScheduled", "Initialized", "ContainersReady", "Ready")} == {"True"}
     [container] = running["status"]["containerStatuses"]
     assert container["ready"] and "running" in container["state"]
 
 
-async def test_unbound_pod_is_left_alone(api, kubelet, wait_for):
+async def test_unbound_pod_is_left_alone(api, kubelet):
     await api.create(PODS, NS, pod("unbound", node=""))
     await api.create(PODS, NS, pod("sentinel"))
-    await wait_phase(api, wait_for, "sentinel", "Running")
+    await wait_phase(api, "sentinel", "Running")
     assert phase(await api.get(PODS, NS, "unbound")) != "Running"
 
 
-async def test_pod_waits_for_claim_reservation(api, kubelet, wait_for):
+async def test_pod_waits_for_claim_reservation(api, kubelet):
     await api.create(RESOURCE_CLAIMS, NS, {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
                                            "metadata": {"name": "gpu", "namespace": NS}, "spec": CLAIM_SPEC})
     waiting = await api.create(PODS, NS, pod("consumer", claim="gpu"))
@@ -74,15 +75,15 @@ async def test_pod_waits_for_claim_reservation(api, kubelet, wait_for):
         return [e["message"] for e in events
                 if e["involvedObject"]["name"] == "consumer" and e["reason"] == "FailedPrepareDynamicResources"]
 
-    [message] = await wait_for(why_pending, what="an event explaining the pending pod")
+    [message] = await wait_for(why_pending, message="an event explaining the pending pod")
     assert "ResourceClaim gpu is not allocated" in message
     assert phase(await api.get(PODS, NS, "consumer")) != "Running"
 
     await reserve(api, "gpu", waiting)
-    await wait_phase(api, wait_for, "consumer", "Running")
+    await wait_phase(api, "consumer", "Running")
 
 
-async def test_terminal_phase_is_never_overridden(api, kubelet, wait_for):
+async def test_terminal_phase_is_never_overridden(api, kubelet):
     await api.create(RESOURCE_CLAIMS, NS, {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
                                            "metadata": {"name": "shared", "namespace": NS}, "spec": CLAIM_SPEC})
     # Same claim, names sorted so the single worker handles "a-finished" before "b-sentinel".
@@ -90,16 +91,16 @@ async def test_terminal_phase_is_never_overridden(api, kubelet, wait_for):
     sentinel = await api.create(PODS, NS, pod("b-sentinel", claim="shared"))
     await api.patch(PODS, NS, "a-finished", {"status": {"phase": "Failed"}}, subresource="status")
     await reserve(api, "shared", finished, sentinel)
-    await wait_phase(api, wait_for, "b-sentinel", "Running")
+    await wait_phase(api, "b-sentinel", "Running")
     assert phase(await api.get(PODS, NS, "a-finished")) == "Failed"
 
 
-async def test_deleting_bound_pod_completes_promptly(api, kubelet, wait_for, fetch):
+async def test_deleting_bound_pod_completes_promptly(api, kubelet, fetch):
     await api.create(PODS, NS, pod("doomed"))
-    await wait_phase(api, wait_for, "doomed", "Running")
+    await wait_phase(api, "doomed", "Running")
     await api.delete(PODS, NS, "doomed")
 
     async def gone():
         return await fetch(api, PODS, NS, "doomed") is None
 
-    await wait_for(gone, timeout=2.0, what="the bound pod to be removed")
+    await wait_for(gone, timeout=2.0, message="the bound pod to be removed")

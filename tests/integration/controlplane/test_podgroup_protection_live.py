@@ -1,6 +1,7 @@
 """PodGroup protection: a deleted PodGroup lingers until its pods are terminal or gone."""
 
 import pytest
+from fakeapi.fixtures import wait_for
 from fakeapi.scheduler.client import PODGROUPS, PODS
 from fakeapi.scheduler.controllers.podgroup_protection import (
     PODGROUP_PROTECTION_FINALIZER,
@@ -30,7 +31,7 @@ def podgroup(name):
             "spec": {"schedulingPolicy": {"basic": {}}}}
 
 
-async def test_deleted_podgroup_waits_for_running_members(api, protection, wait_for, fetch):
+async def test_deleted_podgroup_waits_for_running_members(api, protection, fetch):
     created = await api.create(PODGROUPS, NS, podgroup("gang"))
     assert PODGROUP_PROTECTION_FINALIZER in created["metadata"]["finalizers"], "added by admission"
     await api.create(PODGROUPS, NS, podgroup("empty"))
@@ -44,9 +45,9 @@ async def test_deleted_podgroup_waits_for_running_members(api, protection, wait_
     await api.delete(PODGROUPS, NS, "gang")
     await api.delete(PODGROUPS, NS, "empty")
     # The single worker takes keys in order: once "empty" is released, "gang" has been judged.
-    await wait_for(lambda: gone("empty"), what="the empty PodGroup to be released")
+    await wait_for(lambda: gone("empty"), message="the empty PodGroup to be released")
     lingering = await fetch(api, PODGROUPS, NS, "gang")
     assert lingering is not None and lingering["metadata"].get("deletionTimestamp")
 
     await api.patch(PODS, NS, "busy", {"status": {"phase": "Failed"}}, subresource="status")
-    await wait_for(lambda: gone("gang"), what="the PodGroup deletion to finish")
+    await wait_for(lambda: gone("gang"), message="the PodGroup deletion to finish")
