@@ -435,9 +435,8 @@ class Scheduler:
             log.exception("binding %s failed", info.uid)
             status, stage = Status(Code.ERROR, (str(exc),)), "Bind"
         if status.is_success:
-            meta = pod["metadata"]
             self._recorder.event(_as_pod(pod), NORMAL, "Scheduled",
-                                 f"Successfully assigned {meta.get('namespace')}/{meta['name']} to {node_name}")
+                                 f"Successfully assigned {object_key(pod)} to {node_name}")
             self.queue.done(info.uid)
             return
         self.framework.run_unreserve(state, pod, node_name)
