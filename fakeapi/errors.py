@@ -15,6 +15,15 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 
+def success_status(code: int = 200, details: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The ``Status`` body of a success that returns no object (deletes, bindings)."""
+    status: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+                              "code": code}
+    if details:
+        status["details"] = details
+    return status
+
+
 class StatusError(Exception):
     """An API error that renders as a Kubernetes ``Status`` object."""
 

@@ -1,9 +1,10 @@
 """Garbage collection by ownerReferences and namespace finalization (kube-controller-manager's
 ``garbagecollector`` and ``namespace`` controllers), running inside the API server process.
 
-It keeps two indexes fed synchronously by store commits (uid → object, owner uid → dependents)
-and does the work in one asyncio task through the registry's normal write pipeline, so every
-deletion it makes is an ordinary, watchable API write.
+It keeps two indexes fed synchronously by commits (uid → object, owner uid → dependents) and
+does the work in one asyncio task.  It depends on the registry's public read path and write
+pipeline only (nothing in the registry or store knows it), so every deletion it makes is an
+ordinary, watchable API write.
 
 - Background: once an owner is gone, dependents whose owners are all gone are deleted; a
   dependent with another live owner only loses the dangling reference.
@@ -23,10 +24,12 @@ from typing import Any
 
 from fakeapi.errors import StatusError
 from fakeapi.machinery.jsoncopy import deep_copy
+from fakeapi.models.meta import FINALIZER_FOREGROUND, FINALIZER_ORPHAN
 from fakeapi.registry.resource import ResourceType
-from fakeapi.registry.rest import FINALIZER_FOREGROUND, FINALIZER_ORPHAN, Registry, WriteOptions
-from fakeapi.store.eventlog import Event, ObjectKey, StorageKey
-from fakeapi.store.objects import DELETED
+from fakeapi.registry.rest import Registry
+from fakeapi.registry.subresources import finalize_namespace
+from fakeapi.registry.writes import WriteOptions
+from fakeapi.store.eventlog import DELETED, Event, ObjectKey, StorageKey
 
 log = logging.getLogger("fakeapi.gc")
 MANAGER = "generic-garbage-collector"
@@ -48,14 +51,15 @@ class GarbageCollector:
     """Owner-reference GC and namespace cleanup over one registry."""
 
     def __init__(self, registry: Registry) -> None:
-        self.registry = registry
-        self.store = registry.store
+        self.kinds = registry.kinds
+        self.reads = registry.reads
+        self.writes = registry.writes
         self._objects: dict[str, Ref] = {}
         self._dependents: dict[str, set[Ref]] = {}
         self._queue: asyncio.Queue[WorkItem] = asyncio.Queue()
         self._pending: set[WorkItem] = set()
         self._task: asyncio.Task[None] | None = None
-        self.store.add_listener(self._on_event)
+        self.reads.subscribe(self._on_event)
 
     # -- indexes, fed at commit time -------------------------------------------------------------
 
@@ -86,11 +90,11 @@ class GarbageCollector:
             if meta.get("deletionTimestamp") and {FINALIZER_ORPHAN, FINALIZER_FOREGROUND} & set(
                     meta.get("finalizers") or []):
                 self._enqueue(("uid", uid))
-        if event.storage == self.registry.namespaces.storage_key:
+        if event.storage == self.kinds.namespaces.storage_key:
             if event.type != DELETED and (obj.get("metadata") or {}).get("deletionTimestamp"):
                 self._enqueue(("namespace", event.key[1]))
         elif event.type == DELETED and event.key[0]:
-            ns = self.store.get(self.registry.namespaces.storage_key, ("", event.key[0]))
+            ns = self.reads.find(self.kinds.namespaces, "", event.key[0])
             if ns is not None and ns["metadata"].get("deletionTimestamp"):
                 self._enqueue(("namespace", event.key[0]))
 
@@ -125,7 +129,8 @@ class GarbageCollector:
             await asyncio.sleep(0)
 
     def _get(self, ref: Ref) -> dict[str, Any] | None:
-        return self.store.get(*ref)
+        storage, (namespace, name) = ref
+        return self.reads.find(self.kinds.for_storage(storage), namespace, name)
 
     def _live_owner(self, uid: str) -> dict[str, Any] | None:
         ref = self._objects.get(uid)
@@ -184,38 +189,39 @@ class GarbageCollector:
                 self._update(owner, lambda o: _drop_finalizer(o, FINALIZER_FOREGROUND))
 
     def _finalize_namespace(self, name: str) -> None:
-        ns = self.store.get(self.registry.namespaces.storage_key, ("", name))
+        namespaces = self.kinds.namespaces
+        ns = self.reads.find(namespaces, "", name)
         if ns is None or not ns["metadata"].get("deletionTimestamp"):
             return
         remaining = 0
         seen: set[StorageKey] = set()
-        for rt in self.registry.kinds:
+        for rt in self.kinds:
             if not rt.namespaced or rt.storage_key in seen:
                 continue
             seen.add(rt.storage_key)
-            for obj in self.store.items(rt.storage_key, name):
+            for obj in self.reads.items(rt, name):
                 remaining += 1
                 if not obj["metadata"].get("deletionTimestamp"):
                     self._delete(obj, "Background")
         if remaining == 0:
-            self.registry.finalize_namespace(name, [])
+            finalize_namespace(self.writes, namespaces, "", name, {"spec": {"finalizers": []}},
+                               WriteOptions(manager=MANAGER))
 
     # -- writes through the registry ---------------------------------------------------------------
 
     def _resource(self, obj: dict[str, Any]) -> tuple[ResourceType, ObjectKey]:
         ref = self._objects[_uid(obj)]
-        return self.registry.for_storage(ref[0]), ref[1]
+        return self.kinds.for_storage(ref[0]), ref[1]
 
     def _delete(self, obj: dict[str, Any], policy: str) -> None:
         rt, (ns, name) = self._resource(obj)
-        self.registry.delete(rt, ns, name, {"propagationPolicy": policy,
-                                            "preconditions": {"uid": _uid(obj)}})
+        self.writes.delete(rt, ns, name, {"propagationPolicy": policy, "preconditions": {"uid": _uid(obj)}})
 
     def _update(self, obj: dict[str, Any], mutate: Callable[[dict[str, Any]], None]) -> None:
         rt, (ns, name) = self._resource(obj)
         new = deep_copy(obj)
         mutate(new)
-        self.registry.update(rt, ns, name, new, WriteOptions(manager=MANAGER, field_validation="Ignore"))
+        self.writes.update(rt, ns, name, new, WriteOptions(manager=MANAGER, field_validation="Ignore"))
 
 
 def _ref_uid(ref: dict[str, Any]) -> str:

@@ -8,6 +8,11 @@ from fakeapi.models.base import ATOMIC, SET, Int64, KubeModel, Time, list_map, o
 
 OPENAPI_PACKAGE = "io.k8s.apimachinery.pkg.apis.meta.v1"
 
+# The finalizers DeleteOptions.propagationPolicy adds (metav1.FinalizerOrphanDependents,
+# metav1.FinalizerDeleteDependents); the garbage collector removes them.
+FINALIZER_ORPHAN = "orphan"
+FINALIZER_FOREGROUND = "foregroundDeletion"
+
 
 class OwnerReference(KubeModel):
     """Identifies an owning object; dependents are garbage collected once every owner is gone."""

@@ -1,7 +1,9 @@
-"""Every served kind, declared once.  Adding a kind is adding one ``ResourceType`` here.
+"""Every served kind, declared once.  Adding a kind is adding one ``ResourceType`` here (and its
+model and strategy beside the others).
 
 Models and strategies come from ``fakeapi.models`` / ``fakeapi.validation`` by
-(group, version, kind), so this table stays about identity, scope, selectors and columns.
+(group, version, kind), so this table stays about identity, scope, subresources, selectors and
+columns.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from fakeapi.registry.printers import (
     path,
 )
 from fakeapi.registry.resource import FieldGetter, ResourceType
+from fakeapi.registry.subresources import BINDING, FINALIZE, STATUS
 from fakeapi.validation import STRATEGIES
 from fakeapi.validation.strategy import Strategy
 
@@ -51,13 +54,13 @@ EVENT_FIELDS: dict[str, FieldGetter] = {
 
 KINDS: tuple[ResourceType, ...] = (
     _kind("", "v1", "Namespace", "namespaces", namespaced=False, short_names=("ns",),
-          subresources=frozenset({"status", "finalize"}), tracks_generation=False, returns_deleted_object=True,
+          subresources=(STATUS, FINALIZE), tracks_generation=False, returns_deleted_object=True,
           field_selectors={"status.phase": path("status", "phase")}, columns=NAMESPACE_COLUMNS),
     _kind("", "v1", "Node", "nodes", namespaced=False, short_names=("no",),
-          subresources=frozenset({"status"}), tracks_generation=False,
+          subresources=(STATUS,), tracks_generation=False,
           field_selectors={"spec.unschedulable": path("spec", "unschedulable")}, columns=NODE_COLUMNS),
     _kind("", "v1", "Pod", "pods", namespaced=True, short_names=("po",), categories=("all",),
-          subresources=frozenset({"status", "binding"}), tracks_generation=False, returns_deleted_object=True,
+          subresources=(STATUS, BINDING), tracks_generation=False, returns_deleted_object=True,
           field_selectors=POD_FIELDS, columns=POD_COLUMNS),
     _kind("", "v1", "Event", "events", namespaced=True, short_names=("ev",), tracks_generation=False,
           field_selectors=EVENT_FIELDS,
@@ -66,7 +69,7 @@ KINDS: tuple[ResourceType, ...] = (
           columns=CONFIGMAP_COLUMNS),
     _kind("resource.k8s.io", "v1", "DeviceClass", "deviceclasses", namespaced=False, returns_deleted_object=True),
     _kind("resource.k8s.io", "v1", "ResourceClaim", "resourceclaims", namespaced=True,
-          subresources=frozenset({"status"}), returns_deleted_object=True, columns=CLAIM_COLUMNS),
+          subresources=(STATUS,), returns_deleted_object=True, columns=CLAIM_COLUMNS),
     _kind("resource.k8s.io", "v1", "ResourceClaimTemplate", "resourceclaimtemplates", namespaced=True,
           returns_deleted_object=True),
     _kind("resource.k8s.io", "v1", "ResourceSlice", "resourceslices", namespaced=False, returns_deleted_object=True,
@@ -74,9 +77,9 @@ KINDS: tuple[ResourceType, ...] = (
                            "spec.pool.name": path("spec", "pool", "name")},
           columns=SLICE_COLUMNS),
     _kind("resource.k8s.io", "v1", "DeviceTaintRule", "devicetaintrules", namespaced=False,
-          subresources=frozenset({"status"})),
+          subresources=(STATUS,)),
     _kind("scheduling.k8s.io", "v1beta1", "Workload", "workloads", namespaced=True, separate_storage=True),
     _kind("scheduling.k8s.io", "v1beta1", "PodGroup", "podgroups", namespaced=True,
-          subresources=frozenset({"status"})),
+          subresources=(STATUS,)),
     _kind("scheduling.k8s.io", "v1alpha1", "Workload", "workloads", namespaced=True, separate_storage=True),
 )

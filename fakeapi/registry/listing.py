@@ -1,7 +1,5 @@
-"""List and watch semantics: ListOptions validation, selectors, resourceVersion rules, chunking.
-
-Pure over the store: builds list bodies and opens watchers; the HTTP layer only streams.
-"""
+"""ListOptions: parsing and validation as upstream does, and the selector predicate lists and
+watches filter by.  Pure; :mod:`.reads` applies them to the store."""
 
 from __future__ import annotations
 
@@ -9,10 +7,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
-from fakeapi.errors import BadRequest, Expired, FieldError, Timeout, invalid, invalid_object, not_supported
+from fakeapi.errors import BadRequest, FieldError, invalid, invalid_object, not_supported
 from fakeapi.machinery.selectors import (
+    EVERYTHING,
     FieldSelector,
     LabelSelector,
     SelectorError,
@@ -20,19 +17,16 @@ from fakeapi.machinery.selectors import (
     parse_label_selector,
 )
 from fakeapi.registry.resource import ResourceType
-from fakeapi.store.objects import ObjectStore
-from fakeapi.store.pagination import ContinueToken
-from fakeapi.store.watch import Watcher, WatchFilter
 
-INITIAL_EVENTS_END = "k8s.io/initial-events-end"
-# How long a read "not older than" a future resourceVersion waits before 504 (upstream: 3 s).
-RV_WAIT_SECONDS = 3.0
+ALL_FIELDS = FieldSelector()
 
 
 @dataclass(frozen=True)
 class ListOptions:
-    label_selector: LabelSelector
-    field_selector: FieldSelector
+    """A list or watch request's options; the defaults list everything at the latest revision."""
+
+    label_selector: LabelSelector = EVERYTHING
+    field_selector: FieldSelector = ALL_FIELDS
     resource_version: str = ""
     resource_version_match: str = ""
     limit: int = 0
@@ -130,6 +124,7 @@ def _getter(rt: ResourceType, obj: dict[str, Any]) -> Callable[[str], str | None
 
 
 def make_predicate(rt: ResourceType, opts: ListOptions) -> Callable[[dict[str, Any]], bool] | None:
+    """The label and field selectors as one object predicate; None when they select everything."""
     if not opts.has_selectors:
         return None
     labels, fields = opts.label_selector, opts.field_selector
@@ -140,95 +135,3 @@ def make_predicate(rt: ResourceType, opts: ListOptions) -> Callable[[dict[str, A
         return fields.empty or fields.matches(_getter(rt, obj))
 
     return predicate
-
-
-def _too_large(rv: int, current: int) -> Timeout:
-    return Timeout(f"Too large resource version: {rv}, current: {current}",
-                   details={"causes": [{"reason": "ResourceVersionTooLarge",
-                                        "message": "Too large resource version"}],
-                            "retryAfterSeconds": 1})
-
-
-async def _wait_not_older_than(store: ObjectStore, rv: int) -> None:
-    if rv > store.rv and not await store.wait_for_rv(rv, RV_WAIT_SECONDS):
-        raise _too_large(rv, store.rv)
-
-
-async def list_objects(store: ObjectStore, rt: ResourceType, namespace: str | None,
-                       opts: ListOptions) -> dict[str, Any]:
-    """The ``{Kind}List`` body for a list request."""
-    storage = rt.storage_key
-    start_after: tuple[str, str] | None = None
-    if opts.continue_:
-        token = ContinueToken.decode(opts.continue_)
-        if token.rv < store.log.compacted_rv:
-            inconsistent = ContinueToken(store.rv, token.start_after).encode()
-            raise Expired("The provided continue parameter is too old to display a consistent list result. "
-                          "You can start a new list without the continue parameter, or use the continue "
-                          "token in this response to retrieve the remainder of the results. Continuing with "
-                          "the provided token results in an inconsistent list - objects that were created, "
-                          "modified, or deleted between the time the first chunk was returned and now may "
-                          "show up in the list.", metadata={"continue": inconsistent})
-        list_rv, start_after = token.rv, token.start_after
-    else:
-        rv = int(opts.resource_version) if opts.resource_version else 0
-        exact = opts.resource_version_match == "Exact" or (
-            rv > 0 and opts.limit > 0 and not opts.resource_version_match)
-        if rv > 0:
-            await _wait_not_older_than(store, rv)
-        list_rv = rv if exact else store.rv
-    if list_rv == store.rv:
-        items_all = store.items(storage, namespace)
-    else:
-        snap = store.snapshot_at(storage, list_rv)
-        items_all = [snap[k] for k in sorted(snap) if namespace is None or k[0] == namespace]
-    if start_after is not None:
-        items_all = [o for o in items_all if _key(o) > start_after]
-    predicate = make_predicate(rt, opts)
-    if predicate is not None:
-        items_all = [o for o in items_all if predicate(o)]
-    meta: dict[str, Any] = {"resourceVersion": str(list_rv)}
-    items = items_all
-    if opts.limit and len(items_all) > opts.limit:
-        items = items_all[:opts.limit]
-        meta["continue"] = ContinueToken(list_rv, _key(items[-1])).encode()
-        if predicate is None:
-            meta["remainingItemCount"] = len(items_all) - opts.limit
-    return {"kind": f"{rt.kind}List", "apiVersion": rt.api_version, "metadata": meta, "items": items}
-
-
-def _key(obj: dict[str, Any]) -> tuple[str, str]:
-    meta = obj.get("metadata") or {}
-    return (meta.get("namespace") or "", meta.get("name") or "")
-
-
-def bookmark_line(rt: ResourceType, rv: int, initial_events_end: bool = False) -> dict[str, Any]:
-    meta: dict[str, Any] = {"resourceVersion": str(rv)}
-    if initial_events_end:
-        meta["annotations"] = {INITIAL_EVENTS_END: "true"}
-    return {"type": "BOOKMARK", "object": {"kind": rt.kind, "apiVersion": rt.api_version, "metadata": meta}}
-
-
-async def open_watch(store: ObjectStore, rt: ResourceType, namespace: str | None,
-                     opts: ListOptions) -> Watcher:
-    """Open a watcher per the resourceVersion rules.
-
-    Streaming lists (sendInitialEvents) get the current objects as ADDED, then the
-    ``initial-events-end`` bookmark at the revision they reflect, then live events.
-    """
-    flt = WatchFilter(namespace if rt.namespaced else None, make_predicate(rt, opts))
-    storage = rt.storage_key
-    rv_text = opts.resource_version
-    if opts.send_initial_events:
-        if rv_text and rv_text != "0":
-            await _wait_not_older_than(store, int(rv_text))
-        watcher = store.open_watch(storage, flt, since=None, initial=store.items(storage, flt.namespace))
-        watcher.push_line(orjson.dumps(bookmark_line(rt, store.rv, True)) + b"\n")
-        return watcher
-    if not rv_text or rv_text == "0":
-        initial = store.items(storage, flt.namespace) if opts.send_initial_events is not False else []
-        return store.open_watch(storage, flt, since=None, initial=initial)
-    rv = int(rv_text)
-    if rv > store.rv:
-        await _wait_not_older_than(store, rv)
-    return store.open_watch(storage, flt, since=rv)

@@ -1,4 +1,9 @@
-"""Generic ObjectMeta handling shared by every kind: names, uids, timestamps, generations."""
+"""Server-managed object metadata, the same for every kind: identity, namespace binding, uids,
+timestamps, generateName, generation, the fields an update carries over, and the status split.
+
+Validation of what clients set lives in :mod:`fakeapi.validation` (ValidateObjectMeta); this
+module only prepares what the server owns.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,9 @@ import random
 import uuid
 from typing import Any
 
-from fakeapi.errors import FieldError, forbidden, invalid, required
+from fakeapi.errors import BadRequest
+from fakeapi.machinery.jsoncopy import deep_copy
+from fakeapi.registry.resource import ResourceType
 
 # The apiserver's generateName alphabet: no vowels (no accidental words) and no look-alikes.
 NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
@@ -19,6 +26,8 @@ _rng = random.Random()
 # Metadata the server owns; clients can't set them on create.
 SERVER_META = ("uid", "resourceVersion", "creationTimestamp", "deletionTimestamp",
                "deletionGracePeriodSeconds", "generation", "selfLink")
+# What an update keeps from the stored object whatever the client sends.
+CARRIED_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds")
 
 
 def new_uid() -> str:
@@ -29,6 +38,44 @@ def generate_name(prefix: str) -> str:
     """``prefix`` cut to 58 characters plus 5 random characters, as upstream's SimpleNameGenerator."""
     suffix = "".join(_rng.choice(NAME_ALPHABET) for _ in range(GENERATE_NAME_SUFFIX))
     return prefix[:MAX_GENERATED_PREFIX] + suffix
+
+
+def display_name(obj: dict[str, Any]) -> str:
+    """The name an error message uses: the name, else the generateName prefix."""
+    meta = obj.get("metadata") or {}
+    return meta.get("name") or meta.get("generateName", "")
+
+
+def set_identity(rt: ResourceType, obj: dict[str, Any]) -> None:
+    """apiVersion and kind of the served version, first, as every real server prints them."""
+    rest = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind")}
+    obj.clear()
+    obj.update({"apiVersion": rt.api_version, "kind": rt.kind, **rest})
+
+
+def bind_namespace(rt: ResourceType, meta: dict[str, Any], namespace: str) -> None:
+    """The URL's namespace for namespaced kinds (a different one in the body is a 400), none otherwise."""
+    if not rt.namespaced:
+        meta.pop("namespace", None)
+        return
+    body_ns = meta.get("namespace")
+    if body_ns and body_ns != namespace:
+        raise BadRequest("the namespace of the provided object does not match the namespace "
+                         "sent on the request")
+    meta["namespace"] = namespace
+
+
+def carry_over(rt: ResourceType, new_meta: dict[str, Any], old_meta: dict[str, Any]) -> None:
+    """An update keeps the stored name, namespace, uid, timestamps and resourceVersion."""
+    new_meta["name"] = old_meta["name"]
+    if rt.namespaced:
+        new_meta["namespace"] = old_meta["namespace"]
+    for key in CARRIED_META:
+        if key in old_meta:
+            new_meta[key] = old_meta[key]
+        else:
+            new_meta.pop(key, None)
+    new_meta["resourceVersion"] = old_meta["resourceVersion"]
 
 
 def content_without_meta(obj: dict[str, Any]) -> dict[str, Any]:
@@ -49,35 +96,18 @@ def meta_equal_for_noop(new: dict[str, Any], old: dict[str, Any]) -> bool:
     return strip(new) == strip(old)
 
 
-def validate_finalizer_changes(new: dict[str, Any], old: dict[str, Any]) -> list[FieldError]:
-    """No new finalizers may be added once an object is being deleted."""
-    if not (old.get("metadata") or {}).get("deletionTimestamp"):
-        return []
-    old_f = set((old.get("metadata") or {}).get("finalizers") or [])
-    added = [f for f in (new.get("metadata") or {}).get("finalizers") or [] if f not in old_f]
-    if not added:
-        return []
-    listed = ", ".join(f'"{f}"' for f in added)
-    return [forbidden("metadata.finalizers",
-                      f"no new finalizers can be added if the object is being deleted, "
-                      f"found new finalizers []string{{{listed}}}")]
+def keep_status(new: dict[str, Any], old: dict[str, Any]) -> None:
+    """A write of the main resource leaves status as stored."""
+    if "status" in old:
+        new["status"] = old["status"]
+    else:
+        new.pop("status", None)
 
 
-def validate_basic_meta(obj: dict[str, Any]) -> list[FieldError]:
-    """Structural metadata checks every kind shares (the kinds validate name formats)."""
-    meta = obj.get("metadata")
-    errors: list[FieldError] = []
-    if not isinstance(meta, dict):
-        return [required("metadata")]
-    if not meta.get("name") and not meta.get("generateName"):
-        errors.append(required("metadata.name", "name or generateName is required"))
-    for field in ("labels", "annotations"):
-        value = meta.get(field)
-        if value is not None and (not isinstance(value, dict)
-                                  or not all(isinstance(v, str) for v in value.values())):
-            errors.append(invalid(f"metadata.{field}", value, "must be a map of string to string"))
-    finalizers = meta.get("finalizers")
-    if finalizers is not None and (not isinstance(finalizers, list)
-                                   or not all(isinstance(f, str) for f in finalizers)):
-        errors.append(invalid("metadata.finalizers", finalizers, "must be a list of strings"))
-    return errors
+def status_only(new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
+    """A status write changes status only (``ResetObjectMetaForStatus`` keeps old metadata)."""
+    out = {k: v for k, v in old.items() if k != "status"}
+    out["metadata"] = dict(old["metadata"])
+    if "status" in new:
+        out["status"] = new["status"]
+    return deep_copy(out)

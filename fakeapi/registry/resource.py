@@ -1,16 +1,39 @@
-"""The declaration of one served resource: everything the server needs to know about a kind."""
+"""The declaration of one served resource (everything the server needs to know about a kind),
+and the table of all of them that URLs, discovery and the garbage collector look kinds up in."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
 from fakeapi.validation.strategy import Strategy
 
+if TYPE_CHECKING:
+    from fakeapi.registry.writes import WriteOptions, Writer
+
+    # (writer, parent kind, namespace, name, request body, options) -> response body
+    SubresourceHandler = Callable[[Writer, "ResourceType", str, str, dict[str, Any], WriteOptions],
+                                  dict[str, Any]]
+
 FieldGetter = Callable[[dict[str, Any]], "str | None"]
+
+
+@dataclass(frozen=True)
+class Subresource:
+    """One ``.../{name}/{subresource}`` endpoint of a kind.
+
+    ``handler`` serves a subresource with semantics of its own (``pods/binding``,
+    ``namespaces/finalize``); without one the generic pipeline serves it (``status``).
+    """
+
+    name: str
+    verbs: tuple[str, ...]
+    # The body's kind when it is not the parent's (a Binding posted to pods/binding).
+    kind: str = ""
+    handler: SubresourceHandler | None = None
 
 
 @dataclass(frozen=True)
@@ -55,7 +78,7 @@ class ResourceType:
     kind: str
     plural: str
     namespaced: bool
-    subresources: frozenset[str] = frozenset()
+    subresources: tuple[Subresource, ...] = ()
     short_names: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
     model: type[BaseModel] | None = None
@@ -88,7 +111,10 @@ class ResourceType:
 
     @property
     def has_status(self) -> bool:
-        return "status" in self.subresources
+        return self.subresource("status") is not None
+
+    def subresource(self, name: str) -> Subresource | None:
+        return next((s for s in self.subresources if s.name == name), None)
 
     @property
     def storage_key(self) -> tuple[str, str]:
@@ -96,3 +122,40 @@ class ResourceType:
         if self.separate_storage:
             return (self.group, f"{self.plural}@{self.version}")
         return (self.group, self.plural)
+
+
+class KindTable:
+    """Every served kind, looked up by URL coordinates, by (group, plural) or by storage key."""
+
+    def __init__(self, kinds: Iterable[ResourceType]) -> None:
+        self._kinds = tuple(kinds)
+        self._by_gvr = {(k.group, k.version, k.plural): k for k in self._kinds}
+        # The first declared version of a (group, plural) or storage key is the one admission
+        # lookups, GC and namespace cleanup use.
+        self._by_plural: dict[tuple[str, str], ResourceType] = {}
+        self._by_storage: dict[tuple[str, str], ResourceType] = {}
+        for k in self._kinds:
+            self._by_plural.setdefault((k.group, k.plural), k)
+            self._by_storage.setdefault(k.storage_key, k)
+        self.namespaces = self._by_gvr[("", "v1", "namespaces")]
+
+    def __iter__(self) -> Iterator[ResourceType]:
+        return iter(self._kinds)
+
+    def resource(self, group: str, version: str, plural: str) -> ResourceType | None:
+        return self._by_gvr.get((group, version, plural))
+
+    def by_plural(self, group: str, plural: str) -> ResourceType | None:
+        return self._by_plural.get((group, plural))
+
+    def for_storage(self, storage: tuple[str, str]) -> ResourceType:
+        return self._by_storage[storage]
+
+    def group_versions(self) -> dict[str, list[str]]:
+        """group -> served versions, preferred first (declaration order)."""
+        out: dict[str, list[str]] = {}
+        for k in self._kinds:
+            versions = out.setdefault(k.group, [])
+            if k.version not in versions:
+                versions.append(k.version)
+        return out

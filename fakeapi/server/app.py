@@ -12,6 +12,7 @@ from fakeapi.errors import MethodNotAllowed, NotFound, StatusError
 from fakeapi.gc import GarbageCollector
 from fakeapi.registry.kinds import KINDS
 from fakeapi.registry.rest import Registry
+from fakeapi.registry.writes import WriteOptions
 from fakeapi.server import discovery
 from fakeapi.server.handlers import MAX_BODY, handle_resource, json_response
 from fakeapi.server.openapi import OpenAPICache
@@ -126,7 +127,7 @@ async def _run_gc(app: web.Application) -> AsyncIterator[None]:
 
 
 async def _close_watches(app: web.Application) -> None:
-    app[REGISTRY].store.hub.close_all()
+    app[REGISTRY].reads.close_all_watches()
 
 
 def create_app(options: ServerOptions | None = None) -> web.Application:
@@ -148,8 +149,6 @@ def create_app(options: ServerOptions | None = None) -> web.Application:
 
 def _bootstrap(registry: Registry) -> None:
     """The namespaces a fresh cluster has."""
-    from fakeapi.registry.rest import WriteOptions
-
     for name in ("default", "kube-system", "kube-public", "kube-node-lease"):
-        registry.create(registry.namespaces, "", {"metadata": {"name": name}},
-                        WriteOptions(manager="fakeapi"))
+        registry.writes.create(registry.kinds.namespaces, "", {"metadata": {"name": name}},
+                               WriteOptions(manager="fakeapi"))

@@ -11,7 +11,6 @@ from fakeapi.config import KUBERNETES_VERSION
 from fakeapi.registry.rest import Registry
 
 VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
-SUBRESOURCE_VERBS = {"status": ["get", "patch", "update"], "binding": ["create"], "finalize": ["update"]}
 
 
 def api_versions() -> dict[str, Any]:
@@ -25,12 +24,12 @@ def _group(name: str, versions: list[str]) -> dict[str, Any]:
 
 
 def api_group_list(registry: Registry) -> dict[str, Any]:
-    groups = [_group(g, vs) for g, vs in registry.group_versions().items() if g]
+    groups = [_group(g, vs) for g, vs in registry.kinds.group_versions().items() if g]
     return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
 
 
 def api_group(registry: Registry, group: str) -> dict[str, Any] | None:
-    versions = registry.group_versions().get(group)
+    versions = registry.kinds.group_versions().get(group)
     if not group or not versions:
         return None
     return {"kind": "APIGroup", "apiVersion": "v1", **_group(group, versions)}
@@ -49,10 +48,9 @@ def api_resource_list(registry: Registry, group: str, version: str) -> dict[str,
         if k.categories:
             entry["categories"] = list(k.categories)
         resources.append(entry)
-        for sub in sorted(k.subresources):
-            sub_kind = "Binding" if sub == "binding" else k.kind
-            resources.append({"name": f"{k.plural}/{sub}", "singularName": "", "namespaced": k.namespaced,
-                              "kind": sub_kind, "verbs": SUBRESOURCE_VERBS.get(sub, ["get"])})
+        for sub in sorted(k.subresources, key=lambda s: s.name):
+            resources.append({"name": f"{k.plural}/{sub.name}", "singularName": "", "namespaced": k.namespaced,
+                              "kind": sub.kind or k.kind, "verbs": list(sub.verbs)})
     gv = f"{group}/{version}" if group else version
     return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}
 

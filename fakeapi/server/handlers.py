@@ -1,6 +1,7 @@
 """REST handlers: parse the HTTP request, call the registry, serialize the answer.
 
-Nothing here decides semantics; that lives in ``fakeapi.registry`` (writes, lists, watches).
+Nothing here decides semantics; that lives in ``fakeapi.registry``: reads (get, list, watch)
+and writes (the pipeline, and the subresource handlers a kind declares).
 """
 
 from __future__ import annotations
@@ -20,10 +21,13 @@ from fakeapi.errors import (
     UnsupportedMediaType,
     invalid_object,
     not_supported,
+    success_status,
     too_long,
 )
 from fakeapi.registry import listing
-from fakeapi.registry.rest import PATCH_TYPES, Registry, WriteOptions
+from fakeapi.registry.patching import PATCH_TYPES
+from fakeapi.registry.rest import Registry
+from fakeapi.registry.writes import WriteOptions
 from fakeapi.server import protobuf, tables
 from fakeapi.server.routes import Target, resolve
 from fakeapi.server.state import REGISTRY
@@ -31,6 +35,8 @@ from fakeapi.server.watch_stream import stream_watch
 
 MAX_BODY = 3 * 1024 * 1024  # upstream's request body limit
 FIELD_VALIDATION = ("Ignore", "Warn", "Strict")
+# The HTTP method of each verb a subresource may declare.
+VERB_METHODS = {"get": "GET", "create": "POST", "update": "PUT", "patch": "PATCH"}
 
 
 def json_response(body: Any, status: int = 200, warnings: list[str] | None = None) -> web.Response:
@@ -41,14 +47,6 @@ def json_response(body: Any, status: int = 200, warnings: list[str] | None = Non
 
 def _escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"')
-
-
-def success_status(code: int = 200, details: dict[str, Any] | None = None) -> dict[str, Any]:
-    status: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
-                              "code": code}
-    if details:
-        status["details"] = details
-    return status
 
 
 async def read_body(request: web.Request, *, allow_empty: bool = False) -> Any:
@@ -120,14 +118,13 @@ async def handle_resource(request: web.Request, group: str, version: str, tail: 
     registry = request.app[REGISTRY]
     target = resolve(registry, group, version, tail.split("/"))
     method = request.method
+    if target.subresource:
+        return await _subresource(request, registry, target)
     if method == "GET":
         return await _get(request, registry, target)
-    if method == "POST":
-        if target.subresource == "binding":
-            return await _bind(request, registry, target)
-        if target.is_collection:
-            return await _create(request, registry, target)
-    elif method == "PUT" and not target.is_collection:
+    if method == "POST" and target.is_collection:
+        return await _create(request, registry, target)
+    if method == "PUT" and not target.is_collection:
         return await _update(request, registry, target)
     elif method == "PATCH" and not target.is_collection:
         return await _patch(request, registry, target)
@@ -148,14 +145,12 @@ async def _get(request: web.Request, registry: Registry, target: Target) -> web.
                 raise NotAcceptable("only the following media types are accepted: application/json, "
                                     "application/yaml, application/vnd.kubernetes.protobuf")
             return await stream_watch(request, registry, target, opts, tables.wants_table(accept))
-        body = await listing.list_objects(registry.store, rt, target.namespace if rt.namespaced else None, opts)
+        body = await registry.reads.list(rt, target.namespace, opts)
         if tables.wants_table(accept):
             body = tables.to_table(rt, body["items"], body["metadata"],
                                    request.query.get("includeObject", "Metadata"))
         return json_response(body)
-    if target.subresource and target.subresource not in ("status",):
-        raise MethodNotAllowed("the server does not allow this method on the requested resource")
-    obj = registry.get(rt, _namespace(target), target.name or "")
+    obj = registry.reads.get(rt, _namespace(target), target.name or "")
     if tables.wants_table(accept):
         return json_response(tables.to_table(rt, [obj], {"resourceVersion": obj["metadata"]["resourceVersion"]},
                                              request.query.get("includeObject", "Metadata")))
@@ -166,19 +161,15 @@ async def _create(request: web.Request, registry: Registry, target: Target) -> w
     body = await read_body(request)
     _check_type_meta(body, target)
     opts = write_options(request)
-    obj, warnings = registry.create(target.resource, _namespace(target), body, opts)
+    obj, warnings = registry.writes.create(target.resource, _namespace(target), body, opts)
     return json_response(obj, 201, warnings)
 
 
 async def _update(request: web.Request, registry: Registry, target: Target) -> web.Response:
     body = await read_body(request)
-    if target.subresource == "finalize":
-        _check_type_meta(body, target)
-        finalizers = (body.get("spec") or {}).get("finalizers") or []
-        return json_response(registry.finalize_namespace(target.name or "", list(finalizers)))
     _check_type_meta(body, target)
     opts = write_options(request, target.subresource)
-    obj, warnings = registry.update(target.resource, _namespace(target), target.name or "", body, opts)
+    obj, warnings = registry.writes.update(target.resource, _namespace(target), target.name or "", body, opts)
     return json_response(obj, 200, warnings)
 
 
@@ -191,7 +182,7 @@ async def _patch(request: web.Request, registry: Registry, target: Target) -> we
     if patch_type == "apply":
         _check_type_meta(body, target)
     opts = write_options(request, target.subresource, apply=patch_type == "apply")
-    obj, created, warnings = registry.patch(target.resource, _namespace(target), target.name or "",
+    obj, created, warnings = registry.writes.patch(target.resource, _namespace(target), target.name or "",
                                             patch_type, body, opts)
     return json_response(obj, 201 if created else 200, warnings)
 
@@ -221,7 +212,7 @@ async def _delete_options(request: web.Request) -> tuple[dict[str, Any], bool]:
 async def _delete(request: web.Request, registry: Registry, target: Target) -> web.Response:
     options, dry_run = await _delete_options(request)
     rt = target.resource
-    obj, gone = registry.delete(rt, _namespace(target), target.name or "", options, dry_run)
+    obj, gone = registry.writes.delete(rt, _namespace(target), target.name or "", options, dry_run)
     if not gone or rt.returns_deleted_object:
         return json_response(obj)
     details: dict[str, Any] = {"name": target.name, "kind": rt.plural, "uid": obj["metadata"]["uid"]}
@@ -234,22 +225,33 @@ async def _delete_collection(request: web.Request, registry: Registry, target: T
     rt = target.resource
     list_opts = listing.parse_list_options(request.query, rt)
     options, dry_run = await _delete_options(request)
-    body = await listing.list_objects(registry.store, rt, target.namespace if rt.namespaced else None, list_opts)
+    body = await registry.reads.list(rt, target.namespace, list_opts)
     deleted = []
     for obj in body["items"]:
         meta = obj["metadata"]
         try:
-            deleted.append(registry.delete(rt, meta.get("namespace", ""), meta["name"], options, dry_run)[0])
+            deleted.append(registry.writes.delete(rt, meta.get("namespace", ""), meta["name"], options, dry_run)[0])
         except StatusError as exc:
             if exc.code != 404:
                 raise
     return json_response({"kind": f"{rt.kind}List", "apiVersion": rt.api_version,
-                          "metadata": {"resourceVersion": str(registry.store.rv)}, "items": deleted})
+                          "metadata": {"resourceVersion": str(registry.reads.resource_version)},
+                          "items": deleted})
 
 
-async def _bind(request: web.Request, registry: Registry, target: Target) -> web.Response:
+async def _subresource(request: web.Request, registry: Registry, target: Target) -> web.StreamResponse:
+    """A subresource answers the verbs it declares: through its own handler, or (status) as the
+    generic pipeline's read and write of the object."""
+    sub = target.resource.subresource(target.subresource)
+    assert sub is not None  # resolve() only returns declared subresources
+    method = request.method
+    if method not in {VERB_METHODS[verb] for verb in sub.verbs}:
+        raise MethodNotAllowed("the server does not allow this method on the requested resource")
+    if sub.handler is None:
+        handler = {"GET": _get, "PUT": _update, "PATCH": _patch}[method]
+        return await handler(request, registry, target)
     body = await read_body(request)
-    _check_type_meta(body, target, kind="Binding")
-    opts = write_options(request, "binding")
-    registry.bind(target.resource, _namespace(target), target.name or "", body, opts.dry_run)
-    return json_response(success_status(201), 201)
+    _check_type_meta(body, target, kind=sub.kind or None)
+    opts = write_options(request, sub.name)
+    answer = sub.handler(registry.writes, target.resource, _namespace(target), target.name or "", body, opts)
+    return json_response(answer, 201 if method == "POST" else 200)

@@ -140,7 +140,7 @@ class OpenAPICache:
 
     def root(self) -> dict[str, Any]:
         paths: dict[str, Any] = {}
-        for group, versions in self.registry.group_versions().items():
+        for group, versions in self.registry.kinds.group_versions().items():
             for version in versions:
                 doc = self.document(group, version)
                 assert doc is not None

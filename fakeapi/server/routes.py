@@ -41,20 +41,20 @@ def resolve(registry: Registry, group: str, version: str, segments: list[str]) -
         raise _not_found()
 
     def lookup(plural: str) -> ResourceType:
-        rt = registry.resource(group, version, plural)
+        rt = registry.kinds.resource(group, version, plural)
         if rt is None:
             raise _not_found()
         return rt
 
     if segs[0] == "namespaces" and len(segs) >= 3:
-        rt = registry.resource(group, version, segs[2])
+        rt = registry.kinds.resource(group, version, segs[2])
         if rt is not None and rt.namespaced:
             ns = segs[1]
             if len(segs) == 3:
                 return Target(rt, ns)
             if len(segs) == 4:
                 return Target(rt, ns, segs[3])
-            if len(segs) == 5 and segs[4] in rt.subresources:
+            if len(segs) == 5 and rt.subresource(segs[4]) is not None:
                 return Target(rt, ns, segs[3], segs[4])
             raise _not_found()
     rt = lookup(segs[0])
@@ -64,6 +64,6 @@ def resolve(registry: Registry, group: str, version: str, segments: list[str]) -
         raise _not_found()
     if len(segs) == 2:
         return Target(rt, None, segs[1])
-    if len(segs) == 3 and segs[2] in rt.subresources:
+    if len(segs) == 3 and rt.subresource(segs[2]) is not None:
         return Target(rt, None, segs[1], segs[2])
     raise _not_found()

@@ -33,13 +33,13 @@ def _as_table_line(target: Target, line: bytes, first: bool) -> bytes:
 async def stream_watch(request: web.Request, registry: Registry, target: Target,
                        opts: listing.ListOptions, as_table: bool) -> web.StreamResponse:
     rt = target.resource
-    store = registry.store
+    reads = registry.reads
     options = request.app[OPTIONS]
     response = web.StreamResponse(status=200, headers={"Content-Type": "application/json",
                                                        "Cache-Control": "no-cache, private"})
     response.enable_chunked_encoding()
     try:
-        watcher = await listing.open_watch(store, rt, target.namespace if rt.namespaced else None, opts)
+        watcher = await reads.watch(rt, target.namespace, opts)
     except Expired as exc:
         # Upstream answers 200 and reports the expired resourceVersion inside the stream.
         await response.prepare(request)
@@ -73,12 +73,12 @@ async def stream_watch(request: web.Request, registry: Registry, target: Target,
             if deadline is not None and now >= deadline:
                 break
             if opts.allow_bookmarks and now >= next_bookmark and not lines:
-                await response.write(orjson.dumps(listing.bookmark_line(rt, store.rv)) + b"\n")
+                await response.write(orjson.dumps(reads.bookmark(rt)) + b"\n")
                 next_bookmark = now + options.bookmark_interval
         await response.write_eof()
     except ConnectionResetError:
         pass  # the client went away: an ordinary end of a watch
     finally:
-        store.close_watch(rt.storage_key, watcher)
+        reads.close_watch(rt, watcher)
     return response
 

@@ -17,6 +17,9 @@ import orjson
 
 from fakeapi.errors import Expired
 
+# Watch event types, as the wire spells them.
+ADDED, MODIFIED, DELETED = "ADDED", "MODIFIED", "DELETED"
+
 StorageKey = tuple[str, str]
 ObjectKey = tuple[str, str]  # (namespace, name); namespace "" for cluster-scoped
 

@@ -13,13 +13,12 @@ from typing import Any
 
 import orjson
 
-from fakeapi.store.eventlog import Event, EventLog, ObjectKey, StorageKey
+from fakeapi.store.eventlog import ADDED, DELETED, Event, EventLog, ObjectKey, StorageKey
 from fakeapi.store.watch import Watcher, WatchFilter, WatchHub
-
-ADDED, MODIFIED, DELETED = "ADDED", "MODIFIED", "DELETED"
 
 
 def object_key(obj: dict[str, Any]) -> ObjectKey:
+    """(namespace, name) of an object: its key in storage, list order and continue tokens."""
     meta = obj.get("metadata") or {}
     return (meta.get("namespace") or "", meta.get("name") or "")
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from fakeapi.store.eventlog import Event
+from fakeapi.store.eventlog import ADDED, DELETED, Event
 
 Filter = Callable[[dict[str, Any]], bool]
 
@@ -76,16 +76,16 @@ class Watcher:
         flt = self.filter
         if flt.namespace is None and flt.predicate is None:
             return event.line()
-        if event.type == "DELETED":
+        if event.type == DELETED:
             return event.line() if flt.matches(event.obj) else None
         now = flt.matches(event.obj)
         before = flt.matches(event.prev)
-        if now and (before or event.type == "ADDED"):
+        if now and (before or event.type == ADDED):
             return event.line()
         if now:
-            return orjson.dumps({"type": "ADDED", "object": event.obj}) + b"\n"
+            return orjson.dumps({"type": ADDED, "object": event.obj}) + b"\n"
         if before and event.prev is not None:
-            return orjson.dumps({"type": "DELETED", "object": _with_rv(event.prev, event.rv)}) + b"\n"
+            return orjson.dumps({"type": DELETED, "object": _with_rv(event.prev, event.rv)}) + b"\n"
         return None
 
     def push_line(self, line: bytes) -> None:

@@ -111,9 +111,17 @@ def _owner_reference(ref: dict[str, Any], path: str) -> list[FieldError]:
 
 def validate_object_meta_update(new: dict[str, Any] | None, old: dict[str, Any] | None,
                                 path: str = "metadata") -> list[FieldError]:
-    """Name, namespace, uid and creationTimestamp never change."""
+    """``ValidateObjectMetaUpdate``: name, namespace, uid and creationTimestamp never change, and
+    no finalizer may be added once the object is being deleted."""
     new, old = new or {}, old or {}
     errs: list[FieldError] = []
+    if old.get("deletionTimestamp"):
+        known = set(old.get("finalizers") or [])
+        added = [f for f in new.get("finalizers") or [] if f not in known]
+        if added:
+            listed = ", ".join(f'"{f}"' for f in added)
+            errs.append(forbidden(f"{path}.finalizers", "no new finalizers can be added if the object is being "
+                                                        f"deleted, found new finalizers []string{{{listed}}}"))
     for key in ("name", "namespace", "uid", "creationTimestamp"):
         if key in old and new.get(key) != old.get(key):
             errs += immutable(new.get(key), old.get(key), f"{path}.{key}")

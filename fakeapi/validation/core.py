@@ -8,17 +8,16 @@ tolerations additions and scheduling-gate removals are the mutable bits, as upst
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
-from fakeapi.errors import FieldError, duplicate, forbidden, invalid, not_supported, required
+from fakeapi.errors import FieldError, Forbidden, duplicate, forbidden, invalid, not_supported, required, status_details
 from fakeapi.validation import names
 from fakeapi.validation.common import (
     get,
     immutable,
     validate_labels,
     validate_list,
-    validate_object_meta,
-    validate_object_meta_update,
 )
 from fakeapi.validation.strategy import AdmissionContext, Strategy
 
@@ -26,6 +25,8 @@ _SELECTOR_OPS = ["DoesNotExist", "Exists", "Gt", "In", "Lt", "NotIn"]
 _TOLERATION_EFFECTS = ["NoExecute", "NoSchedule", "PreferNoSchedule"]
 _RESTART_POLICIES = ["Always", "Never", "OnFailure"]
 _DNS_POLICIES = ["ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"]
+# The NamespaceLifecycle admission plugin refuses to delete these.
+IMMORTAL_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
 _CONFIG_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
 POD_UPDATE_FORBIDDEN = (
     "pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,"
@@ -274,18 +275,25 @@ class PodStrategy(Strategy):
         default_pod(obj)
 
     def validate(self, obj: dict[str, Any], ctx: AdmissionContext) -> list[FieldError]:
-        errs = validate_object_meta(obj.get("metadata"), "metadata", namespaced=True,
-                                    name_check=names.dns1123_subdomain)
-        return errs + validate_pod_spec(obj.get("spec") or {})
+        return validate_pod_spec(obj.get("spec") or {})
 
     def validate_update(self, new: dict[str, Any], old: dict[str, Any],
                         ctx: AdmissionContext) -> list[FieldError]:
-        return self.validate(new, ctx) + validate_object_meta_update(new.get("metadata"), old.get("metadata")) + \
-            validate_pod_update(new, old)
+        return self.validate(new, ctx) + validate_pod_update(new, old)
 
     def validate_status_update(self, new: dict[str, Any], old: dict[str, Any],
                                ctx: AdmissionContext) -> list[FieldError]:
-        return validate_object_meta_update(new.get("metadata"), old.get("metadata")) + validate_pod_status(new)
+        return validate_pod_status(new)
+
+    def grace_period(self, obj: dict[str, Any], options: Mapping[str, Any]) -> int:
+        # Only bound, running pods linger for the kubelet; everything else goes at once.
+        spec, status = obj.get("spec") or {}, obj.get("status") or {}
+        if not spec.get("nodeName") or status.get("phase") in ("Succeeded", "Failed"):
+            return 0
+        grace = options.get("gracePeriodSeconds")
+        if grace is None:
+            grace = spec.get("terminationGracePeriodSeconds", 30)
+        return max(int(grace), 0)
 
 
 # --- node, namespace, event, configmap -----------------------------------------------------
@@ -302,7 +310,9 @@ def _taint(taint: dict[str, Any], path: str) -> list[FieldError]:
 
 
 class NodeStrategy(Strategy):
-    """Nodes: allocatable defaults to capacity; taints unique by key and effect."""
+    """Nodes: status settable on create, allocatable defaults to capacity; taints unique by key and effect."""
+
+    keeps_status_on_create = True
 
     def default(self, obj: dict[str, Any], ctx: AdmissionContext) -> None:
         status = obj.get("status")
@@ -310,22 +320,16 @@ class NodeStrategy(Strategy):
             status["allocatable"] = dict(status["capacity"])
 
     def validate(self, obj: dict[str, Any], ctx: AdmissionContext) -> list[FieldError]:
-        errs = validate_object_meta(obj.get("metadata"), "metadata", namespaced=False,
-                                    name_check=names.dns1123_subdomain)
-        return errs + validate_list(get(obj, "spec", "taints"), "spec.taints", -1, _taint,
-                                    key=lambda t: f"{t.get('key')}:{t.get('effect')}")
-
-    def validate_update(self, new: dict[str, Any], old: dict[str, Any],
-                        ctx: AdmissionContext) -> list[FieldError]:
-        return self.validate(new, ctx) + validate_object_meta_update(new.get("metadata"), old.get("metadata"))
-
-    def validate_status_update(self, new: dict[str, Any], old: dict[str, Any],
-                               ctx: AdmissionContext) -> list[FieldError]:
-        return validate_object_meta_update(new.get("metadata"), old.get("metadata"))
+        return validate_list(get(obj, "spec", "taints"), "spec.taints", -1, _taint,
+                             key=lambda t: f"{t.get('key')}:{t.get('effect')}")
 
 
 class NamespaceStrategy(Strategy):
-    """Namespaces: DNS-label names, the ``kubernetes`` finalizer, phase Active."""
+    """Namespaces: DNS-label names, the ``kubernetes`` finalizer, phase Active; deletion turns them
+    Terminating until ``spec.finalizers`` is emptied (``namespaces/{name}/finalize``)."""
+
+    def validate_name(self, name: str) -> list[str]:
+        return names.dns1123_label(name)
 
     def default(self, obj: dict[str, Any], ctx: AdmissionContext) -> None:
         if ctx.operation == "CREATE":
@@ -336,21 +340,24 @@ class NamespaceStrategy(Strategy):
             # The NamespaceDefaultLabelName gate (GA) stamps the name label on every namespace.
             labels["kubernetes.io/metadata.name"] = obj["metadata"]["name"]
 
-    def validate(self, obj: dict[str, Any], ctx: AdmissionContext) -> list[FieldError]:
-        return validate_object_meta(obj.get("metadata"), "metadata", namespaced=False,
-                                    name_check=names.dns1123_label)
+    def admit_delete(self, obj: dict[str, Any]) -> None:
+        name = obj["metadata"]["name"]
+        if name in IMMORTAL_NAMESPACES:
+            raise Forbidden(f'namespaces "{name}" is forbidden: this namespace may not be deleted',
+                            details=status_details("namespaces", "", name))
 
-    def validate_update(self, new: dict[str, Any], old: dict[str, Any],
-                        ctx: AdmissionContext) -> list[FieldError]:
-        return self.validate(new, ctx) + validate_object_meta_update(new.get("metadata"), old.get("metadata"))
+    def prepare_delete(self, obj: dict[str, Any]) -> None:
+        obj.setdefault("status", {})["phase"] = "Terminating"
+
+    def finalized(self, obj: dict[str, Any]) -> bool:
+        return not get(obj, "spec", "finalizers")
 
 
 class EventStrategy(Strategy):
     """core/v1 Events: the involved object must be named."""
 
     def validate(self, obj: dict[str, Any], ctx: AdmissionContext) -> list[FieldError]:
-        errs = validate_object_meta(obj.get("metadata"), "metadata", namespaced=True,
-                                    name_check=names.dns1123_subdomain)
+        errs: list[FieldError] = []
         involved = obj.get("involvedObject") or {}
         if not involved.get("name") and not involved.get("kind"):
             errs.append(required("involvedObject"))
@@ -364,8 +371,7 @@ class ConfigMapStrategy(Strategy):
     """ConfigMaps: valid keys, no key in both maps, immutable once ``immutable: true``."""
 
     def validate(self, obj: dict[str, Any], ctx: AdmissionContext) -> list[FieldError]:
-        errs = validate_object_meta(obj.get("metadata"), "metadata", namespaced=True,
-                                    name_check=names.dns1123_subdomain)
+        errs: list[FieldError] = []
         data, binary = obj.get("data") or {}, obj.get("binaryData") or {}
         for field_name, values in (("data", data), ("binaryData", binary)):
             for key in values:
@@ -380,7 +386,7 @@ class ConfigMapStrategy(Strategy):
 
     def validate_update(self, new: dict[str, Any], old: dict[str, Any],
                         ctx: AdmissionContext) -> list[FieldError]:
-        errs = self.validate(new, ctx) + validate_object_meta_update(new.get("metadata"), old.get("metadata"))
+        errs = self.validate(new, ctx)
         if old.get("immutable"):
             for key in ("data", "binaryData"):
                 if new.get(key) != old.get(key):

@@ -15,8 +15,6 @@ from fakeapi.validation.common import (
     get,
     immutable,
     validate_list,
-    validate_object_meta,
-    validate_object_meta_update,
 )
 from fakeapi.validation.core import validate_node_selector
 from fakeapi.validation.resource import (
@@ -255,14 +253,11 @@ class ResourceSliceStrategy(Strategy):
         drop_disabled_slice_fields(ensure_spec(new), get(old, "spec"), ctx)
 
     def validate(self, obj: dict[str, Any], ctx: AdmissionContext) -> list[FieldError]:
-        errs = validate_object_meta(obj.get("metadata"), "metadata", namespaced=False,
-                                    name_check=names.dns1123_subdomain)
-        return errs + validate_slice_spec(obj.get("spec") or {})
+        return validate_slice_spec(obj.get("spec") or {})
 
     def validate_update(self, new: dict[str, Any], old: dict[str, Any],
                         ctx: AdmissionContext) -> list[FieldError]:
-        errs = validate_object_meta_update(new.get("metadata"), old.get("metadata"))
-        errs += validate_slice_spec(new.get("spec") or {})
+        errs = validate_slice_spec(new.get("spec") or {})
         errs += immutable(get(new, "spec", "pool", "name"), get(old, "spec", "pool", "name"), "spec.pool.name")
         errs += immutable(get(new, "spec", "driver"), get(old, "spec", "driver"), "spec.driver")
         return errs + immutable(get(new, "spec", "nodeName"), get(old, "spec", "nodeName"), "spec.nodeName")
@@ -275,8 +270,7 @@ class DeviceTaintRuleStrategy(Strategy):
         ensure_spec(obj)
 
     def validate(self, obj: dict[str, Any], ctx: AdmissionContext) -> list[FieldError]:
-        errs = validate_object_meta(obj.get("metadata"), "metadata", namespaced=False,
-                                    name_check=names.dns1123_subdomain)
+        errs: list[FieldError] = []
         selector = get(obj, "spec", "deviceSelector") or {}
         if selector.get("driver") is not None:
             errs += names.driver_name("spec.deviceSelector.driver", selector["driver"])
@@ -285,10 +279,6 @@ class DeviceTaintRuleStrategy(Strategy):
         if selector.get("device") is not None:
             errs += dns_label("spec.deviceSelector.device", selector["device"])
         return errs + _taint(get(obj, "spec", "taint") or {}, "spec.taint")
-
-    def validate_update(self, new: dict[str, Any], old: dict[str, Any],
-                        ctx: AdmissionContext) -> list[FieldError]:
-        return validate_object_meta_update(new.get("metadata"), old.get("metadata")) + self.validate(new, ctx)
 
 
 STRATEGIES: dict[str, Strategy] = {

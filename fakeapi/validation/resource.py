@@ -18,8 +18,6 @@ from fakeapi.validation.common import (
     validate_annotations,
     validate_labels,
     validate_list,
-    validate_object_meta,
-    validate_object_meta_update,
 )
 from fakeapi.validation.core import validate_node_selector
 from fakeapi.validation.strategy import AdmissionContext, Strategy
@@ -403,22 +401,16 @@ class ResourceClaimStrategy(Strategy):
         drop_disabled_claim_fields(ensure_spec(new), get(old, "spec"), ctx)
 
     def validate(self, obj: dict[str, Any], ctx: AdmissionContext) -> list[FieldError]:
-        errs = validate_object_meta(obj.get("metadata"), "metadata", namespaced=True,
-                                    name_check=names.dns1123_subdomain)
-        errs += validate_claim_spec(obj.get("spec"), "spec")
+        errs = validate_claim_spec(obj.get("spec"), "spec")
         return errs + _admin_access_errors(obj.get("spec"), "spec", ctx)
 
     def validate_update(self, new: dict[str, Any], old: dict[str, Any],
                         ctx: AdmissionContext) -> list[FieldError]:
-        errs = validate_object_meta(new.get("metadata"), "metadata", namespaced=True,
-                                    name_check=names.dns1123_subdomain)
-        errs += validate_object_meta_update(new.get("metadata"), old.get("metadata"))
-        return errs + immutable(new.get("spec"), old.get("spec"), "spec")
+        return immutable(new.get("spec"), old.get("spec"), "spec")
 
     def validate_status_update(self, new: dict[str, Any], old: dict[str, Any],
                                ctx: AdmissionContext) -> list[FieldError]:
-        return validate_object_meta_update(new.get("metadata"), old.get("metadata")) + \
-            validate_claim_status_update(new, old)
+        return validate_claim_status_update(new, old)
 
 
 class ResourceClaimTemplateStrategy(Strategy):
@@ -435,17 +427,13 @@ class ResourceClaimTemplateStrategy(Strategy):
         drop_disabled_claim_fields(get(new, "spec", "spec") or {}, get(old, "spec", "spec"), ctx)
 
     def validate(self, obj: dict[str, Any], ctx: AdmissionContext) -> list[FieldError]:
-        errs = validate_object_meta(obj.get("metadata"), "metadata", namespaced=True,
-                                    name_check=names.dns1123_subdomain)
-        template_meta = get(obj, "spec", "metadata") or {}
-        errs += _template_meta(template_meta)
+        errs = _template_meta(get(obj, "spec", "metadata") or {})
         errs += validate_claim_spec(get(obj, "spec", "spec"), "spec.spec")
         return errs + _admin_access_errors(get(obj, "spec", "spec"), "spec.spec", ctx)
 
     def validate_update(self, new: dict[str, Any], old: dict[str, Any],
                         ctx: AdmissionContext) -> list[FieldError]:
-        return validate_object_meta_update(new.get("metadata"), old.get("metadata")) + \
-            immutable(new.get("spec"), old.get("spec"), "spec")
+        return immutable(new.get("spec"), old.get("spec"), "spec")
 
 
 def _template_meta(meta: dict[str, Any]) -> list[FieldError]:
@@ -468,16 +456,14 @@ class DeviceClassStrategy(Strategy):
 
     def validate_update(self, new: dict[str, Any], old: dict[str, Any],
                         ctx: AdmissionContext) -> list[FieldError]:
-        return validate_object_meta_update(new.get("metadata"), old.get("metadata")) + self._validate(new, old)
+        return self._validate(new, old)
 
     @staticmethod
     def _validate(obj: dict[str, Any], old: dict[str, Any] | None) -> list[FieldError]:
-        errs = validate_object_meta(obj.get("metadata"), "metadata", namespaced=False,
-                                    name_check=names.dns1123_subdomain)
         spec = obj.get("spec") or {}
         # Unchanged selectors count as stored expressions: not recompiled (upstream "stored").
         recompile = old is None or get(old, "spec", "selectors") != spec.get("selectors")
-        errs += _selectors(spec.get("selectors"), "spec.selectors", recompile)
+        errs = _selectors(spec.get("selectors"), "spec.selectors", recompile)
         errs += validate_list(spec.get("config"), "spec.config", CONFIG_MAX, _opaque)
         return errs
 

@@ -16,8 +16,6 @@ from fakeapi.validation.common import (
     get,
     immutable,
     validate_list,
-    validate_object_meta,
-    validate_object_meta_update,
 )
 from fakeapi.validation.core import validate_claim_source
 from fakeapi.validation.resource import CONSTRAINTS_MAX, fully_qualified_attribute
@@ -88,10 +86,6 @@ def _group_fields(tpl: dict[str, Any], path: str) -> list[FieldError]:
     return errs
 
 
-def _meta(obj: dict[str, Any]) -> list[FieldError]:
-    return validate_object_meta(obj.get("metadata"), "metadata", namespaced=True, name_check=names.dns1123_subdomain)
-
-
 def _ensure_spec(obj: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(obj.get("spec"), dict):
         obj["spec"] = {}
@@ -126,7 +120,7 @@ class WorkloadV1beta1Strategy(Strategy):
 
     def validate(self, obj: dict[str, Any], ctx: AdmissionContext) -> list[FieldError]:
         spec = obj.get("spec") or {}
-        errs = _meta(obj) + _controller_ref(spec.get("controllerRef"))
+        errs = _controller_ref(spec.get("controllerRef"))
         templates = spec.get("podGroupTemplates")
         if not templates and not spec.get("compositePodGroupTemplates"):
             errs.append(required("spec.podGroupTemplates", "must have at least one item"))
@@ -135,8 +129,7 @@ class WorkloadV1beta1Strategy(Strategy):
 
     def validate_update(self, new: dict[str, Any], old: dict[str, Any],
                         ctx: AdmissionContext) -> list[FieldError]:
-        errs = self.validate(new, ctx) + validate_object_meta_update(new.get("metadata"), old.get("metadata"))
-        return errs + _workload_immutability(new, old, "podGroupTemplates")
+        return self.validate(new, ctx) + _workload_immutability(new, old, "podGroupTemplates")
 
 
 def _workload_immutability(new: dict[str, Any], old: dict[str, Any], groups_key: str) -> list[FieldError]:
@@ -169,7 +162,7 @@ class PodGroupStrategy(Strategy):
 
     def validate(self, obj: dict[str, Any], ctx: AdmissionContext) -> list[FieldError]:
         spec = obj.get("spec") or {}
-        errs = _meta(obj)
+        errs: list[FieldError] = []
         ref = spec.get("workloadRef")
         if ref is not None:
             errs += names.check_required("spec.workloadRef.workloadName", ref.get("workloadName"),
@@ -180,7 +173,7 @@ class PodGroupStrategy(Strategy):
 
     def validate_update(self, new: dict[str, Any], old: dict[str, Any],
                         ctx: AdmissionContext) -> list[FieldError]:
-        errs = self.validate(new, ctx) + validate_object_meta_update(new.get("metadata"), old.get("metadata"))
+        errs = self.validate(new, ctx)
         spec, old_spec = new.get("spec") or {}, old.get("spec") or {}
         for key in ("workloadRef", "schedulingConstraints", "resourceClaims", "disruptionMode",
                     "priorityClassName", "priority", "preemptionPolicy", "parentCompositePodGroupName"):
@@ -203,8 +196,7 @@ class PodGroupStrategy(Strategy):
                 return names.check(f"{p}.resourceClaimName", s["resourceClaimName"], names.dns1123_subdomain)
             return []
 
-        errs = validate_object_meta_update(new.get("metadata"), old.get("metadata"))
-        errs += validate_list(get(new, "status", "resourceClaimStatuses"), "status.resourceClaimStatuses",
+        errs = validate_list(get(new, "status", "resourceClaimStatuses"), "status.resourceClaimStatuses",
                               POD_GROUP_CLAIMS_MAX, entry, key=lambda s: s.get("name"))
         return errs + validate_list(get(new, "status", "conditions"), "status.conditions", -1,
                                     key=lambda c: c.get("type"))
@@ -244,7 +236,7 @@ class WorkloadV1alpha1Strategy(Strategy):
 
     def validate(self, obj: dict[str, Any], ctx: AdmissionContext) -> list[FieldError]:
         spec = obj.get("spec") or {}
-        errs = _meta(obj) + _controller_ref(spec.get("controllerRef"))
+        errs = _controller_ref(spec.get("controllerRef"))
         if not spec.get("podGroups"):
             errs.append(required("spec.podGroups", "must have at least one item"))
         return errs + validate_list(spec.get("podGroups"), "spec.podGroups", POD_GROUPS_MAX, _alpha_group,
@@ -252,5 +244,4 @@ class WorkloadV1alpha1Strategy(Strategy):
 
     def validate_update(self, new: dict[str, Any], old: dict[str, Any],
                         ctx: AdmissionContext) -> list[FieldError]:
-        errs = self.validate(new, ctx) + validate_object_meta_update(new.get("metadata"), old.get("metadata"))
-        return errs + _workload_immutability(new, old, "podGroups")
+        return self.validate(new, ctx) + _workload_immutability(new, old, "podGroups")

@@ -1,18 +1,23 @@
-"""Per-kind admission hooks, modelled on upstream's ``rest.RESTCreateStrategy``/``RESTUpdateStrategy``.
+"""Per-kind hooks, modelled on upstream's ``rest.RESTCreateStrategy``/``RESTUpdateStrategy``/
+``RESTGracefulDeleteStrategy``, and the validation every kind shares around them.
 
 The registry runs the generic pipeline (metadata, status/spec split, generation, finalizers,
 unknown fields) and calls these hooks for what only the kind knows.  Hooks get plain JSON dicts
-and mutate in place (``default``, ``admit``) or return field errors (``validate*``).
+and mutate in place (``default``, ``admit``, ``prepare_delete``) or return field errors
+(``validate*``).  ObjectMeta is validated once for every kind by :func:`validate_create` and
+:func:`validate_update`, so a strategy only names its name format (:meth:`Strategy.validate_name`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from fakeapi.config import FeatureGates
 from fakeapi.errors import FieldError
+from fakeapi.validation import names
+from fakeapi.validation.common import validate_object_meta, validate_object_meta_update
 
 # (group, plural, namespace, name) -> stored object or None; read-only view for admission checks.
 Lookup = Callable[[str, str, str, str], "dict[str, Any] | None"]
@@ -34,7 +39,14 @@ class AdmissionContext:
 
 
 class Strategy:
-    """Default hooks: accept everything.  Kinds subclass and override what they need."""
+    """Default hooks: accept everything, delete at once.  Kinds subclass and override what they need."""
+
+    # Upstream strategies reset status on create; a kind whose clients may set it (nodes) says so.
+    keeps_status_on_create: ClassVar[bool] = False
+
+    def validate_name(self, name: str) -> list[str]:
+        """The kind's name format (upstream's ``ValidateNameFunc``): problems, or none."""
+        return names.dns1123_subdomain(name)
 
     def default(self, obj: dict[str, Any], ctx: AdmissionContext) -> None:
         """Apply defaults and drop fields of disabled feature gates (create and update)."""
@@ -47,7 +59,7 @@ class Strategy:
         """Mutating/validating admission plugins; may raise a StatusError (e.g. Forbidden)."""
 
     def validate(self, obj: dict[str, Any], ctx: AdmissionContext) -> list[FieldError]:
-        """Validate a whole object as for create."""
+        """Validate a whole object as for create (ObjectMeta aside)."""
         return []
 
     def validate_update(self, new: dict[str, Any], old: dict[str, Any],
@@ -59,3 +71,40 @@ class Strategy:
                                ctx: AdmissionContext) -> list[FieldError]:
         """Validate a write through the ``status`` subresource."""
         return []
+
+    def admit_delete(self, obj: dict[str, Any]) -> None:
+        """Refuse a deletion by raising a StatusError (admission plugins such as NamespaceLifecycle)."""
+
+    def grace_period(self, obj: dict[str, Any], options: Mapping[str, Any]) -> int:
+        """Seconds a deletion waits for someone else (the kubelet) before the object may go."""
+        return 0
+
+    def prepare_delete(self, obj: dict[str, Any]) -> None:
+        """Mark an object that starts deleting (a namespace turns Terminating)."""
+
+    def finalized(self, obj: dict[str, Any]) -> bool:
+        """Whether nothing but ``metadata.finalizers`` holds a deleting object back.
+
+        Upstream's ``ShouldDeleteDuringUpdate``: a deleting object without finalizers goes, unless
+        the kind keeps it for its own finalization (namespaces wait for ``spec.finalizers``).
+        """
+        return True
+
+
+def validate_create(strategy: Strategy, obj: dict[str, Any], ctx: AdmissionContext, *,
+                    namespaced: bool) -> list[FieldError]:
+    """What a create checks: ObjectMeta (``ValidateObjectMeta``), then the kind's rules."""
+    errors = validate_object_meta(obj.get("metadata"), "metadata", namespaced=namespaced,
+                                  name_check=strategy.validate_name)
+    return errors + strategy.validate(obj, ctx)
+
+
+def validate_update(strategy: Strategy, new: dict[str, Any], old: dict[str, Any], ctx: AdmissionContext, *,
+                    namespaced: bool) -> list[FieldError]:
+    """What an update checks: ObjectMeta and its update rules, then the kind's (status) rules."""
+    errors = validate_object_meta(new.get("metadata"), "metadata", namespaced=namespaced,
+                                  name_check=strategy.validate_name)
+    errors += validate_object_meta_update(new.get("metadata"), old.get("metadata"))
+    if ctx.subresource == "status":
+        return errors + strategy.validate_status_update(new, old, ctx)
+    return errors + strategy.validate_update(new, old, ctx)

@@ -37,6 +37,28 @@ async def test_generate_name_uses_upstream_alphabet(api: Api) -> None:
     assert set(name[4:]) <= set("bcdfghjklmnpqrstvwxz2456789")
 
 
+META_CASES = [
+    ("no-name", CM, {"metadata": {}}, "metadata.name", "FieldValueRequired",
+     "metadata.name: Required value: name or generateName is required"),
+    ("bad-namespace-name", "/api/v1/namespaces", {"metadata": {"name": "team.a"}}, "metadata.name",
+     "FieldValueInvalid", "a lowercase RFC 1123 label"),
+    ("bad-label", CM, {"metadata": {"name": "a", "labels": {"-bad": "x"}}}, "metadata.labels", "FieldValueInvalid",
+     "-bad"),
+]
+
+
+@pytest.mark.parametrize(("path", "body", "field", "reason", "fragment"), [c[1:] for c in META_CASES],
+                         ids=[c[0] for c in META_CASES])
+async def test_object_meta_is_validated_once(api: Api, path: str, body: dict, field: str, reason: str,
+                                             fragment: str) -> None:
+    status, answer = await api.request("POST", path, body)
+    assert status == 422, answer
+    causes = [c for c in answer["details"]["causes"] if c["field"] == field]
+    assert len(causes) == 1, answer["details"]["causes"]
+    assert causes[0]["reason"] == reason and fragment in answer["message"]
+    assert answer["message"].count(field) == 1
+
+
 async def test_duplicate_is_409_already_exists(api: Api) -> None:
     await api.ok("POST", CLAIMS, claim("rc1"))
     status, body = await api.request("POST", CLAIMS, claim("rc1"))
@@ -174,13 +196,13 @@ async def test_field_selectors_on_pods(api: Api) -> None:
 
 async def test_future_resource_version_times_out_with_504(api: Api) -> None:
     api.cluster.registry  # noqa: B018 - started
-    from fakeapi.registry import listing
+    from fakeapi.registry import reads
 
-    listing_wait, listing.RV_WAIT_SECONDS = listing.RV_WAIT_SECONDS, 0.05
+    reads_wait, reads.RV_WAIT_SECONDS = reads.RV_WAIT_SECONDS, 0.05
     try:
         status, body = await api.request("GET", f"{CM}?resourceVersion=999999&resourceVersionMatch=NotOlderThan")
     finally:
-        listing.RV_WAIT_SECONDS = listing_wait
+        reads.RV_WAIT_SECONDS = reads_wait
     assert status == 504 and body["details"]["causes"][0]["reason"] == "ResourceVersionTooLarge"
 
 

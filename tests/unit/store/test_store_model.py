@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from fakeapi.errors import Expired
-from fakeapi.store.objects import ADDED, DELETED, MODIFIED, ObjectStore
+from fakeapi.store.eventlog import ADDED, DELETED, MODIFIED
+from fakeapi.store.objects import ObjectStore
 from fakeapi.store.watch import Watcher, WatchFilter
 
 STORAGES = [("", "configmaps"), ("", "pods")]

@@ -6,8 +6,11 @@ import copy
 from typing import Any
 
 from fakeapi.errors import FieldError
+from fakeapi.registry.kinds import KINDS
 from fakeapi.validation import STRATEGIES
-from fakeapi.validation.strategy import AdmissionContext
+from fakeapi.validation.strategy import AdmissionContext, validate_create
+
+NAMESPACED = {(k.group, k.version, k.kind): k.namespaced for k in KINDS}
 
 
 def claim(*requests: dict[str, Any], **devices: Any) -> dict[str, Any]:
@@ -41,7 +44,7 @@ def validate(obj: dict[str, Any], gvk: tuple[str, str, str], ctx: AdmissionConte
     strategy.default(obj, ctx)
     strategy.drop_disabled_fields(obj, None, ctx)
     strategy.admit(obj, None, ctx)
-    return strategy.validate(obj, ctx)
+    return validate_create(strategy, obj, ctx, namespaced=NAMESPACED[gvk])
 
 
 def causes(errors: list[FieldError]) -> list[tuple[str, str]]:

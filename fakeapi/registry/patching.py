@@ -1,0 +1,91 @@
+"""From a PATCH body to the object to write: JSON, merge and strategic merge patches, and
+server-side apply (with the client-side → server-side apply takeover).
+
+Pure over dicts: the write pipeline (:mod:`.writes`) decodes, checks preconditions and commits.
+Patch engine errors become upstream's answers here: a patch that applies but fails (a json-patch
+``test``) is 422 with the patcher's message, a malformed patch document 400.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fakeapi.errors import BadRequest, Conflict, Invalid, status_details
+from fakeapi.machinery import apply as ssa
+from fakeapi.machinery.listtypes import ListTypes
+from fakeapi.machinery.patch import (
+    PatchError,
+    apply_json_patch,
+    apply_merge_patch,
+    apply_strategic_merge_patch,
+)
+from fakeapi.machinery.timestamps import now_rfc3339
+from fakeapi.registry.resource import ResourceType
+
+PATCH_TYPES = {
+    "application/json-patch+json": "json",
+    "application/merge-patch+json": "merge",
+    "application/strategic-merge-patch+json": "strategic",
+    "application/apply-patch+yaml": "apply",
+    "application/apply-patch+cbor": "apply-cbor",
+}
+
+
+def _patch_error(exc: PatchError) -> BadRequest | Invalid:
+    return (Invalid if exc.code == 422 else BadRequest)(str(exc))
+
+
+def patched(old: dict[str, Any], patch_type: str, patch: Any, types: ListTypes) -> dict[str, Any]:
+    """``old`` with a json, merge or strategic merge patch applied."""
+    try:
+        if patch_type == "json":
+            out = apply_json_patch(old, patch)
+        elif patch_type == "merge":
+            out = apply_merge_patch(old, patch)
+        elif patch_type == "strategic":
+            out = apply_strategic_merge_patch(old, patch, types)
+        else:
+            raise BadRequest(f"unsupported patch type {patch_type}")
+    except PatchError as exc:
+        raise _patch_error(exc) from exc
+    if not isinstance(out, dict):
+        raise BadRequest("the patch must produce an object")
+    return out
+
+
+def applied_fields(rt: ResourceType, config: dict[str, Any], subresource: str) -> dict[str, Any]:
+    """The part of an apply configuration the endpoint applies (and its manager owns): status
+    on ``/status``, everything but status on the main resource."""
+    if subresource == "status":
+        out = {k: v for k, v in config.items() if k in ("apiVersion", "kind", "metadata", "status")}
+        out["metadata"] = {k: v for k, v in (config.get("metadata") or {}).items()
+                           if k in ("name", "namespace", "resourceVersion", "uid")}
+        return out
+    if rt.has_status:
+        config.pop("status", None)
+    return config
+
+
+def server_side_apply(rt: ResourceType, name: str, live: dict[str, Any] | None, applied: dict[str, Any], *,
+                      manager: str, force: bool, subresource: str, types: ListTypes) -> dict[str, Any]:
+    """Merge ``applied`` into ``live`` (None: nothing stored yet) as ``manager``; 409 on conflicts.
+
+    A conflict only with fields that client-side apply last set is no conflict: the apiserver
+    lets ``kubectl apply --server-side`` take over from ``kubectl apply``.
+    """
+    def apply(force: bool) -> dict[str, Any]:
+        return ssa.server_side_apply(live, applied, manager=manager, force=force, api_version=rt.api_version,
+                                     types=types, now=now_rfc3339(), subresource=subresource)
+
+    try:
+        try:
+            return apply(force)
+        except ssa.ApplyConflict as exc:
+            if live is None or not ssa.covered_by_last_applied(exc, live, types):
+                raise
+            return apply(True)
+    except PatchError as exc:  # an applied configuration whose lists cannot be keyed, ...
+        raise _patch_error(exc) from exc
+    except ssa.ApplyConflict as exc:
+        raise Conflict(str(exc), details={**status_details(rt.plural, rt.group, name),
+                                          "causes": exc.causes}) from exc

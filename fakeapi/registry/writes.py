@@ -1,0 +1,329 @@
+"""The generic write pipeline every kind shares (upstream's ``genericregistry.Store``).
+
+create / update / patch / delete run: decode → server-managed metadata (:mod:`.meta`) → the
+kind's strategy (default, drop disabled fields, admit, validate) → managedFields → commit.
+Handlers call in with plain dicts; the store is only touched at the end, so a rejected write
+changes nothing.  Nothing here names a kind: what differs between kinds is a strategy hook
+(status on create, grace periods, delete admission, finalization) or a subresource handler.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from fakeapi.config import FeatureGates
+from fakeapi.errors import (
+    STALE_OBJECT,
+    BadRequest,
+    Conflict,
+    Forbidden,
+    already_exists,
+    conflict,
+    invalid_object,
+    not_found,
+    not_supported,
+    required,
+    status_details,
+)
+from fakeapi.machinery import apply as ssa
+from fakeapi.machinery.jsoncopy import deep_copy
+from fakeapi.machinery.timestamps import now_rfc3339
+from fakeapi.models.listtypes import list_types_for
+from fakeapi.models.meta import FINALIZER_FOREGROUND, FINALIZER_ORPHAN
+from fakeapi.registry import meta as m
+from fakeapi.registry import patching
+from fakeapi.registry.reads import Reader
+from fakeapi.registry.resource import KindTable, ResourceType
+from fakeapi.store.eventlog import ADDED, DELETED, MODIFIED
+from fakeapi.store.objects import ObjectStore
+from fakeapi.validation.strategy import AdmissionContext, validate_create, validate_update
+
+PROPAGATION_POLICIES = ("Foreground", "Background", "Orphan")
+
+
+@dataclass(frozen=True)
+class WriteOptions:
+    """Options common to writes (query parameters of create/update/patch/delete)."""
+
+    manager: str = ""
+    dry_run: bool = False
+    field_validation: str = "Strict"
+    force: bool = False
+    subresource: str = ""
+
+
+def _check_rv(rt: ResourceType, name: str, body: dict[str, Any], stored: dict[str, Any]) -> None:
+    """Optimistic concurrency: a resourceVersion in the body must be the stored one."""
+    rv = (body.get("metadata") or {}).get("resourceVersion")
+    if rv and rv != stored["metadata"]["resourceVersion"]:
+        raise conflict(rt.plural, rt.group, name, STALE_OBJECT)
+
+
+def _check_name(body_meta: dict[str, Any], name: str) -> None:
+    if body_meta.get("name") and body_meta["name"] != name:
+        raise BadRequest(f"the name of the object ({body_meta['name']}) does not match the name on the URL "
+                         f"({name})")
+
+
+def _raise_invalid(rt: ResourceType, obj: dict[str, Any], errors: list[Any]) -> None:
+    if errors:
+        raise invalid_object(rt.kind, rt.group, m.display_name(obj), errors)
+
+
+class Writer:
+    """Writes of one store through the kinds' strategies."""
+
+    def __init__(self, store: ObjectStore, reads: Reader, kinds: KindTable, gates: FeatureGates) -> None:
+        self._store = store
+        self.reads = reads
+        self.kinds = kinds
+        self.gates = gates
+
+    # -- admission -----------------------------------------------------------------------------
+
+    def _admission(self, rt: ResourceType, namespace: str, operation: str,
+                   subresource: str = "") -> AdmissionContext:
+        labels: dict[str, str] = {}
+        if rt.namespaced and namespace:
+            ns = self.reads.find(self.kinds.namespaces, "", namespace)
+            labels = ((ns or {}).get("metadata") or {}).get("labels") or {}
+
+        def lookup(group: str, plural: str, ns: str, name: str) -> dict[str, Any] | None:
+            target = self.kinds.by_plural(group, plural)
+            return None if target is None else self.reads.find(target, ns, name)
+
+        return AdmissionContext(gates=self.gates, operation=operation, subresource=subresource,
+                                namespace_labels=labels, lookup=lookup)
+
+    def _check_namespace_open(self, rt: ResourceType, namespace: str, name: str) -> None:
+        """NamespaceLifecycle: namespaced objects are created only in existing, live namespaces."""
+        if not rt.namespaced:
+            return
+        ns = self.reads.get(self.kinds.namespaces, "", namespace)
+        if (ns.get("metadata") or {}).get("deletionTimestamp"):
+            raise Forbidden(f'{rt.group_resource} "{name}" is forbidden: unable to create new content in '
+                            f"namespace {namespace} because it is being terminated",
+                            details={**status_details(rt.plural, rt.group, name),
+                                     "causes": [{"reason": "NamespaceTerminating",
+                                                 "message": f"namespace {namespace} is being terminated",
+                                                 "field": "metadata.namespace"}]})
+
+    def _decode(self, rt: ResourceType, obj: dict[str, Any], field_validation: str, *,
+                patch: bool = False) -> tuple[dict[str, Any], list[str]]:
+        """Check types and unknown fields against the kind's model (returns a private copy)."""
+        if rt.model is None:
+            return deep_copy(obj), []
+        from fakeapi.models.schema import decode
+
+        return decode(rt.model, obj, field_validation, patch=patch)
+
+    # -- create --------------------------------------------------------------------------------
+
+    def create(self, rt: ResourceType, namespace: str, body: dict[str, Any],
+               opts: WriteOptions) -> tuple[dict[str, Any], list[str]]:
+        """Create an object; returns (object, warnings)."""
+        obj, warnings = self._decode(rt, body, opts.field_validation)
+        return self._create(rt, namespace, obj, opts), warnings
+
+    def _create(self, rt: ResourceType, namespace: str, obj: dict[str, Any], opts: WriteOptions,
+                managed: list[Any] | None = None) -> dict[str, Any]:
+        meta = obj.setdefault("metadata", {})
+        if not isinstance(meta, dict):
+            raise BadRequest("metadata must be an object")
+        if meta.get("resourceVersion"):
+            raise BadRequest("resourceVersion should not be set on objects to be created")
+        m.bind_namespace(rt, meta, namespace)
+        self._check_namespace_open(rt, namespace, m.display_name(obj))
+        m.set_identity(rt, obj)
+        for key in m.SERVER_META:
+            meta.pop(key, None)
+        if rt.has_status and not rt.strategy.keeps_status_on_create:
+            obj.pop("status", None)  # the kind's status defaults then come from its strategy
+        ctx = self._admission(rt, namespace, "CREATE")
+        rt.strategy.default(obj, ctx)
+        rt.strategy.drop_disabled_fields(obj, None, ctx)
+        rt.strategy.admit(obj, None, ctx)
+        _raise_invalid(rt, obj, validate_create(rt.strategy, obj, ctx, namespaced=rt.namespaced))
+        now = now_rfc3339()
+        meta["uid"] = m.new_uid()
+        meta["creationTimestamp"] = now
+        if rt.tracks_generation:
+            meta["generation"] = 1
+        if managed is not None:
+            meta["managedFields"] = managed
+        else:
+            obj = ssa.track_update(None, obj, manager=opts.manager, api_version=rt.api_version,
+                                   types=list_types_for(rt.group, rt.kind), now=now,
+                                   subresource=opts.subresource)
+        return self._commit_new(rt, obj, opts)
+
+    def _commit_new(self, rt: ResourceType, obj: dict[str, Any], opts: WriteOptions) -> dict[str, Any]:
+        meta = obj["metadata"]
+        namespace = meta.get("namespace", "")
+        if not meta.get("name"):
+            # Validation checked the prefix; the alphanumeric suffix keeps any valid prefix valid.
+            prefix = meta["generateName"]
+            for _ in range(m.GENERATE_NAME_ATTEMPTS):
+                candidate = m.generate_name(prefix)
+                if self.reads.find(rt, namespace, candidate) is None:
+                    meta["name"] = candidate
+                    break
+            else:
+                raise already_exists(rt.plural, rt.group, m.generate_name(prefix))
+        if self.reads.find(rt, namespace, meta["name"]) is not None:
+            raise already_exists(rt.plural, rt.group, meta["name"])
+        if opts.dry_run:
+            return obj  # never stored, so no resourceVersion (upstream omits it too)
+        return self._store.commit(rt.storage_key, ADDED, obj)
+
+    # -- update --------------------------------------------------------------------------------
+
+    def update(self, rt: ResourceType, namespace: str, name: str, body: dict[str, Any],
+               opts: WriteOptions) -> tuple[dict[str, Any], list[str]]:
+        """PUT of the main resource or the status subresource; returns (object, warnings)."""
+        old = self.reads.get(rt, namespace, name)
+        new, warnings = self._decode(rt, body, opts.field_validation)
+        new_meta = new.get("metadata")
+        if not isinstance(new_meta, dict):
+            raise BadRequest("metadata must be an object")
+        _check_name(new_meta, name)
+        _check_rv(rt, name, new, old)
+        if rt.namespaced and new_meta.get("namespace") and new_meta["namespace"] != namespace:
+            raise BadRequest("the namespace of the provided object does not match the namespace sent on "
+                             "the request")
+        return self._update(rt, old, new, opts), warnings
+
+    def _update(self, rt: ResourceType, old: dict[str, Any], new: dict[str, Any],
+                opts: WriteOptions, managed: list[Any] | None = None) -> dict[str, Any]:
+        """The shared tail of PUT, PATCH and apply: carry server fields, hooks, commit."""
+        old_meta = old["metadata"]
+        uid = (new.setdefault("metadata", {})).get("uid")
+        if uid and uid != old_meta["uid"]:
+            raise Conflict(f"Precondition failed: UID in precondition: {uid}, UID in object meta: "
+                           f"{old_meta['uid']}")
+        m.set_identity(rt, new)
+        m.carry_over(rt, new["metadata"], old_meta)
+        ctx = self._admission(rt, old_meta.get("namespace", ""), "UPDATE", opts.subresource)
+        if opts.subresource == "status":
+            new = m.status_only(new, old)
+            rt.strategy.drop_disabled_fields(new, old, ctx)
+        else:
+            if rt.has_status:
+                m.keep_status(new, old)
+            rt.strategy.default(new, ctx)
+            rt.strategy.drop_disabled_fields(new, old, ctx)
+            rt.strategy.admit(new, old, ctx)
+        _raise_invalid(rt, new, validate_update(rt.strategy, new, old, ctx, namespaced=rt.namespaced))
+        if rt.tracks_generation:
+            generation = old_meta.get("generation", 1)
+            new["metadata"]["generation"] = generation + 1 if m.spec_changed(new, old) else generation
+        if m.meta_equal_for_noop(new, old):
+            return old  # a no-op write: no event, resourceVersion unchanged
+        if managed is not None:
+            new["metadata"]["managedFields"] = managed
+        else:
+            new = ssa.track_update(old, new, manager=opts.manager, api_version=rt.api_version,
+                                   types=list_types_for(rt.group, rt.kind), now=now_rfc3339(),
+                                   subresource=opts.subresource)
+        return self.commit_update(rt, old, new, opts.dry_run)
+
+    def commit_update(self, rt: ResourceType, old: dict[str, Any], new: dict[str, Any],
+                      dry_run: bool) -> dict[str, Any]:
+        """Store ``new`` in place of ``old``: nothing if unchanged, and a deleting object that
+        nothing holds back any more (no finalizers, the kind's own finalization done) goes."""
+        if new == old:
+            return old
+        if dry_run:
+            return new
+        meta = new["metadata"]
+        if meta.get("deletionTimestamp") and not meta.get("finalizers") and rt.strategy.finalized(new):
+            return self._store.commit(rt.storage_key, DELETED, new)
+        return self._store.commit(rt.storage_key, MODIFIED, new)
+
+    # -- patch ---------------------------------------------------------------------------------
+
+    def patch(self, rt: ResourceType, namespace: str, name: str, patch_type: str, patch: Any,
+              opts: WriteOptions) -> tuple[dict[str, Any], bool, list[str]]:
+        """Apply a patch; returns (object, created, warnings).  Server-side apply may create."""
+        if patch_type == "apply":
+            return self._apply(rt, namespace, name, patch, opts)
+        old = self.reads.get(rt, namespace, name)
+        warnings: list[str] = []
+        if patch_type != "json" and isinstance(patch, dict):
+            # The stored object is valid, so only the patch can bring unknown fields or wrong
+            # types: checking it instead of the whole result keeps small patches cheap.
+            patch, warnings = self._decode(rt, patch, opts.field_validation, patch=True)
+        new = patching.patched(old, patch_type, patch, list_types_for(rt.group, rt.kind))
+        if patch_type == "json":
+            new, warnings = self._decode(rt, new, opts.field_validation)
+        _check_rv(rt, name, new, old)
+        return self._update(rt, old, new, opts), False, warnings
+
+    def _apply(self, rt: ResourceType, namespace: str, name: str, patch: Any,
+               opts: WriteOptions) -> tuple[dict[str, Any], bool, list[str]]:
+        if not opts.manager:
+            raise invalid_object("PatchOptions", "meta.k8s.io", "", [
+                required("fieldManager", "is required for apply patch")])
+        if not isinstance(patch, dict):
+            raise BadRequest("apply patches must be a YAML or JSON object")
+        config, warnings = self._decode(rt, patch, opts.field_validation)
+        applied = patching.applied_fields(rt, config, opts.subresource)
+        _check_name(applied.get("metadata") or {}, name)
+        live = self.reads.find(rt, namespace, name)
+        merged = patching.server_side_apply(rt, name, live, applied, manager=opts.manager, force=opts.force,
+                                            subresource=opts.subresource, types=list_types_for(rt.group, rt.kind))
+        managed = (merged.get("metadata") or {}).pop("managedFields", None)
+        if live is None:
+            if opts.subresource:
+                raise not_found(rt.plural, rt.group, name)
+            merged.setdefault("metadata", {})["name"] = name
+            return self._create(rt, namespace, merged, opts, managed), True, warnings
+        _check_rv(rt, name, applied, live)
+        return self._update(rt, live, merged, opts, managed), False, warnings
+
+    # -- delete --------------------------------------------------------------------------------
+
+    def delete(self, rt: ResourceType, namespace: str, name: str, options: dict[str, Any],
+               dry_run: bool = False) -> tuple[dict[str, Any], bool]:
+        """Delete per DeleteOptions; returns (object, gone) — gone False while something holds it."""
+        old = self.reads.get(rt, namespace, name)
+        meta = old["metadata"]
+        pre = options.get("preconditions") or {}
+        if pre.get("uid") and pre["uid"] != meta["uid"]:
+            raise Conflict(f"Precondition failed: UID in precondition: {pre['uid']}, UID in object meta: "
+                           f"{meta['uid']}", details=status_details(rt.plural, rt.group, name))
+        if pre.get("resourceVersion") and pre["resourceVersion"] != meta["resourceVersion"]:
+            raise Conflict(f"Precondition failed: ResourceVersion in precondition: {pre['resourceVersion']}, "
+                           f"ResourceVersion in object meta: {meta['resourceVersion']}",
+                           details=status_details(rt.plural, rt.group, name))
+        policy = options.get("propagationPolicy")
+        if policy is None and options.get("orphanDependents") is not None:
+            policy = "Orphan" if options["orphanDependents"] else "Background"
+        if policy is not None and policy not in PROPAGATION_POLICIES:
+            raise invalid_object("DeleteOptions", "meta.k8s.io", "", [
+                not_supported("propagationPolicy", policy, [*PROPAGATION_POLICIES, "nil"])])
+        rt.strategy.admit_delete(old)
+        new = deep_copy(old)
+        new_meta = new["metadata"]
+        finalizers = list(new_meta.get("finalizers") or [])
+        for wanted, finalizer in (("Orphan", FINALIZER_ORPHAN), ("Foreground", FINALIZER_FOREGROUND)):
+            if policy == wanted and finalizer not in finalizers:
+                finalizers.append(finalizer)
+        grace = rt.strategy.grace_period(old, options)
+        if not finalizers and grace == 0 and rt.strategy.finalized(new):
+            if dry_run:
+                return old, True
+            return self._store.commit(rt.storage_key, DELETED, new), True
+        # Something holds the object back: mark it deleting and leave the rest to them.
+        if finalizers:
+            new_meta["finalizers"] = finalizers
+        if not new_meta.get("deletionTimestamp"):
+            new_meta["deletionTimestamp"] = now_rfc3339()
+            new_meta["deletionGracePeriodSeconds"] = grace
+        elif grace < new_meta.get("deletionGracePeriodSeconds", grace):
+            new_meta["deletionGracePeriodSeconds"] = grace
+        rt.strategy.prepare_delete(new)
+        if new == old or dry_run:
+            return new, False
+        return self._store.commit(rt.storage_key, MODIFIED, new), False
