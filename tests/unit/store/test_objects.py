@@ -1,0 +1,97 @@
+"""The versioned object store: one global resourceVersion, key order, history, listeners."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from fakeapi.errors import Expired
+from fakeapi.store.eventlog import ADDED, DELETED, MODIFIED, Event
+from fakeapi.store.objects import ObjectStore, object_key
+
+CM, POD = ("", "configmaps"), ("", "pods")
+
+
+def obj(name: str, namespace: str = "default", **data: str) -> dict:
+    return {"metadata": {"name": name, "namespace": namespace}, "data": data}
+
+
+KEYS = [
+    ("namespaced", {"metadata": {"namespace": "ns", "name": "a"}}, ("ns", "a")),
+    ("cluster-scoped", {"metadata": {"name": "a"}}, ("", "a")),
+    ("null-namespace", {"metadata": {"namespace": None, "name": "a"}}, ("", "a")),
+    ("no-metadata", {}, ("", "")),
+]
+
+
+@pytest.mark.parametrize(("body", "key"), [c[1:] for c in KEYS], ids=[c[0] for c in KEYS])
+def test_object_key(body: dict, key: tuple[str, str]) -> None:
+    assert object_key(body) == key
+
+
+def test_one_resource_version_for_all_storage_keys() -> None:
+    store = ObjectStore()
+    versions = [store.commit(storage, ADDED, obj(name))["metadata"]["resourceVersion"]
+                for storage, name in ((CM, "a"), (POD, "a"), (CM, "b"))]
+    assert versions == ["1", "2", "3"]
+    store.commit(CM, DELETED, obj("a"))
+    assert store.rv == 4
+    assert store.get(CM, ("default", "a")) is None
+    assert store.get(POD, ("default", "a"))["metadata"]["resourceVersion"] == "2"
+
+
+def test_items_are_in_key_order_and_filtered_by_namespace() -> None:
+    store = ObjectStore()
+    for namespace, name in (("b", "x"), ("a", "z"), ("a", "y"), ("b", "a")):
+        store.commit(CM, ADDED, obj(name, namespace))
+    assert [object_key(o) for o in store.items(CM)] == [("a", "y"), ("a", "z"), ("b", "a"), ("b", "x")]
+    assert [object_key(o) for o in store.items(CM, "b")] == [("b", "a"), ("b", "x")]
+    assert store.items(POD) == []
+
+
+def test_snapshot_at_rebuilds_past_revisions() -> None:
+    store = ObjectStore()
+    store.commit(CM, ADDED, obj("a", v="1"))      # rv 1
+    store.commit(CM, ADDED, obj("b", v="1"))      # rv 2
+    store.commit(CM, MODIFIED, obj("a", v="2"))   # rv 3
+    store.commit(POD, ADDED, obj("p"))            # rv 4: another storage key
+    store.commit(CM, DELETED, obj("b", v="1"))    # rv 5
+    data = {rv: {k[1]: o["data"]["v"] for k, o in store.snapshot_at(CM, rv).items()} for rv in range(6)}
+    assert data == {0: {}, 1: {"a": "1"}, 2: {"a": "1", "b": "1"}, 3: {"a": "2", "b": "1"},
+                    4: {"a": "2", "b": "1"}, 5: {"a": "2"}}
+
+
+def test_snapshot_before_the_window_is_410() -> None:
+    store = ObjectStore(window=2)
+    for name in "abc":
+        store.commit(CM, ADDED, obj(name))
+    with pytest.raises(Expired):
+        store.snapshot_at(CM, 0)
+
+
+def test_listeners_see_every_commit_with_its_previous_state() -> None:
+    store = ObjectStore()
+    seen: list[Event] = []
+    store.add_listener(seen.append)
+    store.commit(CM, ADDED, obj("a", v="1"))
+    store.commit(CM, MODIFIED, obj("a", v="2"))
+    store.commit(CM, DELETED, obj("a", v="2"))
+    assert [(e.rv, e.type, e.prev and e.prev["data"]["v"]) for e in seen] == [
+        (1, ADDED, None), (2, MODIFIED, "1"), (3, DELETED, "2")]
+
+
+async def test_wait_for_rv_returns_when_the_revision_is_reached() -> None:
+    store = ObjectStore()
+    waiter = asyncio.create_task(store.wait_for_rv(2, timeout=5))
+    store.commit(CM, ADDED, obj("a"))
+    await asyncio.sleep(0)
+    assert not waiter.done()  # rv 1 is not enough
+    store.commit(CM, ADDED, obj("b"))
+    assert await asyncio.wait_for(waiter, 5) is True
+
+
+async def test_wait_for_rv_gives_up_at_the_deadline() -> None:
+    store = ObjectStore()
+    assert await store.wait_for_rv(1, timeout=0.01) is False
+    assert await store.wait_for_rv(0, timeout=0) is True  # already there

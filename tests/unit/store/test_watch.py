@@ -1,0 +1,111 @@
+"""Watch fan-out: every watcher sees one commit order, selector transitions, slow-watcher expiry."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from fakeapi.store.eventlog import ADDED, DELETED, MODIFIED
+from fakeapi.store.objects import ObjectStore
+from fakeapi.store.watch import Watcher, WatchFilter
+
+CM = ("", "configmaps")
+
+
+def obj(name: str, namespace: str = "default", **labels: str) -> dict:
+    return {"metadata": {"name": name, "namespace": namespace, "labels": labels}}
+
+
+async def drain(watcher: Watcher) -> list[tuple[str, str, str]]:
+    """(type, name, resourceVersion) of every queued line; never waits for more."""
+    lines = await watcher.next_lines(timeout=0)
+    events = [orjson.loads(line) for line in lines]
+    return [(e["type"], e["object"]["metadata"]["name"], e["object"]["metadata"].get("resourceVersion", ""))
+            for e in events]
+
+
+def blue(o: dict) -> bool:
+    return (o.get("metadata") or {}).get("labels", {}).get("color") == "blue"
+
+
+async def test_every_watcher_sees_the_same_order() -> None:
+    store = ObjectStore()
+    watchers = [store.open_watch(CM, WatchFilter(), since=None) for _ in range(3)]
+    store.commit(CM, ADDED, obj("a"))
+    store.commit(CM, ADDED, obj("b"))
+    store.commit(CM, MODIFIED, obj("a"))
+    store.commit(("", "pods"), ADDED, obj("p"))  # another storage key: not delivered
+    expected = [(ADDED, "a", "1"), (ADDED, "b", "2"), (MODIFIED, "a", "3")]
+    assert [await drain(w) for w in watchers] == [expected] * 3
+
+
+# Each case: the object's labels before and after a MODIFIED, and what a watcher of
+# color=blue sees (upstream's watch cache turns selector transitions into ADDED/DELETED).
+TRANSITIONS = [
+    ("stays-in", {"color": "blue"}, {"color": "blue", "x": "y"}, [MODIFIED]),
+    ("enters", {}, {"color": "blue"}, [ADDED]),
+    ("leaves", {"color": "blue"}, {"color": "red"}, [DELETED]),
+    ("stays-out", {}, {"color": "red"}, []),
+]
+
+
+@pytest.mark.parametrize(("before", "after", "seen"), [c[1:] for c in TRANSITIONS], ids=[c[0] for c in TRANSITIONS])
+async def test_selector_transitions(before: dict, after: dict, seen: list[str]) -> None:
+    store = ObjectStore()
+    store.commit(CM, ADDED, obj("a", **before))
+    watcher = store.open_watch(CM, WatchFilter(predicate=blue), since=store.rv)
+    store.commit(CM, MODIFIED, obj("a", **after))
+    events = await drain(watcher)
+    assert [t for t, _, _ in events] == seen
+    assert all(rv == "2" for _, _, rv in events)  # a synthetic DELETED carries the change's revision
+
+
+async def test_namespace_filter_and_deletions() -> None:
+    store = ObjectStore()
+    watcher = store.open_watch(CM, WatchFilter(namespace="a"), since=None)
+    store.commit(CM, ADDED, obj("x", "a"))
+    store.commit(CM, ADDED, obj("y", "b"))
+    store.commit(CM, DELETED, obj("x", "a"))
+    assert await drain(watcher) == [(ADDED, "x", "1"), (DELETED, "x", "3")]
+
+
+async def test_resume_replays_the_log_then_goes_live() -> None:
+    store = ObjectStore()
+    for name in "abc":
+        store.commit(CM, ADDED, obj(name))
+    watcher = store.open_watch(CM, WatchFilter(), since=1, initial=[])
+    store.commit(CM, ADDED, obj("d"))
+    assert await drain(watcher) == [(ADDED, "b", "2"), (ADDED, "c", "3"), (ADDED, "d", "4")]
+
+
+async def test_initial_objects_come_first_as_added() -> None:
+    store = ObjectStore()
+    store.commit(CM, ADDED, obj("a", color="blue"))
+    store.commit(CM, ADDED, obj("b"))
+    watcher = store.open_watch(CM, WatchFilter(predicate=blue), since=None, initial=store.items(CM))
+    assert await drain(watcher) == [(ADDED, "a", "1")]
+
+
+async def test_a_slow_watcher_expires_without_holding_events() -> None:
+    store = ObjectStore(watcher_limit=2)
+    slow = store.open_watch(CM, WatchFilter(), since=None)
+    fast = store.open_watch(CM, WatchFilter(), since=None)
+    store.commit(CM, ADDED, obj("a"))
+    assert len(await drain(fast)) == 1
+    store.commit(CM, ADDED, obj("b"))
+    assert not slow.expired  # at the limit, not over it
+    store.commit(CM, ADDED, obj("c"))
+    assert slow.expired and slow.closed
+    assert await slow.next_lines(timeout=0) == []  # its backlog was dropped
+    assert [name for _, name, _ in await drain(fast)] == ["b", "c"]  # others are unaffected
+
+
+async def test_close_wakes_a_waiting_reader_and_unregisters() -> None:
+    store = ObjectStore()
+    watcher = store.open_watch(CM, WatchFilter(), since=None)
+    assert store.hub.count() == 1
+    store.close_watch(CM, watcher)
+    assert await watcher.next_lines(timeout=5) == []
+    assert watcher.closed and store.hub.count() == 0
+    store.commit(CM, ADDED, obj("a"))
+    assert await watcher.next_lines(timeout=0) == []
