@@ -157,6 +157,7 @@ class Reader:
         return bookmark_line(rt, self._store.rv)
 
     def close_watch(self, rt: ResourceType, watcher: Watcher) -> None:
+        """Stop delivering to ``watcher`` and wake its reader."""
         self._store.close_watch(rt.storage_key, watcher)
 
     def close_all_watches(self) -> None:

@@ -114,6 +114,7 @@ class ResourceType:
         return self.subresource("status") is not None
 
     def subresource(self, name: str) -> Subresource | None:
+        """The declared subresource ``name``, or None."""
         return next((s for s in self.subresources if s.name == name), None)
 
     @property
@@ -143,12 +144,15 @@ class KindTable:
         return iter(self._kinds)
 
     def resource(self, group: str, version: str, plural: str) -> ResourceType | None:
+        """The kind served at a URL's group, version and plural, or None."""
         return self._by_gvr.get((group, version, plural))
 
     def by_plural(self, group: str, plural: str) -> ResourceType | None:
+        """The first declared version of a (group, plural), or None."""
         return self._by_plural.get((group, plural))
 
     def for_storage(self, storage: tuple[str, str]) -> ResourceType:
+        """The first declared version of the kinds stored under ``storage``."""
         return self._by_storage[storage]
 
     def group_versions(self) -> dict[str, list[str]]:

@@ -126,9 +126,9 @@ async def handle_resource(request: web.Request, group: str, version: str, tail: 
         return await _create(request, registry, target)
     if method == "PUT" and not target.is_collection:
         return await _update(request, registry, target)
-    elif method == "PATCH" and not target.is_collection:
+    if method == "PATCH" and not target.is_collection:
         return await _patch(request, registry, target)
-    elif method == "DELETE":
+    if method == "DELETE":
         if target.is_collection:
             return await _delete_collection(request, registry, target)
         return await _delete(request, registry, target)
