@@ -44,9 +44,21 @@ class Constraint:
         return request in self._requests or (bool(sub_request) and f"{request}/{sub_request}" in self._requests)
 
     def add(self, request: str, sub_request: str, device: Device) -> bool:
-        raise NotImplementedError
+        """Take ``device`` for a request in scope; False if the constraint rejects it."""
+        if not self.applies(request, sub_request):
+            return True
+        attr = device.attribute(self.attribute)
+        return attr is not None and self._accept(device, _typed(attr))
 
     def remove(self, request: str, sub_request: str, device: Device) -> None:
+        """Undo the matching :meth:`add`."""
+        if self.applies(request, sub_request):
+            self._forget()
+
+    def _accept(self, device: Device, value: tuple[str, Any] | None) -> bool:
+        raise NotImplementedError
+
+    def _forget(self) -> None:
         raise NotImplementedError
 
 
@@ -58,13 +70,7 @@ class MatchAttribute(Constraint):
         self._value: tuple[str, Any] | None = None
         self._count = 0
 
-    def add(self, request: str, sub_request: str, device: Device) -> bool:
-        if not self.applies(request, sub_request):
-            return True
-        attr = device.attribute(self.attribute)
-        if attr is None:
-            return False
-        value = _typed(attr)
+    def _accept(self, device: Device, value: tuple[str, Any] | None) -> bool:
         if self._count == 0:
             self._value = value
         elif value is None or value != self._value:
@@ -72,9 +78,8 @@ class MatchAttribute(Constraint):
         self._count += 1
         return True
 
-    def remove(self, request: str, sub_request: str, device: Device) -> None:
-        if self.applies(request, sub_request):
-            self._count -= 1
+    def _forget(self) -> None:
+        self._count -= 1
 
 
 class DistinctAttribute(Constraint):
@@ -84,13 +89,7 @@ class DistinctAttribute(Constraint):
         super().__init__(attribute, requests)
         self._values: list[tuple[str, Any]] = []
 
-    def add(self, request: str, sub_request: str, device: Device) -> bool:
-        if not self.applies(request, sub_request):
-            return True
-        attr = device.attribute(self.attribute)
-        if attr is None:
-            return False
-        value = _typed(attr)
+    def _accept(self, device: Device, value: tuple[str, Any] | None) -> bool:
         if value is None:
             raise AllocationError(f"device {'/'.join(device.id)}: attribute {self.attribute}: "
                                   "unsupported attribute value")
@@ -109,9 +108,8 @@ class DistinctAttribute(Constraint):
                 return False
         return True
 
-    def remove(self, request: str, sub_request: str, device: Device) -> None:
-        if self.applies(request, sub_request):
-            self._values.pop()
+    def _forget(self) -> None:
+        self._values.pop()
 
 
 def build_constraints(claim_ref: str, constraints: Sequence[dict[str, Any]]) -> list[Constraint]:
