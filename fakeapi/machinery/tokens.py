@@ -1,0 +1,166 @@
+"""ServiceAccount tokens: signed JWTs shaped like the apiserver's (``pkg/serviceaccount/claims.go``).
+
+``TokenRequest`` (``serviceaccounts/{name}/token``, ``kubectl create token``) gets one from
+:meth:`TokenIssuer.issue_token`; bearer authentication and ``TokenReview`` check one with
+:meth:`TokenIssuer.verify_token`.  Each API server owns one issuer, whose ES256 key is made when
+the issuer is (a P-256 key takes about a millisecond, so a cluster per test stays cheap); tokens
+are therefore valid only for the server that issued them, and only while it runs.
+
+Whether the service account (and a bound object) still exist is for the caller to check against
+the store: the claims carry their names and uids for that.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature, encode_dss_signature
+
+# kube-apiserver's --service-account-issuer and default --api-audiences as kind and kubeadm set them.
+DEFAULT_ISSUER = "https://kubernetes.default.svc.cluster.local"
+DEFAULT_AUDIENCES = (DEFAULT_ISSUER,)
+SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:"
+_P256_BYTES = 32
+
+
+class InvalidToken(Exception):
+    """A token that is malformed, not signed by this issuer, expired or for another audience."""
+
+
+@dataclass(frozen=True)
+class BoundObject:
+    """The object a token is bound to (``TokenRequest.spec.boundObjectRef``): Pod, Secret or Node."""
+
+    kind: str
+    name: str
+    uid: str
+    api_version: str = "v1"
+
+
+@dataclass(frozen=True)
+class TokenClaims:
+    """What a verified token says about its holder."""
+
+    namespace: str
+    service_account: str
+    service_account_uid: str
+    audiences: tuple[str, ...]
+    expiration: datetime
+    bound_object: BoundObject | None = None
+    raw: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def username(self) -> str:
+        """``system:serviceaccount:<namespace>:<name>``, the identity RBAC sees."""
+        return service_account_username(self.namespace, self.service_account)
+
+    @property
+    def groups(self) -> tuple[str, ...]:
+        """The groups the apiserver gives every service account token."""
+        return ("system:serviceaccounts", f"system:serviceaccounts:{self.namespace}", "system:authenticated")
+
+
+def service_account_username(namespace: str, name: str) -> str:
+    """The user name of a service account (``serviceaccount.MakeUsername``)."""
+    return f"{SERVICE_ACCOUNT_PREFIX}{namespace}:{name}"
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+class TokenIssuer:
+    """Signs and verifies one API server's service account tokens (ES256 JWTs)."""
+
+    def __init__(self, issuer: str = DEFAULT_ISSUER, audiences: Sequence[str] = DEFAULT_AUDIENCES) -> None:
+        self.issuer = issuer
+        self.audiences = tuple(audiences)
+        self._key = ec.generate_private_key(ec.SECP256R1())
+        public = self._key.public_key().public_bytes(serialization.Encoding.DER,
+                                                     serialization.PublicFormat.SubjectPublicKeyInfo)
+        # The apiserver's key id: the unpadded base64url SHA-256 of the DER public key.
+        self.key_id = _b64(hashlib.sha256(public).digest())
+
+    def issue_token(self, namespace: str, service_account: str, audiences: Sequence[str],
+                    expiration_seconds: int, bound_object: BoundObject | None = None, *,
+                    service_account_uid: str = "", now: float | None = None) -> tuple[str, datetime]:
+        """A token for ``system:serviceaccount:<namespace>:<service_account>``; returns
+        (token, expiration).  Empty ``audiences`` means the issuer's default audiences."""
+        issued = int(time.time() if now is None else now)
+        expires = issued + int(expiration_seconds)
+        private: dict[str, Any] = {"namespace": namespace,
+                                   "serviceaccount": {"name": service_account, "uid": service_account_uid}}
+        if bound_object is not None:
+            private[bound_object.kind.lower()] = {"name": bound_object.name, "uid": bound_object.uid}
+        claims = {"aud": list(audiences or self.audiences), "exp": expires, "iat": issued, "iss": self.issuer,
+                  "jti": str(uuid.uuid4()), "kubernetes.io": private, "nbf": issued,
+                  "sub": service_account_username(namespace, service_account)}
+        header = {"alg": "ES256", "kid": self.key_id}
+        signing_input = f"{_b64(orjson.dumps(header))}.{_b64(orjson.dumps(claims))}"
+        der = self._key.sign(signing_input.encode(), ec.ECDSA(hashes.SHA256()))
+        r, s = decode_dss_signature(der)
+        signature = r.to_bytes(_P256_BYTES, "big") + s.to_bytes(_P256_BYTES, "big")
+        return f"{signing_input}.{_b64(signature)}", datetime.fromtimestamp(expires, UTC)
+
+    def verify_token(self, token: str, audiences: Sequence[str] = (), *, now: float | None = None) -> TokenClaims:
+        """The claims of a token this issuer signed; raises :class:`InvalidToken` otherwise.
+
+        ``audiences`` the caller accepts (empty: the issuer's defaults); the token must name one.
+        """
+        parts = token.split(".")
+        if len(parts) != 3:
+            raise InvalidToken("not a JWT")
+        try:
+            header = orjson.loads(_unb64(parts[0]))
+            claims = orjson.loads(_unb64(parts[1]))
+            signature = _unb64(parts[2])
+        except (ValueError, orjson.JSONDecodeError) as exc:
+            raise InvalidToken("malformed token") from exc
+        if not isinstance(header, dict) or header.get("alg") != "ES256" or header.get("kid") != self.key_id:
+            raise InvalidToken("token was not signed by this server")
+        if len(signature) != 2 * _P256_BYTES:
+            raise InvalidToken("invalid signature")
+        der = encode_dss_signature(int.from_bytes(signature[:_P256_BYTES], "big"),
+                                   int.from_bytes(signature[_P256_BYTES:], "big"))
+        try:
+            self._key.public_key().verify(der, f"{parts[0]}.{parts[1]}".encode(), ec.ECDSA(hashes.SHA256()))
+        except InvalidSignature as exc:
+            raise InvalidToken("invalid signature") from exc
+        return self._claims(claims, audiences, time.time() if now is None else now)
+
+    def _claims(self, claims: Any, audiences: Sequence[str], now: float) -> TokenClaims:
+        private = claims.get("kubernetes.io") if isinstance(claims, dict) else None
+        if not isinstance(private, dict) or claims.get("iss") != self.issuer:
+            raise InvalidToken("token is not a service account token of this issuer")
+        if not isinstance(claims.get("exp"), int) or now >= claims["exp"]:
+            raise InvalidToken("token has expired")
+        if isinstance(claims.get("nbf"), int) and now < claims["nbf"]:
+            raise InvalidToken("token is not valid yet")
+        token_audiences = tuple(claims.get("aud") or ())
+        if not set(token_audiences) & set(audiences or self.audiences):
+            raise InvalidToken("token audiences do not match")
+        account = private.get("serviceaccount") or {}
+        bound = next(((kind, private[kind]) for kind in ("pod", "secret", "node")
+                      if isinstance(private.get(kind), dict)), None)
+        return TokenClaims(
+            namespace=str(private.get("namespace", "")), service_account=str(account.get("name", "")),
+            service_account_uid=str(account.get("uid", "")), audiences=token_audiences,
+            expiration=datetime.fromtimestamp(claims["exp"], UTC),
+            bound_object=None if bound is None else BoundObject(bound[0].capitalize(), str(bound[1].get("name", "")),
+                                                                str(bound[1].get("uid", ""))),
+            raw=claims)
