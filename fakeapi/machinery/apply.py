@@ -59,34 +59,45 @@ class ApplyConflict(Exception):
     """
 
     def __init__(self, conflicts: list[tuple[_Manager, FieldPath]]) -> None:
+        self._pairs = conflicts
         self.paths = [path for _, path in conflicts]
         self.conflicts = [(manager.manager, display_path(path)) for manager, path in conflicts]
         self.causes = [{"reason": "FieldManagerConflict", "message": f"conflict with {manager.describe()}",
                         "field": display_path(path)} for manager, path in conflicts]
         super().__init__(_conflict_message(conflicts))
 
+    def without(self, allowed: set[FieldPath]) -> ApplyConflict | None:
+        """The conflicts on fields outside ``allowed``, or None when there are none."""
+        remaining = [(manager, path) for manager, path in self._pairs if path not in allowed]
+        return ApplyConflict(remaining) if remaining else None
+
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+# Only this field manager inherits what client-side apply set (upstream's lastAppliedManager).
+LAST_APPLIED_MANAGER = "kubectl"
 
 
-def covered_by_last_applied(conflict: ApplyConflict, live: dict, types: ListTypes) -> bool:
-    """Whether every conflicting field is in ``live``'s client-side-apply annotation.
+def last_applied_fields(live: dict, types: ListTypes) -> set[FieldPath]:
+    """The fields ``live``'s client-side-apply annotation set that still hold the applied values.
 
-    The apiserver's lastAppliedManager lets ``kubectl apply --server-side`` take over what an
-    earlier client-side ``kubectl apply`` set, so moving to server-side apply brings no conflicts.
+    The apiserver's lastAppliedManager lets ``kubectl apply --server-side`` take these over
+    without conflicts, so moving from ``kubectl apply`` to server-side apply brings none; a field
+    someone changed since (or that the annotation names but the object lacks) is not among them.
     """
     annotations = (live.get("metadata") or {}).get("annotations") or {}
     try:
         last_applied = json.loads(annotations[LAST_APPLIED])
-    except (KeyError, ValueError):
-        return False
-    if not isinstance(last_applied, dict):
-        return False
+    except (KeyError, ValueError, TypeError):
+        return set()
+    if not isinstance(last_applied, dict) or last_applied.get("apiVersion") != live.get("apiVersion"):
+        return set()
     try:
-        owned = _strip(_owned(_body(last_applied), types, strict=False))
+        applied = _body(last_applied)
+        differs = _compare(applied, _body(live), types)
+        owned = _strip(_owned(applied, types, strict=False))
     except PatchError:
-        return False
-    return all(path in owned for path in conflict.paths)
+        return set()
+    return owned - differs.modified - differs.added - differs.removed
 
 
 def fields_of(obj: dict, types: ListTypes) -> dict:

@@ -87,15 +87,6 @@ def spec_changed(new: dict[str, Any], old: dict[str, Any]) -> bool:
     return content_without_meta(new) != content_without_meta(old)
 
 
-def meta_equal_for_noop(new: dict[str, Any], old: dict[str, Any]) -> bool:
-    """True if ``new`` would change nothing observable (managedFields and RV aside)."""
-    def strip(o: dict[str, Any]) -> dict[str, Any]:
-        meta = {k: v for k, v in (o.get("metadata") or {}).items()
-                if k not in ("managedFields", "resourceVersion")}
-        return {**o, "metadata": meta}
-    return strip(new) == strip(old)
-
-
 def keep_status(new: dict[str, Any], old: dict[str, Any]) -> None:
     """A write of the main resource leaves status as stored."""
     if "status" in old:

@@ -70,8 +70,9 @@ def server_side_apply(rt: ResourceType, name: str, live: dict[str, Any] | None, 
                       manager: str, force: bool, subresource: str, types: ListTypes) -> dict[str, Any]:
     """Merge ``applied`` into ``live`` (None: nothing stored yet) as ``manager``; 409 on conflicts.
 
-    A conflict only with fields that client-side apply last set is no conflict: the apiserver
-    lets ``kubectl apply --server-side`` take over from ``kubectl apply``.
+    For manager ``kubectl`` a conflict on fields that client-side apply last set is no conflict:
+    the apiserver lets ``kubectl apply --server-side`` take over from ``kubectl apply`` (any other
+    manager gets its 409, and kubectl only the conflicts the annotation does not cover).
     """
     def apply(force: bool) -> dict[str, Any]:
         return ssa.server_side_apply(live, applied, manager=manager, force=force, api_version=rt.api_version,
@@ -81,8 +82,11 @@ def server_side_apply(rt: ResourceType, name: str, live: dict[str, Any] | None, 
         try:
             return apply(force)
         except ssa.ApplyConflict as exc:
-            if live is None or not ssa.covered_by_last_applied(exc, live, types):
+            if live is None or manager != ssa.LAST_APPLIED_MANAGER:
                 raise
+            remaining = exc.without(ssa.last_applied_fields(live, types))
+            if remaining is not None:
+                raise remaining from None
             return apply(True)
     except PatchError as exc:  # an applied configuration whose lists cannot be keyed, ...
         raise _patch_error(exc) from exc

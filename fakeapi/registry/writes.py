@@ -18,6 +18,7 @@ from fakeapi.errors import (
     BadRequest,
     Conflict,
     Forbidden,
+    UnsupportedMediaType,
     already_exists,
     conflict,
     invalid_object,
@@ -28,6 +29,7 @@ from fakeapi.errors import (
 )
 from fakeapi.machinery import apply as ssa
 from fakeapi.machinery.jsoncopy import deep_copy
+from fakeapi.machinery.listtypes import ListTypes
 from fakeapi.machinery.timestamps import now_rfc3339
 from fakeapi.models.listtypes import list_types_for
 from fakeapi.models.meta import FINALIZER_FOREGROUND, FINALIZER_ORPHAN
@@ -64,6 +66,10 @@ def _check_name(body_meta: dict[str, Any], name: str) -> None:
     if body_meta.get("name") and body_meta["name"] != name:
         raise BadRequest(f"the name of the object ({body_meta['name']}) does not match the name on the URL "
                          f"({name})")
+
+
+def _list_types(rt: ResourceType) -> ListTypes:
+    return rt.list_types if rt.list_types is not None else list_types_for(rt.group, rt.kind)
 
 
 def _raise_invalid(rt: ResourceType, obj: dict[str, Any], errors: list[Any]) -> None:
@@ -111,9 +117,10 @@ class Writer:
 
     def _decode(self, rt: ResourceType, obj: dict[str, Any], field_validation: str, *,
                 patch: bool = False) -> tuple[dict[str, Any], list[str]]:
-        """Check types and unknown fields against the kind's model (returns a private copy)."""
+        """Check types and unknown fields against the kind's model, or its strategy's schema
+        (returns a private copy)."""
         if rt.model is None:
-            return deep_copy(obj), []
+            return rt.strategy.decode(obj, field_validation, patch=patch)
         from fakeapi.models.schema import decode
 
         return decode(rt.model, obj, field_validation, patch=patch)
@@ -138,6 +145,9 @@ class Writer:
         m.set_identity(rt, obj)
         for key in m.SERVER_META:
             meta.pop(key, None)
+        # The uid exists before the strategy runs, as upstream fills it in before PrepareForCreate
+        # (a Job's generated selector names it).
+        meta["uid"] = m.new_uid()
         if rt.has_status and not rt.strategy.keeps_status_on_create:
             obj.pop("status", None)  # the kind's status defaults then come from its strategy
         ctx = self._admission(rt, namespace, "CREATE")
@@ -146,7 +156,6 @@ class Writer:
         rt.strategy.admit(obj, None, ctx)
         _raise_invalid(rt, obj, validate_create(rt.strategy, obj, ctx, namespaced=rt.namespaced))
         now = now_rfc3339()
-        meta["uid"] = m.new_uid()
         meta["creationTimestamp"] = now
         if rt.tracks_generation:
             meta["generation"] = 1
@@ -154,7 +163,7 @@ class Writer:
             meta["managedFields"] = managed
         else:
             obj = ssa.track_update(None, obj, manager=opts.manager, api_version=rt.api_version,
-                                   types=list_types_for(rt.group, rt.kind), now=now,
+                                   types=_list_types(rt), now=now,
                                    subresource=opts.subresource)
         return self._commit_new(rt, obj, opts)
 
@@ -218,14 +227,15 @@ class Writer:
         if rt.tracks_generation:
             generation = old_meta.get("generation", 1)
             new["metadata"]["generation"] = generation + 1 if m.spec_changed(new, old) else generation
-        if m.meta_equal_for_noop(new, old):
-            return old  # a no-op write: no event, resourceVersion unchanged
         if managed is not None:
             new["metadata"]["managedFields"] = managed
         else:
             new = ssa.track_update(old, new, manager=opts.manager, api_version=rt.api_version,
-                                   types=list_types_for(rt.group, rt.kind), now=now_rfc3339(),
+                                   types=_list_types(rt), now=now_rfc3339(),
                                    subresource=opts.subresource)
+        # A write that changes nothing, managedFields included, is a no-op (no event, same
+        # resourceVersion); a change of managedFields alone is stored, as upstream: an apply that
+        # makes its manager a co-owner, a client rewriting the entries (kubectl's CSA upgrade).
         return self.commit_update(rt, old, new, opts.dry_run)
 
     def commit_update(self, rt: ResourceType, old: dict[str, Any], new: dict[str, Any],
@@ -246,6 +256,10 @@ class Writer:
     def patch(self, rt: ResourceType, namespace: str, name: str, patch_type: str, patch: Any,
               opts: WriteOptions) -> tuple[dict[str, Any], bool, list[str]]:
         """Apply a patch; returns (object, created, warnings).  Server-side apply may create."""
+        if patch_type == "strategic" and not rt.strategic_merge:
+            raise UnsupportedMediaType("the body of the request was in an unknown format - accepted media types "
+                                       "include: application/json-patch+json, application/merge-patch+json, "
+                                       "application/apply-patch+yaml")
         if patch_type == "apply":
             return self._apply(rt, namespace, name, patch, opts)
         old = self.reads.get(rt, namespace, name)
@@ -254,7 +268,7 @@ class Writer:
             # The stored object is valid, so only the patch can bring unknown fields or wrong
             # types: checking it instead of the whole result keeps small patches cheap.
             patch, warnings = self._decode(rt, patch, opts.field_validation, patch=True)
-        new = patching.patched(old, patch_type, patch, list_types_for(rt.group, rt.kind))
+        new = patching.patched(old, patch_type, patch, _list_types(rt))
         if patch_type == "json":
             new, warnings = self._decode(rt, new, opts.field_validation)
         _check_rv(rt, name, new, old)
@@ -272,7 +286,7 @@ class Writer:
         _check_name(applied.get("metadata") or {}, name)
         live = self.reads.find(rt, namespace, name)
         merged = patching.server_side_apply(rt, name, live, applied, manager=opts.manager, force=opts.force,
-                                            subresource=opts.subresource, types=list_types_for(rt.group, rt.kind))
+                                            subresource=opts.subresource, types=_list_types(rt))
         managed = (merged.get("metadata") or {}).pop("managedFields", None)
         if live is None:
             if opts.subresource:

@@ -9,7 +9,7 @@ import pytest
 from fakeapi.machinery.apply import (
     LAST_APPLIED,
     ApplyConflict,
-    covered_by_last_applied,
+    last_applied_fields,
     server_side_apply,
     track_update,
 )
@@ -37,8 +37,17 @@ def conflict(live: dict, data: dict[str, str]) -> ApplyConflict:
 @pytest.mark.parametrize(("annotated", "covered"), [
     ({"a": "1"}, True),
     ({"b": "2"}, False),
+    ({"a": "0"}, False),
     (None, False),
-], ids=["field-in-last-applied", "field-not-in-last-applied", "no-annotation"])
+], ids=["field-in-last-applied", "field-not-in-last-applied", "value-changed-since", "no-annotation"])
 def test_conflicts_are_covered_only_by_fields_the_annotation_set(annotated: dict | None, covered: bool) -> None:
     live = client_side_applied({"a": "1", "b": "2"}, annotated)
-    assert covered_by_last_applied(conflict(live, {"a": "changed"}), live, TYPES) is covered
+    remaining = conflict(live, {"a": "changed"}).without(last_applied_fields(live, TYPES))
+    assert (remaining is None) is covered
+
+
+def test_only_uncovered_conflicts_remain() -> None:
+    live = client_side_applied({"a": "1", "b": "2"}, {"a": "1"})
+    remaining = conflict(live, {"a": "x", "b": "y"}).without(last_applied_fields(live, TYPES))
+    assert remaining is not None
+    assert remaining.conflicts == [("kubectl-client-side-apply", ".data.b")]
