@@ -34,4 +34,5 @@ test: lint
 bench: $(STAMP)
 	$(BIN)/python bench/bench_api.py
 	$(BIN)/python bench/bench_allocator.py
+	$(BIN)/python bench/bench_cel.py
 	$(BIN)/python bench/bench_scheduler.py

@@ -17,9 +17,14 @@ Differences from upstream, on purpose or by engine limits:
 - Unknown attribute/capacity domains evaluate to an empty map only for domains spelled as
   string literals in the expression (almost always the case); a computed domain that does not
   exist is a "no such key" error.
-- No runtime cost limit; Kubernetes' lists/regex/URL/IP libraries are not available (the CEL
-  standard library plus the ``strings``, ``math``, ``encoders``, ``optional`` and ``cel.bind``
-  extensions are).
+- Costs: the engine can neither estimate nor interrupt an evaluation, so
+  :mod:`fakeapi.machinery.cel_cost` estimates each selector's worst case (upstream's estimator,
+  ported; admission rejects what exceeds upstream's limit) and an evaluation runs only when the
+  estimate for the device at hand is within the same limit; otherwise it fails with upstream's
+  runtime error, "operation cancelled: actual cost limit exceeded".  The engine also stops any
+  evaluation after 10,000 loop iterations in total, which gives the same error.
+- Kubernetes' lists/regex/URL/IP libraries are not available (the CEL standard library plus the
+  ``strings``, ``math``, ``encoders``, ``optional`` and ``cel.bind`` extensions are).
 """
 
 from __future__ import annotations
@@ -33,6 +38,13 @@ from typing import Any
 from cel_expr_python import cel
 from cel_expr_python.ext import ext_bindings, ext_encoders, ext_math, ext_optional, ext_strings
 
+from fakeapi.machinery.cel_cost import (
+    API_LIMITS,
+    CEL_SELECTOR_EXPRESSION_MAX_COST,
+    COST_LIMIT_EXCEEDED,
+    DeviceSizes,
+    estimate_cost,
+)
 from fakeapi.machinery.quantity import parse_quantity
 
 __all__ = ["CelError", "CompiledSelector", "DeviceEnv", "compile_selector", "device_env"]
@@ -242,11 +254,13 @@ def _env() -> cel.Env:
 class DeviceEnv:
     """The ``device`` variable for one device, built once and reused by every selector."""
 
-    __slots__ = ("data", "domains")
+    __slots__ = ("data", "domains", "sizes", "within_limits")
 
-    def __init__(self, data: dict[str, Any], domains: frozenset[str]) -> None:
+    def __init__(self, data: dict[str, Any], domains: frozenset[str], sizes: DeviceSizes) -> None:
         self.data = data
         self.domains = domains
+        self.sizes = sizes  # bounds the cost of evaluating a selector on this device
+        self.within_limits = API_LIMITS.covers(sizes)
 
 
 def _attribute_value(attr: Mapping[str, Any]) -> Any:
@@ -269,6 +283,7 @@ def _split(name: str, driver: str) -> tuple[str, str]:
 def device_env(driver: str, device: Mapping[str, Any]) -> DeviceEnv:
     """Build the CEL input for a wire-format ``Device``; raises CelError for unusable values."""
     attributes: dict[str, dict[str, Any]] = {}
+    longest_domain = longest_id = longest_value = longest_quantity = 0  # they bound a selector's cost
     for name, attr in (device.get("attributes") or {}).items():
         try:
             value = _attribute_value(attr)
@@ -276,20 +291,35 @@ def device_env(driver: str, device: Mapping[str, Any]) -> DeviceEnv:
             raise CelError(f"attribute {name}: {err}") from err
         domain, ident = _split(name, driver)
         attributes.setdefault(domain, {})[ident] = value
+        longest_domain, longest_id = max(longest_domain, len(domain)), max(longest_id, len(ident))
+        text = attr.get("string", attr.get("version"))  # what upstream's size() counts
+        if isinstance(text, str):
+            longest_value = max(longest_value, len(text))
     capacity: dict[str, dict[str, bytes]] = {}
     for name, cap in (device.get("capacity") or {}).items():
         domain, ident = _split(name, driver)
         try:
-            capacity.setdefault(domain, {})[ident] = _quantity(str(cap.get("value", "0")))
+            encoded = capacity.setdefault(domain, {})[ident] = _quantity(str(cap.get("value", "0")))
         except ValueError as err:
             raise CelError(f"capacity {name}: {err}") from err
+        longest_domain, longest_id = max(longest_domain, len(domain)), max(longest_id, len(ident))
+        longest_quantity = max(longest_quantity, len(encoded))
     data = {
         "driver": driver,
         "attributes": attributes,
         "capacity": capacity,
         "allowMultipleAllocations": bool(device.get("allowMultipleAllocations", False)),
     }
-    return DeviceEnv(data, frozenset(attributes) & frozenset(capacity))
+    sizes = DeviceSizes(
+        driver=len(driver),
+        domains=max(len(attributes), len(capacity)),
+        entries=max(map(len, (*attributes.values(), *capacity.values())), default=0),
+        domain=longest_domain,
+        id=longest_id,
+        value=longest_value,
+        quantity=longest_quantity,
+    )
+    return DeviceEnv(data, frozenset(attributes) & frozenset(capacity), sizes)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -301,6 +331,8 @@ _KEY_NOT_FOUND = re.compile(r'Key not found in map : "?([^"]*)"?')
 
 def _runtime_message(message: str) -> str:
     # cel-cpp prefixes an absl status code; keep the message in cel-go's words where they differ.
+    if "Iteration budget exceeded" in message:  # the engine's own runtime budget
+        return COST_LIMIT_EXCEEDED
     found = _KEY_NOT_FOUND.search(message)
     if found:
         return f"no such key: {found.group(1)}"
@@ -308,19 +340,75 @@ def _runtime_message(message: str) -> str:
     return rest if sep and code.isupper() else message
 
 
-class CompiledSelector:
-    """A compiled selector expression; evaluate it against :func:`device_env` values."""
+# About 4 ms of evaluation at the ~0.4 µs per cost unit measured for callback-heavy selectors.
+_PROBE_MAX_COST = 10_000
 
-    __slots__ = ("_literals", "_program", "expression")
+
+class CompiledSelector:
+    """A compiled selector expression; evaluate it against :func:`device_env` values.
+
+    ``max_cost`` is the estimated worst-case cost on any device within upstream's API limits.
+    """
+
+    __slots__ = ("_costs", "_literals", "_longest_literal", "_program", "expression", "max_cost")
 
     def __init__(self, expression: str, program: cel.Expression, literals: frozenset[str]) -> None:
         self.expression = expression
         self._program = program
         self._literals = literals
+        self._longest_literal = max(map(len, literals), default=0)
+        self.max_cost = estimate_cost(program.serialize())
+        self._costs: dict[DeviceSizes, int] = {}
+
+    def cost(self, sizes: DeviceSizes) -> int:
+        """The estimated worst-case cost on a device whose sizes are within ``sizes``."""
+        if sizes == API_LIMITS:
+            return self.max_cost
+        cost = self._costs.get(sizes)
+        if cost is None:
+            if len(self._costs) >= 64:  # one entry per device shape seen; keep it small
+                self._costs.clear()
+            cost = self._costs[sizes] = estimate_cost(self._program.serialize(), sizes)
+        return cost
+
+    def _run(self, data: dict[str, Any], sizes: DeviceSizes | None) -> cel.Value:
+        """Evaluate unless the worst case on input of these sizes exceeds the runtime budget
+        (None: the input is known to be affordable)."""
+        if sizes is not None and self.cost(sizes) > CEL_SELECTOR_EXPRESSION_MAX_COST:
+            raise CelError(COST_LIMIT_EXCEEDED)
+        try:
+            return self._program.eval(data={"device": data})
+        except RuntimeError as err:  # an engine status rather than a CEL error value
+            raise CelError(_runtime_message(str(err))) from None
+
+    def _reject_non_bool(self) -> None:
+        """Catch what upstream's typed ``device`` rejects at compile time (``device.driver``).
+
+        ``device`` is untyped here, so the result type is only known by evaluating: a probe
+        device with no attributes gives a value for expressions that do not depend on them; a
+        non-bool value is a compile error.  Expressions that fail on the probe, or cost more
+        than a few milliseconds to run (admission runs in the server's event loop), stay for
+        runtime to judge.
+        """
+        empty: dict[str, dict[str, Any]] = {domain: {} for domain in self._literals}
+        probe = {"driver": "", "attributes": empty, "capacity": dict(empty), "allowMultipleAllocations": False}
+        sizes = DeviceSizes(driver=0, domains=len(empty), entries=0, domain=self._longest_literal, id=0, value=0,
+                            quantity=0)
+        if (self.max_cost if API_LIMITS.covers(sizes) else self.cost(sizes)) > _PROBE_MAX_COST:
+            return
+        try:
+            result = self._run(probe, None)
+        except CelError:
+            return
+        type_name = result.type().name()
+        if type_name not in ("BOOL", "ERROR"):
+            raise CelError(f"must evaluate to bool or the unknown type, not {type_name.lower()}")
 
     def evaluate(self, env: DeviceEnv) -> bool:
         """True/False for the device; CelError for runtime errors and non-bool results."""
-        data = env.data
+        data, sizes = env.data, env.sizes
+        # Within the API limits the admission estimate holds; otherwise estimate for this device.
+        affordable = env.within_limits and self.max_cost <= CEL_SELECTOR_EXPRESSION_MAX_COST
         missing = self._literals - env.domains
         if missing:
             # Upstream returns an empty map for unknown domains; the engine has no such hook,
@@ -331,7 +419,11 @@ class CompiledSelector:
                 attributes.setdefault(domain, {})
                 capacity.setdefault(domain, {})
             data = {**data, "attributes": attributes, "capacity": capacity}
-        result = self._program.eval(data={"device": data})
+            domains = sizes.domains + len(missing)
+            affordable = affordable and domains <= API_LIMITS.domains and self._longest_literal <= API_LIMITS.domain
+            if not affordable:
+                sizes = sizes.grown(domains=domains, domain=self._longest_literal)
+        result = self._run(data, None if affordable else sizes)
         value = result.value()
         if isinstance(value, bool):
             return value
@@ -361,9 +453,10 @@ def compile_selector(expression: str) -> CompiledSelector:
     if out not in ("BOOL", "DYN"):
         raise CelError(f"must evaluate to bool or the unknown type, not {out.lower()}")
     literals = frozenset(a or b for a, b in _STRING_LITERAL.findall(expression))
+    selector = CompiledSelector(expression, program, literals)
     if out == "DYN":
-        _reject_non_bool(expression, program, literals)
-    return CompiledSelector(expression, program, literals)
+        selector._reject_non_bool()
+    return selector
 
 
 # cel-cpp adds this line after a syntax error; cel-go (upstream's messages) does not.
@@ -381,18 +474,3 @@ def _reject_unknown_device_fields(expression: str) -> None:
             column = match.start(1) - (code.rfind("\n", 0, match.start(1)) + 1) + 1
             raise CelError(f"compilation failed: ERROR: <input>:{line}:{column}: undefined field "
                            f"'{match.group(2)}'")
-
-
-def _reject_non_bool(expression: str, program: cel.Expression, literals: frozenset[str]) -> None:
-    """Catch what upstream's typed ``device`` rejects at compile time (``device.driver``).
-
-    ``device`` is untyped here, so the result type is only known by evaluating: a probe device
-    with no attributes gives a value for expressions that do not depend on them; a non-bool
-    value is a compile error.  Expressions that fail on the probe stay for runtime to judge.
-    """
-    empty = {domain: {} for domain in literals}
-    probe = {"driver": "", "attributes": empty, "capacity": dict(empty), "allowMultipleAllocations": False}
-    result = program.eval(data={"device": probe})
-    type_name = result.type().name()
-    if type_name not in ("BOOL", "ERROR"):
-        raise CelError(f"must evaluate to bool or the unknown type, not {type_name.lower()}")
