@@ -47,7 +47,7 @@ class StatusError(Exception):
             "reason": self.reason,
             "code": self.code,
         }
-        if self.details:
+        if self.details is not None:  # an empty details ({}) is rendered, as upstream's generic 404
             status["details"] = self.details
         return status
 

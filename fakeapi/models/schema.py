@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from fakeapi.errors import BadRequest
 from fakeapi.machinery.jsoncopy import deep_copy
+from fakeapi.machinery.timestamps import TimeParseError, normalize_go_time
 from fakeapi.models.base import GoType
 
 # --- the type tree -------------------------------------------------------------------------
@@ -155,14 +156,14 @@ def _scalar_ok(go: str, value: Any) -> bool:
         return isinstance(value, bool)
     if isinstance(value, bool):
         return False
+    if go == "intstr.IntOrString":  # before the int prefix below
+        return isinstance(value, (str, int))
     if go.startswith("int") or go.startswith("uint"):
         return isinstance(value, int)
     if go == "float64":
         return isinstance(value, (int, float))
     if go == "resource.Quantity":
         return isinstance(value, (str, int, float))
-    if go == "intstr.IntOrString":
-        return isinstance(value, (str, int))
     return isinstance(value, str)
 
 
@@ -184,6 +185,10 @@ def _base64_error_offset(text: str) -> int | None:
     if len(positions) % 4:
         return positions[len(positions) - len(positions) % 4]  # an incomplete last quantum
     return None
+
+
+# Times are checked and stored as the apiserver does: UTC, seconds (Time) or microseconds (MicroTime).
+_TIMES = frozenset({"v1.Time", "v1.MicroTime"})
 
 
 class _IllegalBase64(_DecodeError):
@@ -229,6 +234,11 @@ class _Decoder:
                 return str(value)  # Go re-encodes a numeric Quantity as a string
             if node.go == "[]byte" and (offset := _base64_error_offset(value)) is not None:
                 raise _IllegalBase64(offset)
+            if node.go in _TIMES:
+                try:
+                    return normalize_go_time(value, micro=node.go == "v1.MicroTime")
+                except TimeParseError as exc:
+                    raise _DecodeError(str(exc)) from None
             return value
         if isinstance(node, ListOf):
             if not isinstance(value, list):

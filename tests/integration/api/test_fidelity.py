@@ -1,0 +1,77 @@
+"""Regression tests, over raw HTTP, for fidelity bugs third-party clients found (issue 10)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.integration.api.conftest import Api
+
+NODES = "/api/v1/nodes"
+EVENTS = "/api/v1/namespaces/default/events"
+
+
+def node(name: str, heartbeat: str) -> dict:
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name},
+            "status": {"conditions": [{"type": "Ready", "status": "True", "lastHeartbeatTime": heartbeat}]}}
+
+
+# 4. Times are validated as Go parses them and stored in UTC (seconds; microseconds for MicroTime).
+
+async def test_a_time_that_is_no_time_is_refused(api: Api) -> None:
+    status, body = await api.request("POST", NODES, node("n1", "yesterday"))
+
+    assert status == 400
+    assert body["reason"] == "BadRequest"
+    assert body["message"] == ('Node in version "v1" cannot be handled as a Node: parsing time "yesterday" as '
+                               '"2006-01-02T15:04:05Z07:00": cannot parse "yesterday" as "2006"')
+    assert (await api.request("GET", f"{NODES}/n1"))[0] == 404
+
+
+@pytest.mark.parametrize(("sent", "stored"), [
+    ("2026-05-01T10:00:00+01:00", "2026-05-01T09:00:00Z"),
+    ("2026-05-01T10:00:00.734Z", "2026-05-01T10:00:00Z"),
+], ids=["offset", "fraction"])
+async def test_times_are_stored_as_utc_seconds(api: Api, sent: str, stored: str) -> None:
+    created = await api.ok("POST", NODES, node("n1", sent))
+    patched = await api.ok("PATCH", f"{NODES}/n1/status", {"status": {"conditions": [
+        {"type": "MemoryPressure", "status": "False", "lastHeartbeatTime": sent}]}},
+        content_type="application/strategic-merge-patch+json")
+
+    assert created["status"]["conditions"][0]["lastHeartbeatTime"] == stored
+    assert [c["lastHeartbeatTime"] for c in patched["status"]["conditions"]] == [stored, stored]
+
+
+async def test_micro_times_keep_microseconds_and_need_them(api: Api) -> None:
+    about = {"kind": "Pod", "name": "p", "namespace": "default"}
+    ok = await api.ok("POST", EVENTS, {"metadata": {"name": "e1"}, "involvedObject": about,
+                                       "eventTime": "2026-05-01T10:00:00.123456+02:00"})
+    assert ok["eventTime"] == "2026-05-01T08:00:00.123456Z"
+
+    status, body = await api.request("POST", EVENTS, {"metadata": {"name": "e2"}, "involvedObject": about,
+                                                      "eventTime": "2026-05-01T10:00:00Z"})
+    assert status == 400
+    assert body["message"].endswith('cannot parse "Z" as ".000000"')
+
+
+# 5. The generic 404 carries an empty details, which kubectl dereferences.
+
+@pytest.mark.parametrize("path", ["/api/v1/foos", "/apis/example.com/v1", "/apis/example.com",
+                                  "/api/v1/namespaces/default/pods/p/nothing"])
+async def test_generic_not_found_has_empty_details(api: Api, path: str) -> None:
+    status, body = await api.request("GET", path)
+
+    assert status == 404
+    assert body == {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                    "message": "the server could not find the requested resource", "reason": "NotFound",
+                    "details": {}, "code": 404}
+
+
+# 7. One ObjectMeta validation: a missing name is reported once.
+
+async def test_missing_name_is_reported_once(api: Api) -> None:
+    status, body = await api.request("POST", "/api/v1/namespaces/default/configmaps",
+                                     {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {}})
+
+    assert status == 422
+    assert body["details"]["causes"] == [{"reason": "FieldValueRequired", "message": "Required value: name or "
+                                          "generateName is required", "field": "metadata.name"}]
