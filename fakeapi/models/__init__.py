@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from fakeapi.models import core_v1, resource_v1, scheduling_v1alpha1, scheduling_v1beta1
+from fakeapi.models import apiextensions_v1, core_v1, resource_v1, scheduling_v1alpha1, scheduling_v1beta1
 
 MODELS: dict[tuple[str, str, str], type[BaseModel]] = {
     model.gvk: model
-    for module in (core_v1, resource_v1, scheduling_v1beta1, scheduling_v1alpha1)
+    for module in (core_v1, resource_v1, scheduling_v1beta1, scheduling_v1alpha1, apiextensions_v1)
     for model in module.MODELS.values()
 }

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from fakeapi.models import MODELS
+from fakeapi.registry.crds import CRD_COLUMNS
 from fakeapi.registry.printers import (
     CLAIM_COLUMNS,
     CONFIGMAP_COLUMNS,
@@ -82,4 +83,6 @@ KINDS: tuple[ResourceType, ...] = (
     _kind("scheduling.k8s.io", "v1beta1", "PodGroup", "podgroups", namespaced=True,
           subresources=(STATUS,)),
     _kind("scheduling.k8s.io", "v1alpha1", "Workload", "workloads", namespaced=True, separate_storage=True),
+    _kind("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", namespaced=False,
+          short_names=("crd", "crds"), categories=("api-extensions",), subresources=(STATUS,), columns=CRD_COLUMNS),
 )

@@ -66,7 +66,8 @@ class Reader:
 
     def find(self, rt: ResourceType, namespace: str, name: str) -> dict[str, Any] | None:
         """The stored object, or None."""
-        return self._store.get(rt.storage_key, (namespace if rt.namespaced else "", name))
+        obj = self._store.get(rt.storage_key, (namespace if rt.namespaced else "", name))
+        return obj if obj is None or rt.read_view is None else rt.read_view(obj)
 
     def get(self, rt: ResourceType, namespace: str, name: str) -> dict[str, Any]:
         """The stored object; 404 if there is none."""
@@ -77,7 +78,8 @@ class Reader:
 
     def items(self, rt: ResourceType, namespace: str | None = None) -> list[dict[str, Any]]:
         """Current objects of a kind in key order (one namespace, or all with None)."""
-        return self._store.items(rt.storage_key, namespace if rt.namespaced else None)
+        objects = self._store.items(rt.storage_key, namespace if rt.namespaced else None)
+        return objects if rt.read_view is None else [rt.read_view(o) for o in objects]
 
     def subscribe(self, listener: Callable[[Event], None]) -> None:
         """Call ``listener`` synchronously after every commit (in-process controllers)."""
@@ -112,6 +114,8 @@ class Reader:
         else:
             snap = store.snapshot_at(rt.storage_key, list_rv)
             items_all = [snap[k] for k in sorted(snap) if scope is None or k[0] == scope]
+            if rt.read_view is not None:
+                items_all = [rt.read_view(o) for o in items_all]
         if start_after is not None:
             items_all = [o for o in items_all if object_key(o) > start_after]
         predicate = make_predicate(rt, opts)
@@ -135,7 +139,7 @@ class Reader:
         ``initial-events-end`` bookmark at the revision they reflect, then live events.
         """
         store = self._store
-        flt = WatchFilter(namespace if rt.namespaced else None, make_predicate(rt, opts))
+        flt = WatchFilter(namespace if rt.namespaced else None, make_predicate(rt, opts), rt.read_view)
         storage = rt.storage_key
         rv_text = opts.resource_version
         if opts.send_initial_events:

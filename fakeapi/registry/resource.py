@@ -12,11 +12,15 @@ from pydantic import BaseModel
 from fakeapi.validation.strategy import Strategy
 
 if TYPE_CHECKING:
+    from fakeapi.machinery.listtypes import ListTypes
+    from fakeapi.registry.reads import Reader
     from fakeapi.registry.writes import WriteOptions, Writer
 
     # (writer, parent kind, namespace, name, request body, options) -> response body
     SubresourceHandler = Callable[[Writer, "ResourceType", str, str, dict[str, Any], WriteOptions],
                                   dict[str, Any]]
+    # (reader, parent kind, namespace, name) -> the subresource's object
+    SubresourceView = Callable[[Reader, "ResourceType", str, str], dict[str, Any]]
 
 FieldGetter = Callable[[dict[str, Any]], "str | None"]
 
@@ -34,6 +38,10 @@ class Subresource:
     # The body's kind when it is not the parent's (a Binding posted to pods/binding).
     kind: str = ""
     handler: SubresourceHandler | None = None
+    # A subresource that is a view of its parent in another kind (``autoscaling/v1`` Scale):
+    # GET answers ``view``, PUT goes to ``handler``, PATCH patches the view and goes to ``handler``.
+    view: SubresourceView | None = None
+    api_version: str = ""  # the body's apiVersion when it is not the parent's
 
 
 @dataclass(frozen=True)
@@ -92,6 +100,16 @@ class ResourceType:
     returns_deleted_object: bool = False
     # Versions whose shapes cannot be converted (v1alpha1 vs v1beta1 Workload) keep their own storage.
     separate_storage: bool = False
+    # Kinds without a model (custom resources): their SSA list types, read from their schema.
+    list_types: ListTypes | None = None
+    # How a stored object reads at this version (custom resources: apiVersion, pruning and
+    # defaults of the version's schema); None: as stored.  Copy-on-write: returns the object
+    # itself when nothing changes.
+    read_view: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    # Custom resources do not take strategic merge patches (upstream answers 415).
+    strategic_merge: bool = True
+    # The OpenAPI v3 schema of a kind without a model (custom resources: from the CRD).
+    openapi_schema: Mapping[str, Any] | None = None
 
     @property
     def singular(self) -> str:
@@ -126,10 +144,20 @@ class ResourceType:
 
 
 class KindTable:
-    """Every served kind, looked up by URL coordinates, by (group, plural) or by storage key."""
+    """Every served kind, looked up by URL coordinates, by (group, plural) or by storage key.
+
+    Built-in kinds are fixed; custom resources come and go at runtime (:meth:`install`,
+    :meth:`uninstall`).  ``revision`` counts those changes, so caches of derived documents
+    (OpenAPI) know when to rebuild.
+    """
 
     def __init__(self, kinds: Iterable[ResourceType]) -> None:
         self._kinds = tuple(kinds)
+        self.revision = 0
+        self._index()
+        self.namespaces = self._by_gvr[("", "v1", "namespaces")]
+
+    def _index(self) -> None:
         self._by_gvr = {(k.group, k.version, k.plural): k for k in self._kinds}
         # The first declared version of a (group, plural) or storage key is the one admission
         # lookups, GC and namespace cleanup use.
@@ -138,7 +166,16 @@ class KindTable:
         for k in self._kinds:
             self._by_plural.setdefault((k.group, k.plural), k)
             self._by_storage.setdefault(k.storage_key, k)
-        self.namespaces = self._by_gvr[("", "v1", "namespaces")]
+
+    def install(self, group: str, plural: str, kinds: Iterable[ResourceType]) -> None:
+        """Serve ``kinds`` (the versions of one custom resource) in place of what (group, plural) had."""
+        self._kinds = (*(k for k in self._kinds if (k.group, k.plural) != (group, plural)), *kinds)
+        self.revision += 1
+        self._index()
+
+    def uninstall(self, group: str, plural: str) -> None:
+        """Stop serving (group, plural)."""
+        self.install(group, plural, ())
 
     def __iter__(self) -> Iterator[ResourceType]:
         return iter(self._kinds)

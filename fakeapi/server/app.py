@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 
 from fakeapi.config import ServerOptions
+from fakeapi.crdcontroller import CRDController
 from fakeapi.errors import MethodNotAllowed, NotFound, StatusError
 from fakeapi.gc import GarbageCollector
 from fakeapi.registry.kinds import KINDS
@@ -22,6 +23,7 @@ from fakeapi.store.objects import ObjectStore
 
 log = logging.getLogger("fakeapi")
 GC = web.AppKey("gc", GarbageCollector)
+CRDS = web.AppKey("crds", CRDController)
 
 
 @web.middleware
@@ -119,6 +121,13 @@ def _routes(app: web.Application) -> None:
     r.add_route("*", "/apis/{group}/{version}/{tail:.+}", _grouped)
 
 
+async def _run_crd_controller(app: web.Application) -> AsyncIterator[None]:
+    controller = app[CRDS]
+    controller.start()
+    yield
+    await controller.stop()
+
+
 async def _run_gc(app: web.Application) -> AsyncIterator[None]:
     collector = app[GC]
     collector.start()
@@ -140,8 +149,10 @@ def create_app(options: ServerOptions | None = None) -> web.Application:
     app[OPTIONS] = options
     app[OPENAPI] = OpenAPICache(registry)
     app[GC] = GarbageCollector(registry)
+    app[CRDS] = CRDController(registry)
     _routes(app)
     app.cleanup_ctx.append(_run_gc)
+    app.cleanup_ctx.append(_run_crd_controller)
     app.on_shutdown.append(_close_watches)
     _bootstrap(registry)
     return app

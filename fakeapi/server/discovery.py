@@ -49,8 +49,12 @@ def api_resource_list(registry: Registry, group: str, version: str) -> dict[str,
             entry["categories"] = list(k.categories)
         resources.append(entry)
         for sub in sorted(k.subresources, key=lambda s: s.name):
-            resources.append({"name": f"{k.plural}/{sub.name}", "singularName": "", "namespaced": k.namespaced,
-                              "kind": sub.kind or k.kind, "verbs": list(sub.verbs)})
+            sub_entry = {"name": f"{k.plural}/{sub.name}", "singularName": "", "namespaced": k.namespaced,
+                         "kind": sub.kind or k.kind, "verbs": list(sub.verbs)}
+            if sub.api_version:  # a view in another group/version (autoscaling/v1 Scale)
+                sub_group, _, sub_version = sub.api_version.rpartition("/")
+                sub_entry.update({"group": sub_group, "version": sub_version})
+            resources.append(sub_entry)
     gv = f"{group}/{version}" if group else version
     return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}
 

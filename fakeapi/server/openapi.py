@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 
 from fakeapi.models import MODELS
+from fakeapi.registry import crds
 from fakeapi.registry.resource import ResourceType
 from fakeapi.registry.rest import Registry
 
@@ -40,6 +41,8 @@ PATCH_MEDIA = ["application/json-patch+json", "application/merge-patch+json",
 
 
 def schema_name(rt: ResourceType) -> str:
+    if rt.openapi_schema is not None:
+        return crds.model_name(rt.group, rt.version, rt.kind)
     if rt.model is not None:
         from fakeapi.models.schema import schema_name as model_schema_name
 
@@ -117,19 +120,26 @@ def group_version_document(registry: Registry, group: str, version: str) -> dict
     schemas = dict(_components())
     for rt in kinds:
         paths.update(_paths(rt))
+        if rt.openapi_schema is not None:
+            schemas[schema_name(rt)] = dict(rt.openapi_schema)
         schemas.setdefault(schema_name(rt), _fallback_schema(rt))
     return {"openapi": "3.0.0", "info": {"title": "Kubernetes (fakeapi)", "version": "v1.37.0"},
             "paths": paths, "components": {"schemas": schemas}}
 
 
 class OpenAPICache:
-    """Documents are static for a server's lifetime: build each once, hash it for the root index."""
+    """Documents change only with the kind table (custom resources come and go): build each once
+    per table revision, hash it for the root index."""
 
     def __init__(self, registry: Registry) -> None:
         self.registry = registry
         self._docs: dict[str, bytes] = {}
+        self._revision = registry.kinds.revision
 
     def document(self, group: str, version: str) -> bytes | None:
+        if self._revision != self.registry.kinds.revision:
+            self._docs.clear()
+            self._revision = self.registry.kinds.revision
         key = _gv_path(group, version)
         if key not in self._docs:
             doc = group_version_document(self.registry, group, version)

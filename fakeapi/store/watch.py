@@ -28,6 +28,8 @@ class WatchFilter:
 
     namespace: str | None = None
     predicate: Filter | None = None
+    # How objects read for this watch (a custom resource's version); None: as stored.
+    view: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 
     def matches(self, obj: dict[str, Any] | None) -> bool:
         if obj is None:
@@ -75,18 +77,26 @@ class Watcher:
         """The line this watcher should see for ``event``, or None."""
         flt = self.filter
         if flt.namespace is None and flt.predicate is None:
-            return event.line()
+            return self._line(event)
         if event.type == DELETED:
-            return event.line() if flt.matches(event.obj) else None
+            return self._line(event) if flt.matches(event.obj) else None
         now = flt.matches(event.obj)
         before = flt.matches(event.prev)
         if now and (before or event.type == ADDED):
-            return event.line()
+            return self._line(event)
         if now:
-            return orjson.dumps({"type": ADDED, "object": event.obj}) + b"\n"
+            return self._line(event, ADDED, event.obj)
         if before and event.prev is not None:
-            return orjson.dumps({"type": DELETED, "object": _with_rv(event.prev, event.rv)}) + b"\n"
+            return self._line(event, DELETED, _with_rv(event.prev, event.rv))
         return None
+
+    def _line(self, event: Event, event_type: str = "", obj: dict[str, Any] | None = None) -> bytes:
+        """The event's shared line, unless the type changes or this watch reads objects its own way."""
+        view = self.filter.view
+        if view is None and not event_type:
+            return event.line()
+        obj = event.obj if obj is None else obj
+        return orjson.dumps({"type": event_type or event.type, "object": obj if view is None else view(obj)}) + b"\n"
 
     def push_line(self, line: bytes) -> None:
         """Queue a line produced outside the event stream (initial state, bookmarks)."""

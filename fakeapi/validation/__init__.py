@@ -7,7 +7,7 @@ lists, immutability), one module per API group.
 
 from __future__ import annotations
 
-from fakeapi.validation import core, devices, resource, scheduling
+from fakeapi.validation import apiextensions, core, devices, resource, scheduling
 from fakeapi.validation.strategy import Strategy
 
 STRATEGIES: dict[tuple[str, str, str], Strategy] = {
@@ -16,4 +16,5 @@ STRATEGIES: dict[tuple[str, str, str], Strategy] = {
     ("scheduling.k8s.io", "v1beta1", "Workload"): scheduling.WorkloadV1beta1Strategy(),
     ("scheduling.k8s.io", "v1beta1", "PodGroup"): scheduling.PodGroupStrategy(),
     ("scheduling.k8s.io", "v1alpha1", "Workload"): scheduling.WorkloadV1alpha1Strategy(),
+    **{("apiextensions.k8s.io", "v1", kind): s for kind, s in apiextensions.STRATEGIES.items()},
 }

@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 from fakeapi.config import FeatureGates
 from fakeapi.errors import FieldError
+from fakeapi.machinery.jsoncopy import deep_copy
 from fakeapi.validation import names
 from fakeapi.validation.common import validate_object_meta, validate_object_meta_update
 
@@ -43,6 +44,12 @@ class Strategy:
 
     # Upstream strategies reset status on create; a kind whose clients may set it (nodes) says so.
     keeps_status_on_create: ClassVar[bool] = False
+
+    def decode(self, obj: dict[str, Any], field_validation: str, *, patch: bool = False
+               ) -> tuple[dict[str, Any], list[str]]:
+        """Decode a request body of a kind without a model (returns a private copy and the
+        ``fieldValidation=Warn`` warnings); kinds with a model are decoded from it instead."""
+        return deep_copy(obj), []
 
     def validate_name(self, name: str) -> list[str]:
         """The kind's name format (upstream's ``ValidateNameFunc``): problems, or none."""

@@ -111,7 +111,7 @@ def test_components_are_closed_under_refs() -> None:
 
     def walk(node: object) -> None:
         if isinstance(node, dict):
-            if "$ref" in node:
+            if isinstance(node.get("$ref"), str):  # JSONSchemaProps has a *property* named $ref
                 refs.append(node["$ref"].removeprefix("#/components/schemas/"))
             for value in node.values():
                 walk(value)
