@@ -46,7 +46,7 @@ _OLD_SELF = re.compile(r"\boldSelf\b")
 _SELF_CHAIN = re.compile(r"(?<![\w.])self((?:\s*\.\s*[_a-zA-Z][_a-zA-Z0-9]*)+)")
 _MACRO = re.compile(r"\.\s*(all|exists|exists_one|map|filter)\s*\(")
 _STRING_FUNCTIONS = re.compile(r"\.\s*(matches|contains|startsWith|endsWith|indexOf|lastIndexOf|replace|split|"
-                               r"lowerAscii|upperAscii|trim|substring|size)\s*\(")
+                               r"lowerAscii|upperAscii|trim|substring)\s*\(")
 
 
 class RuleError(Exception):

@@ -228,11 +228,13 @@ def _validate_versions(spec: dict[str, Any]) -> list[FieldError]:
                 errors.append(too_many(f"{path}.deprecationWarning", len(warning), 256))
             elif not warning:
                 errors.append(invalid(f"{path}.deprecationWarning", warning, "must not be an empty string"))
-        errors += _validate_version_schema(spec, version, i)
+        schema_errors = _validate_version_schema(spec, version, i)
+        errors += schema_errors
         errors += _validate_subresources(version.get("subresources"), _hoisted(spec, "subresources", i))
         errors += _validate_columns(version.get("additionalPrinterColumns") or [],
                                     _hoisted(spec, "additionalPrinterColumns", i))
-        errors += _validate_selectable_fields(version, _hoisted(spec, "selectableFields", i))
+        if not schema_errors:  # selectable fields are resolved in the structural schema
+            errors += _validate_selectable_fields(version, _hoisted(spec, "selectableFields", i))
     if storage != 1:
         errors.append(invalid("spec.versions", versions, "must have exactly one version marked as storage version"))
     return errors
