@@ -14,7 +14,7 @@ KUBERNETES_VERSION = (1, 37, 0)
 class FeatureGates:
     """Upstream gate names with their Kubernetes 1.37 defaults.
 
-    Beta and GA gates are on by default, as in a 1.37 kube-apiserver and kube-scheduler.
+    Beta and GA gates are on by default, as in a 1.37 kube-apiserver and kube-scheduler; alpha gates are off.
     """
 
     DRAWorkloadResourceClaims: bool = True
@@ -24,6 +24,8 @@ class FeatureGates:
     DRADeviceTaints: bool = True
     DRAAdminAccess: bool = True
     DRAConsumableCapacity: bool = True
+    # KEP-5547: the Job controller compiles spec.scheduling into a Workload and a PodGroup (alpha, off).
+    WorkloadWithJob: bool = False
 
     @classmethod
     def parse(cls, text: str | None) -> FeatureGates:

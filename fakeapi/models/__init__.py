@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
+import fakeapi.models.apps_v1 as apps_v1  # the workload kinds, kept apart from the lines above
+import fakeapi.models.batch_v1 as batch_v1
+import fakeapi.models.policy_v1 as policy_v1
 from fakeapi.models import apiextensions_v1, core_v1, resource_v1, scheduling_v1alpha1, scheduling_v1beta1
 
 MODELS: dict[tuple[str, str, str], type[BaseModel]] = {
@@ -16,3 +19,5 @@ MODELS: dict[tuple[str, str, str], type[BaseModel]] = {
     for module in (core_v1, resource_v1, scheduling_v1beta1, scheduling_v1alpha1, apiextensions_v1)
     for model in module.MODELS.values()
 }
+# The workload kinds (apps/v1, batch/v1, policy/v1).
+MODELS.update({model.gvk: model for module in (apps_v1, batch_v1, policy_v1) for model in module.MODELS.values()})

@@ -367,6 +367,14 @@ class Pod(TopLevel):
     status: PodStatus | None = opt("Observed state; written via the status subresource.")
 
 
+
+class PodTemplateSpec(KubeModel):
+    """The pod a workload controller creates: metadata and a full pod spec."""
+
+    metadata: ObjectMeta | None = opt("Labels and annotations of the created pods.")
+    spec: PodSpec | None = opt("The pod spec; resource claims, schedulingGroup and workloadRef included.")
+
+
 # --- node ----------------------------------------------------------------------------------
 
 

@@ -70,3 +70,20 @@ class Condition(KubeModel):
     last_transition_time: Time = req("When the status last changed.")
     reason: str = req("CamelCase, machine-readable reason for the last transition.")
     message: str | None = opt("Human-readable details; may be empty.")
+
+
+class LabelSelectorRequirement(KubeModel):
+    """A label key, an operator (In, NotIn, Exists, DoesNotExist) and values."""
+
+    key: str = req("The label key the selector applies to.")
+    operator: str = req("In, NotIn, Exists or DoesNotExist.")
+    values: list[str] | None = opt("Values for In/NotIn (non-empty); empty for Exists/DoesNotExist.",
+                                   markers=ATOMIC)
+
+
+class LabelSelector(KubeModel):
+    """A label query: matchLabels and matchExpressions ANDed; empty selects everything."""
+
+    match_labels: dict[str, str] | None = opt("Label key/value pairs that must all match.")
+    match_expressions: list[LabelSelectorRequirement] | None = opt("Requirements that must all hold.",
+                                                                   markers=ATOMIC)

@@ -15,15 +15,23 @@ from fakeapi.registry.crds import CRD_COLUMNS
 from fakeapi.registry.printers import (
     CLAIM_COLUMNS,
     CONFIGMAP_COLUMNS,
+    CONTROLLER_REVISION_COLUMNS,
+    CRONJOB_COLUMNS,
+    DAEMONSET_COLUMNS,
+    DEPLOYMENT_COLUMNS,
     EVENT_COLUMNS,
+    JOB_COLUMNS,
     NAMESPACE_COLUMNS,
     NODE_COLUMNS,
+    PDB_COLUMNS,
     POD_COLUMNS,
+    REPLICASET_COLUMNS,
     SLICE_COLUMNS,
+    STATEFULSET_COLUMNS,
     path,
 )
 from fakeapi.registry.resource import FieldGetter, ResourceType
-from fakeapi.registry.subresources import BINDING, FINALIZE, STATUS
+from fakeapi.registry.subresources import BINDING, EVICTION, FINALIZE, SCALE, STATUS
 from fakeapi.validation import STRATEGIES
 from fakeapi.validation.strategy import Strategy
 
@@ -61,7 +69,7 @@ KINDS: tuple[ResourceType, ...] = (
           subresources=(STATUS,), tracks_generation=False,
           field_selectors={"spec.unschedulable": path("spec", "unschedulable")}, columns=NODE_COLUMNS),
     _kind("", "v1", "Pod", "pods", namespaced=True, short_names=("po",), categories=("all",),
-          subresources=(STATUS, BINDING), tracks_generation=False, returns_deleted_object=True,
+          subresources=(STATUS, BINDING, EVICTION), tracks_generation=False, returns_deleted_object=True,
           field_selectors=POD_FIELDS, columns=POD_COLUMNS),
     _kind("", "v1", "Event", "events", namespaced=True, short_names=("ev",), tracks_generation=False,
           field_selectors=EVENT_FIELDS,
@@ -85,4 +93,20 @@ KINDS: tuple[ResourceType, ...] = (
     _kind("scheduling.k8s.io", "v1alpha1", "Workload", "workloads", namespaced=True, separate_storage=True),
     _kind("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", namespaced=False,
           short_names=("crd", "crds"), categories=("api-extensions",), subresources=(STATUS,), columns=CRD_COLUMNS),
+    _kind("apps", "v1", "Deployment", "deployments", namespaced=True, short_names=("deploy",), categories=("all",),
+          subresources=(STATUS, SCALE), columns=DEPLOYMENT_COLUMNS),
+    _kind("apps", "v1", "ReplicaSet", "replicasets", namespaced=True, short_names=("rs",), categories=("all",),
+          subresources=(STATUS, SCALE), columns=REPLICASET_COLUMNS),
+    _kind("apps", "v1", "StatefulSet", "statefulsets", namespaced=True, short_names=("sts",), categories=("all",),
+          subresources=(STATUS, SCALE), columns=STATEFULSET_COLUMNS),
+    _kind("apps", "v1", "DaemonSet", "daemonsets", namespaced=True, short_names=("ds",), categories=("all",),
+          subresources=(STATUS,), columns=DAEMONSET_COLUMNS),
+    _kind("apps", "v1", "ControllerRevision", "controllerrevisions", namespaced=True,
+          columns=CONTROLLER_REVISION_COLUMNS),
+    _kind("batch", "v1", "Job", "jobs", namespaced=True, categories=("all",), subresources=(STATUS,),
+          columns=JOB_COLUMNS),
+    _kind("batch", "v1", "CronJob", "cronjobs", namespaced=True, short_names=("cj",), categories=("all",),
+          subresources=(STATUS,), columns=CRONJOB_COLUMNS),
+    _kind("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", namespaced=True, short_names=("pdb",),
+          subresources=(STATUS,), columns=PDB_COLUMNS),
 )

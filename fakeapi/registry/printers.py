@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
+from datetime import UTC, datetime
 from typing import Any
 
 from fakeapi.registry.resource import AGE, NAME, Column, FieldGetter
@@ -138,3 +140,157 @@ EVENT_COLUMNS = (
 CLAIM_COLUMNS = (Column("State", _claim_state),)
 SLICE_COLUMNS = (Column("Node", path("spec", "nodeName")), Column("Driver", path("spec", "driver")),
                  Column("Pool", path("spec", "pool", "name")))
+
+
+# -- apps/v1, batch/v1, policy/v1 -------------------------------------------------------------
+
+
+def _template_containers(*keys: str) -> tuple[FieldGetter, FieldGetter]:
+    """Getters of the comma-joined container names and images of the pod template at ``keys``."""
+    def containers(obj: dict[str, Any]) -> list[dict[str, Any]]:
+        spec: Any = obj
+        for k in (*keys, "spec"):
+            spec = (spec or {}).get(k) if isinstance(spec, dict) else None
+        return (spec or {}).get("containers") or []
+    return (lambda o: ",".join(c.get("name", "") for c in containers(o)),
+            lambda o: ",".join(c.get("image", "") for c in containers(o)))
+
+
+def _selector(*keys: str) -> FieldGetter:
+    """``metav1.FormatLabelSelector``: ``a=b,c in (d)``, ``<none>`` when empty."""
+    def get(obj: dict[str, Any]) -> str:
+        selector: Any = obj
+        for k in keys:
+            selector = (selector or {}).get(k) if isinstance(selector, dict) else None
+        selector = selector or {}
+        parts = [f"{k}={v}" for k, v in sorted((selector.get("matchLabels") or {}).items())]
+        for expr in selector.get("matchExpressions") or []:
+            op, key, values = expr.get("operator", ""), expr.get("key", ""), ",".join(expr.get("values") or [])
+            parts.append({"In": f"{key} in ({values})", "NotIn": f"{key} notin ({values})",
+                          "Exists": key, "DoesNotExist": f"!{key}"}.get(op, key))
+        return ",".join(parts) or "<none>"
+    return get
+
+
+def _ratio(numerator: str, denominator: tuple[str, ...]) -> FieldGetter:
+    def get(obj: dict[str, Any]) -> str:
+        total: Any = obj
+        for k in denominator:
+            total = (total or {}).get(k) if isinstance(total, dict) else None
+        return f"{_status(obj).get(numerator) or 0}/{total or 0}"
+    return get
+
+
+def _int_status(key: str) -> Callable[[dict[str, Any]], int]:
+    return lambda obj: int(_status(obj).get(key) or 0)
+
+
+def _workload_wide(*template: str, selector: tuple[str, ...] = ("spec", "selector")) -> tuple[Column, ...]:
+    names, images = _template_containers(*template)
+    return (Column("Containers", names, priority=1), Column("Images", images, priority=1),
+            Column("Selector", _selector(*selector), priority=1))
+
+
+DEPLOYMENT_COLUMNS = (
+    Column("Ready", _ratio("readyReplicas", ("spec", "replicas"))),
+    Column("Up-to-date", _int_status("updatedReplicas"), type="integer"),
+    Column("Available", _int_status("availableReplicas"), type="integer"), AGE,
+    *_workload_wide("spec", "template"),
+)
+REPLICASET_COLUMNS = (
+    Column("Desired", lambda o: int((o.get("spec") or {}).get("replicas") or 0), type="integer"),
+    Column("Current", _int_status("replicas"), type="integer"),
+    Column("Ready", _int_status("readyReplicas"), type="integer"), AGE,
+    *_workload_wide("spec", "template"),
+)
+STATEFULSET_COLUMNS = (Column("Ready", _ratio("readyReplicas", ("spec", "replicas"))), AGE,
+                       *_workload_wide("spec", "template")[:2])
+
+
+def _node_selector(ds: dict[str, Any]) -> str:
+    selector = (((ds.get("spec") or {}).get("template") or {}).get("spec") or {}).get("nodeSelector") or {}
+    return ",".join(f"{k}={v}" for k, v in sorted(selector.items())) or "<none>"
+
+
+DAEMONSET_COLUMNS = (
+    Column("Desired", _int_status("desiredNumberScheduled"), type="integer"),
+    Column("Current", _int_status("currentNumberScheduled"), type="integer"),
+    Column("Ready", _int_status("numberReady"), type="integer"),
+    Column("Up-to-date", _int_status("updatedNumberScheduled"), type="integer"),
+    Column("Available", _int_status("numberAvailable"), type="integer"),
+    Column("Node Selector", _node_selector), AGE,
+    *_workload_wide("spec", "template"),
+)
+
+
+def _revision_controller(rev: dict[str, Any]) -> str:
+    owner = next((o for o in (rev.get("metadata") or {}).get("ownerReferences") or [] if o.get("controller")), None)
+    if owner is None:
+        return "<none>"
+    group = str(owner.get("apiVersion", "")).partition("/")[0] if "/" in str(owner.get("apiVersion", "")) else ""
+    kind = str(owner.get("kind", "")).lower() + (f".{group}" if group else "")
+    return f"{kind}/{owner.get('name', '')}"
+
+
+CONTROLLER_REVISION_COLUMNS = (Column("Controller", _revision_controller),
+                               Column("Revision", lambda o: int(o.get("revision") or 0), type="integer"), AGE)
+
+
+def _job_status(job: dict[str, Any]) -> str:
+    """kubectl's Job STATUS: the first true terminal-ish condition, else Running/Suspended/Pending."""
+    conditions = {c.get("type"): c.get("status") for c in _status(job).get("conditions") or []}
+    for ctype, text in (("Complete", "Complete"), ("Failed", "Failed"), ("FailureTarget", "FailureTarget"),
+                        ("SuccessCriteriaMet", "SuccessCriteriaMet"), ("Suspended", "Suspended")):
+        if conditions.get(ctype) == "True":
+            return text
+    return "Running"
+
+
+def _job_completions(job: dict[str, Any]) -> str:
+    completions = (job.get("spec") or {}).get("completions")
+    succeeded = _status(job).get("succeeded") or 0
+    if completions is None:
+        parallelism = (job.get("spec") or {}).get("parallelism") or 0
+        return f"{succeeded}/1 of {parallelism}" if parallelism > 1 else f"{succeeded}/1"
+    return f"{succeeded}/{completions}"
+
+
+def _job_duration(job: dict[str, Any]) -> str:
+    status = _status(job)
+    start, end = status.get("startTime"), status.get("completionTime")
+    if not start:
+        return ""
+    fmt = "%Y-%m-%dT%H:%M:%SZ"
+    try:
+        until = datetime.strptime(end, fmt).replace(tzinfo=UTC) if end else datetime.now(UTC)
+        seconds = int((until - datetime.strptime(start, fmt).replace(tzinfo=UTC)).total_seconds())
+    except ValueError:
+        return "<invalid>"
+    return f"{seconds}s" if seconds < 120 else f"{seconds // 60}m{seconds % 60}s" if seconds < 600 else \
+        f"{seconds // 60}m"
+
+
+JOB_COLUMNS = (
+    Column("Status", _job_status), Column("Completions", _job_completions), Column("Duration", _job_duration),
+    AGE, *_workload_wide("spec", "template"),
+)
+CRONJOB_COLUMNS = (
+    Column("Schedule", path("spec", "schedule")),
+    Column("Timezone", lambda o: (o.get("spec") or {}).get("timeZone") or "<none>"),
+    Column("Suspend", path("spec", "suspend"), type="boolean"),
+    Column("Active", lambda o: len(_status(o).get("active") or []), type="integer"),
+    Column("Last Schedule", path("status", "lastScheduleTime"), age=True), AGE,
+    *_workload_wide("spec", "jobTemplate", "spec", "template",
+                    selector=("spec", "jobTemplate", "spec", "selector")),
+)
+
+
+def _int_or_percent(key: str) -> FieldGetter:
+    return lambda pdb: str(v) if (v := (pdb.get("spec") or {}).get(key)) is not None else "N/A"
+
+
+PDB_COLUMNS = (
+    Column("Min Available", _int_or_percent("minAvailable")),
+    Column("Max Unavailable", _int_or_percent("maxUnavailable")),
+    Column("Allowed Disruptions", _int_status("disruptionsAllowed"), type="integer"), AGE,
+)

@@ -24,7 +24,8 @@ from fakeapi.errors import (
     success_status,
     too_long,
 )
-from fakeapi.registry import listing
+from fakeapi.machinery.listtypes import ListTypes
+from fakeapi.registry import listing, patching
 from fakeapi.registry.patching import PATCH_TYPES
 from fakeapi.registry.rest import Registry
 from fakeapi.registry.writes import WriteOptions
@@ -71,12 +72,13 @@ async def read_body(request: web.Request, *, allow_empty: bool = False) -> Any:
         raise BadRequest(f"couldn't get version/kind; json parse error: {exc}") from exc
 
 
-def _check_type_meta(body: Any, target: Target, kind: str | None = None) -> None:
+def _check_type_meta(body: Any, target: Target, kind: str | None = None, sub_api_version: str = "") -> None:
     if not isinstance(body, dict):
         raise BadRequest("the request body must be a JSON object")
     rt = target.resource
     api_version, body_kind = body.get("apiVersion"), body.get("kind")
-    if api_version and api_version != rt.api_version and not (kind and api_version in ("v1", rt.api_version)):
+    accepted = ("v1", rt.api_version, *((sub_api_version,) if sub_api_version else ()))
+    if api_version and api_version != rt.api_version and not (kind and api_version in accepted):
         raise BadRequest(f"the API version in the data ({api_version}) does not match the expected API "
                          f"version ({rt.api_version})")
     expected = kind or rt.kind
@@ -250,8 +252,19 @@ async def _subresource(request: web.Request, registry: Registry, target: Target)
     if sub.handler is None:
         handler = {"GET": _get, "PUT": _update, "PATCH": _patch}[method]
         return await handler(request, registry, target)
-    body = await read_body(request)
-    _check_type_meta(body, target, kind=sub.kind or None)
+    if sub.view is not None and method in ("GET", "PATCH"):
+        view = sub.view(registry.reads, target.resource, _namespace(target), target.name or "")
+        if method == "GET":
+            return json_response(view)
+        patch_type = PATCH_TYPES.get(request.content_type)
+        if patch_type not in ("json", "merge", "strategic"):
+            raise UnsupportedMediaType(f"the body of the request was in an unknown format - accepted media types "
+                                       f"include: {', '.join(k for k, v in PATCH_TYPES.items() if v != 'apply-cbor')}")
+        # A view has no list fields to merge by key, so every patch type is a plain merge of the view.
+        body = patching.patched(view, patch_type, await read_body(request), ListTypes())
+    else:
+        body = await read_body(request)
+    _check_type_meta(body, target, kind=sub.kind or None, sub_api_version=sub.api_version)
     opts = write_options(request, sub.name)
     answer = sub.handler(registry.writes, target.resource, _namespace(target), target.name or "", body, opts)
     return json_response(answer, 201 if method == "POST" else 200)

@@ -41,12 +41,105 @@ KINDS: dict[tuple[str, str], Schema] = {
     ("v1", "Namespace"): {1: ("metadata", OBJECT_META), 2: ("spec", {1: ("finalizers", ("repeated", "string"))}),
                           3: ("status", {1: ("phase", "string")})},
 }
+
+# The workload kinds kubectl's generators send (``create deployment|job|cronjob|poddisruptionbudget``,
+# ``create job --from=cronjob/x``, ``drain``'s evictions): the fields those generators set and the
+# pod template fields a manifest commonly carries.  Field numbers follow the generated.proto of
+# k8s.io/api apps/v1, batch/v1, policy/v1 and core/v1.
+LABEL_SELECTOR: Schema = {
+    1: ("matchLabels", ("map", "string")),
+    2: ("matchExpressions", ("repeated", {1: ("key", "string"), 2: ("operator", "string"),
+                                          3: ("values", ("repeated", "string"))})),
+}
+RESOURCE_LIST = ("map", "quantity")
+CONTAINER: Schema = {
+    1: ("name", "string"), 2: ("image", "string"), 3: ("command", ("repeated", "string")),
+    4: ("args", ("repeated", "string")), 5: ("workingDir", "string"),
+    6: ("ports", ("repeated", {1: ("name", "string"), 2: ("hostPort", "int"), 3: ("containerPort", "int"),
+                               4: ("protocol", "string"), 5: ("hostIP", "string")})),
+    7: ("env", ("repeated", {1: ("name", "string"), 2: ("value", "string")})),
+    8: ("resources", {1: ("limits", RESOURCE_LIST), 2: ("requests", RESOURCE_LIST)}),
+    13: ("terminationMessagePath", "string"), 14: ("imagePullPolicy", "string"), 16: ("stdin", "bool"),
+    17: ("stdinOnce", "bool"), 18: ("tty", "bool"), 20: ("terminationMessagePolicy", "string"),
+}
+POD_SPEC: Schema = {
+    2: ("containers", ("repeated", CONTAINER)), 3: ("restartPolicy", "string"),
+    4: ("terminationGracePeriodSeconds", "int"), 5: ("activeDeadlineSeconds", "int"), 6: ("dnsPolicy", "string"),
+    7: ("nodeSelector", ("map", "string")), 8: ("serviceAccountName", "string"), 10: ("nodeName", "string"),
+    16: ("hostname", "string"), 17: ("subdomain", "string"), 19: ("schedulerName", "string"),
+    20: ("initContainers", ("repeated", CONTAINER)), 24: ("priorityClassName", "string"),
+}
+POD_TEMPLATE: Schema = {1: ("metadata", OBJECT_META), 2: ("spec", POD_SPEC)}
+JOB_SPEC: Schema = {
+    1: ("parallelism", "int"), 2: ("completions", "int"), 3: ("activeDeadlineSeconds", "int"),
+    4: ("selector", LABEL_SELECTOR), 5: ("manualSelector", "bool"), 6: ("template", POD_TEMPLATE),
+    7: ("backoffLimit", "int"), 8: ("ttlSecondsAfterFinished", "int"), 9: ("completionMode", "string"),
+    10: ("suspend", "bool"), 12: ("backoffLimitPerIndex", "int"), 13: ("maxFailedIndexes", "int"),
+    14: ("podReplacementPolicy", "string"), 15: ("managedBy", "string"),
+}
+WORKLOAD_KINDS: dict[tuple[str, str], Schema] = {
+    ("apps/v1", "Deployment"): {1: ("metadata", OBJECT_META), 2: ("spec", {
+        1: ("replicas", "int"), 2: ("selector", LABEL_SELECTOR), 3: ("template", POD_TEMPLATE),
+        4: ("strategy", {1: ("type", "string"), 2: ("rollingUpdate", {1: ("maxUnavailable", "intstr"),
+                                                                      2: ("maxSurge", "intstr")})}),
+        5: ("minReadySeconds", "int"), 6: ("revisionHistoryLimit", "int"), 7: ("paused", "bool"),
+        9: ("progressDeadlineSeconds", "int")})},
+    ("batch/v1", "Job"): {1: ("metadata", OBJECT_META), 2: ("spec", JOB_SPEC)},
+    ("batch/v1", "CronJob"): {1: ("metadata", OBJECT_META), 2: ("spec", {
+        1: ("schedule", "string"), 2: ("startingDeadlineSeconds", "int"), 3: ("concurrencyPolicy", "string"),
+        4: ("suspend", "bool"), 5: ("jobTemplate", {1: ("metadata", OBJECT_META), 2: ("spec", JOB_SPEC)}),
+        6: ("successfulJobsHistoryLimit", "int"), 7: ("failedJobsHistoryLimit", "int"),
+        8: ("timeZone", "string")})},
+    ("policy/v1", "PodDisruptionBudget"): {1: ("metadata", OBJECT_META), 2: ("spec", {
+        1: ("minAvailable", "intstr"), 2: ("selector", LABEL_SELECTOR), 3: ("maxUnavailable", "intstr"),
+        4: ("unhealthyPodEvictionPolicy", "string")})},
+}
+KINDS.update(WORKLOAD_KINDS)
 # kubectl drain deletes pods with a protobuf DeleteOptions body, whatever group version it names.
 DELETE_OPTIONS: Schema = {
     1: ("gracePeriodSeconds", "int"), 2: ("preconditions", {1: ("uid", "string"), 2: ("resourceVersion", "string")}),
     3: ("orphanDependents", "bool"), 4: ("propagationPolicy", "string"), 5: ("dryRun", ("repeated", "string")),
 }
 TIME: Schema = {1: ("seconds", "int"), 2: ("nanos", "int")}
+# kubectl drain evicts pods with a protobuf policy/v1 Eviction.
+KINDS[("policy/v1", "Eviction")] = {1: ("metadata", OBJECT_META), 2: ("deleteOptions", DELETE_OPTIONS)}
+INT_OR_STRING: Schema = {1: ("type", "int"), 2: ("intVal", "int"), 3: ("strVal", "string")}
+
+# RBAC and the access reviews: kubectl create role|clusterrole|rolebinding|clusterrolebinding,
+# kubectl auth can-i and auth whoami send these (rbac, authorization and authentication v1).
+_STRINGS = ("repeated", "string")
+LABEL_SELECTOR: Schema = {1: ("matchLabels", ("map", "string")), 2: ("matchExpressions", ("repeated", {
+    1: ("key", "string"), 2: ("operator", "string"), 3: ("values", _STRINGS)}))}
+_RULES = ("rules", ("repeated", {1: ("verbs", _STRINGS), 2: ("apiGroups", _STRINGS), 3: ("resources", _STRINGS),
+                                 4: ("resourceNames", _STRINGS), 5: ("nonResourceURLs", _STRINGS)}))
+_BINDING: Schema = {
+    1: ("metadata", OBJECT_META),
+    2: ("subjects", ("repeated", {1: ("kind", "string"), 2: ("apiGroup", "string"), 3: ("name", "string"),
+                                  4: ("namespace", "string")})),
+    3: ("roleRef", {1: ("apiGroup", "string"), 2: ("kind", "string"), 3: ("name", "string")}),
+}
+_RESOURCE_ATTRIBUTES: Schema = {
+    1: ("namespace", "string"), 2: ("verb", "string"), 3: ("group", "string"), 4: ("version", "string"),
+    5: ("resource", "string"), 6: ("subresource", "string"), 7: ("name", "string"),
+}
+_ACCESS_SPEC: Schema = {1: ("resourceAttributes", _RESOURCE_ATTRIBUTES),
+                        2: ("nonResourceAttributes", {1: ("path", "string"), 2: ("verb", "string")}),
+                        3: ("user", "string"), 4: ("groups", _STRINGS), 6: ("uid", "string")}
+KINDS.update({
+    ("rbac.authorization.k8s.io/v1", "Role"): {1: ("metadata", OBJECT_META), 2: _RULES},
+    ("rbac.authorization.k8s.io/v1", "ClusterRole"): {
+        1: ("metadata", OBJECT_META), 2: _RULES,
+        3: ("aggregationRule", {1: ("clusterRoleSelectors", ("repeated", LABEL_SELECTOR))})},
+    ("rbac.authorization.k8s.io/v1", "RoleBinding"): _BINDING,
+    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): _BINDING,
+    **{("authorization.k8s.io/v1", kind): {1: ("metadata", OBJECT_META), 2: ("spec", _ACCESS_SPEC)}
+       for kind in ("SelfSubjectAccessReview", "SubjectAccessReview", "LocalSubjectAccessReview")},
+    ("authorization.k8s.io/v1", "SelfSubjectRulesReview"): {
+        1: ("metadata", OBJECT_META), 2: ("spec", {1: ("namespace", "string")})},
+    ("authentication.k8s.io/v1", "SelfSubjectReview"): {1: ("metadata", OBJECT_META)},
+    ("authentication.k8s.io/v1", "TokenReview"): {
+        1: ("metadata", OBJECT_META), 2: ("spec", {1: ("token", "string"), 2: ("audiences", _STRINGS)})},
+})
 
 
 class _Reader:
@@ -96,9 +189,16 @@ def _scalar(kind: str, value: Any) -> Any:
         return bool(value)
     if kind == "int":
         return value - (1 << 64) if value >= 1 << 63 else value  # two's complement int64
+    if kind == "quantity":  # resource.Quantity is a message with one string field
+        return _message({1: ("string", "string")}, value).get("string", "")
+    if kind == "intstr":
+        number = _message(INT_OR_STRING, value)
+        return number.get("strVal", "") if number.get("type") == 1 else number.get("intVal", 0)
     if kind == "time":
-        seconds = _message(TIME, value).get("seconds", 0)
-        return format_rfc3339(datetime.fromtimestamp(seconds, UTC))
+        stamp = _message(TIME, value)
+        if not stamp:  # Go encodes the zero time as an empty message: no timestamp at all
+            return None
+        return format_rfc3339(datetime.fromtimestamp(stamp.get("seconds", 0), UTC))
     return _message(kind, value)
 
 
@@ -113,7 +213,9 @@ def _message(schema: Schema, data: bytes) -> dict[str, Any]:
             out.setdefault(name, {})[entry.get("key", "")] = entry.get("value", "" if kind[1] == "string" else None)
         elif isinstance(kind, tuple) and kind[0] == "repeated":
             out.setdefault(name, []).append(_scalar(kind[1], value))
-        else:
+        elif kind != "string" or value:
+            # Go's generated marshallers write empty strings of non-pointer fields too; its JSON
+            # (omitempty) and defaulting treat them as unset, so they are left out here.
             out[name] = _scalar(kind, value)
     return out
 

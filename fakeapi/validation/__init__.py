@@ -7,7 +7,7 @@ lists, immutability), one module per API group.
 
 from __future__ import annotations
 
-from fakeapi.validation import apiextensions, core, devices, resource, scheduling
+from fakeapi.validation import apiextensions, apps, batch, core, devices, policy, resource, scheduling
 from fakeapi.validation.strategy import Strategy
 
 STRATEGIES: dict[tuple[str, str, str], Strategy] = {
@@ -17,4 +17,8 @@ STRATEGIES: dict[tuple[str, str, str], Strategy] = {
     ("scheduling.k8s.io", "v1beta1", "PodGroup"): scheduling.PodGroupStrategy(),
     ("scheduling.k8s.io", "v1alpha1", "Workload"): scheduling.WorkloadV1alpha1Strategy(),
     **{("apiextensions.k8s.io", "v1", kind): s for kind, s in apiextensions.STRATEGIES.items()},
+    **{("apps", "v1", kind): s for kind, s in apps.STRATEGIES.items()},
+    ("batch", "v1", "Job"): batch.JobStrategy(),
+    ("batch", "v1", "CronJob"): batch.CronJobStrategy(),
+    **{("policy", "v1", kind): s for kind, s in policy.STRATEGIES.items()},
 }

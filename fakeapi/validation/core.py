@@ -124,22 +124,27 @@ def _qos_class(spec: dict[str, Any]) -> str:
     return "Guaranteed" if guaranteed else "Burstable"
 
 
-def default_pod(pod: dict[str, Any]) -> None:
-    """Defaults a 1.37 apiserver (with the Priority admission plugin) fills into every pod."""
-    spec = pod.setdefault("spec", {})
+def default_pod_spec(spec: dict[str, Any]) -> None:
+    """``SetDefaults_PodSpec`` and its containers: what every pod spec gets, pod templates included."""
     spec.setdefault("restartPolicy", "Always")
     spec.setdefault("terminationGracePeriodSeconds", 30)
     spec.setdefault("dnsPolicy", "ClusterFirst")
     spec.setdefault("securityContext", {})
     spec.setdefault("schedulerName", "default-scheduler")
-    spec.setdefault("enableServiceLinks", True)
-    spec.setdefault("priority", 0)
-    spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
     for c in (spec.get("containers") or []) + (spec.get("initContainers") or []):
         _default_container(c)
     for tol in spec.get("tolerations") or []:
         if tol.get("key") or tol.get("operator"):
             tol.setdefault("operator", "Equal")
+
+
+def default_pod(pod: dict[str, Any]) -> None:
+    """Defaults a 1.37 apiserver (with the Priority admission plugin) fills into every pod."""
+    spec = pod.setdefault("spec", {})
+    default_pod_spec(spec)
+    spec.setdefault("enableServiceLinks", True)
+    spec.setdefault("priority", 0)
+    spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
     status = pod.setdefault("status", {})
     status.setdefault("phase", "Pending")
     status.setdefault("qosClass", _qos_class(spec))

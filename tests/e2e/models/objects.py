@@ -132,8 +132,51 @@ EVENT = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "worker-0.1",
          "reason": "FailedScheduling", "message": "0/1 nodes are available", "type": "Warning", "count": 1,
          "source": {"component": "default-scheduler"}}
 
+# The workload kinds: pod templates carry claims and a pod group, as the seed's example does.
+_TEMPLATE = {"metadata": {"labels": {"app": "trainer"}},
+             "spec": {"schedulingGroup": {"podGroupName": "trainer-workers"},
+                      "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "gpu-template"}],
+                      "containers": [{"name": "train", "image": "registry.example.com/trainer:1.0",
+                                      "resources": {"claims": [{"name": "gpu"}]}}]}}
+_SELECTOR = {"matchLabels": {"app": "trainer"}, "matchExpressions": [{"key": "tier", "operator": "DoesNotExist"}]}
+DEPLOYMENT = resource("Deployment", "trainer-deploy", {
+    "replicas": 2, "selector": _SELECTOR, "template": _TEMPLATE, "minReadySeconds": 1,
+    "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": "50%"}},
+}, api_version="apps/v1")
+REPLICA_SET = resource("ReplicaSet", "trainer-rs", {"replicas": 0, "selector": _SELECTOR, "template": _TEMPLATE},
+                       api_version="apps/v1")
+STATEFUL_SET = resource("StatefulSet", "trainer-sts", {
+    "replicas": 0, "serviceName": "trainer", "selector": _SELECTOR, "template": _TEMPLATE,
+    "podManagementPolicy": "Parallel", "ordinals": {"start": 1},
+}, api_version="apps/v1")
+DAEMON_SET = resource("DaemonSet", "trainer-ds", {
+    "selector": _SELECTOR, "template": {**_TEMPLATE, "spec": {**_TEMPLATE["spec"], "nodeSelector": {"gpu": "none"}}},
+    "updateStrategy": {"type": "OnDelete"},
+}, api_version="apps/v1")
+CONTROLLER_REVISION = {"apiVersion": "apps/v1", "kind": "ControllerRevision",
+                       "metadata": {"name": "trainer-sts-1", "namespace": NS},
+                       "data": {"spec": {"template": {"$patch": "replace"}}}, "revision": 1}
+_JOB_TEMPLATE = {"metadata": {"labels": {"app": "trainer"}},
+                 "spec": {**_TEMPLATE["spec"], "restartPolicy": "Never"}}
+JOB = resource("Job", "trainer-job", {
+    "manualSelector": True, "selector": {"matchLabels": {"app": "trainer"}}, "suspend": True,
+    "completions": 4, "parallelism": 2, "completionMode": "Indexed", "template": _JOB_TEMPLATE,
+    "podFailurePolicy": {"rules": [{"action": "FailJob", "onExitCodes": {"operator": "In", "values": [42]}},
+                                   {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]},
+    "successPolicy": {"rules": [{"succeededIndexes": "0-1", "succeededCount": 1}]},
+}, api_version="batch/v1")
+CRON_JOB = resource("CronJob", "trainer-nightly", {
+    "schedule": "0 3 * * *", "timeZone": "Europe/Berlin", "concurrencyPolicy": "Forbid", "suspend": True,
+    "jobTemplate": {"spec": {"backoffLimit": 2, "template": _JOB_TEMPLATE}},
+}, api_version="batch/v1")
+PDB = resource("PodDisruptionBudget", "trainer-pdb", {
+    "maxUnavailable": "25%", "selector": {"matchLabels": {"app": "trainer"}},
+    "unhealthyPodEvictionPolicy": "AlwaysAllow",
+}, api_version="policy/v1")
+
 ALL = (NAMESPACE, DEVICE_CLASS, CLAIM, CLAIM_TEMPLATE, SLICE, COUNTER_SLICE, PARTITIONABLE_SLICE, TAINT_RULE,
-       WORKLOAD, POD_GROUP, ALPHA_WORKLOAD, POD, NODE, CONFIG_MAP, EVENT)
+       WORKLOAD, POD_GROUP, ALPHA_WORKLOAD, POD, NODE, CONFIG_MAP, EVENT,
+       DEPLOYMENT, REPLICA_SET, STATEFUL_SET, DAEMON_SET, CONTROLLER_REVISION, JOB, CRON_JOB, PDB)
 
 _EXACT = {"allocationMode": "ExactCount", "count": 1}
 DEFAULTS: dict[str, dict[str, Any]] = {
@@ -156,6 +199,29 @@ DEFAULTS: dict[str, dict[str, Any]] = {
                         "terminationMessagePolicy": "File", "ports": [{"protocol": "TCP"}]}],
     }},
 }
+# SetDefaults_PodSpec on every pod template (no Priority admission: that is for pods).
+_TEMPLATE_DEFAULTS = {"spec": {
+    "terminationGracePeriodSeconds": 30, "dnsPolicy": "ClusterFirst", "securityContext": {},
+    "schedulerName": "default-scheduler",
+    "containers": [{"imagePullPolicy": "IfNotPresent", "terminationMessagePath": "/dev/termination-log",
+                    "terminationMessagePolicy": "File"}],
+}}
+_ALWAYS = {"spec": {**_TEMPLATE_DEFAULTS["spec"], "restartPolicy": "Always"}}
+DEFAULTS.update({
+    "trainer-deploy": {"spec": {"template": _ALWAYS, "revisionHistoryLimit": 10, "progressDeadlineSeconds": 600}},
+    "trainer-rs": {"spec": {"template": _ALWAYS}},
+    "trainer-sts": {"spec": {"template": _ALWAYS, "revisionHistoryLimit": 10,
+                             "updateStrategy": {"type": "RollingUpdate",
+                                                "rollingUpdate": {"partition": 0, "maxUnavailable": 1}},
+                             "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Retain",
+                                                                      "whenScaled": "Retain"}}},
+    "trainer-ds": {"spec": {"template": _ALWAYS, "revisionHistoryLimit": 10}},
+    "trainer-job": {"spec": {"template": _TEMPLATE_DEFAULTS, "backoffLimit": 6,
+                             "podReplacementPolicy": "Failed",
+                             "podFailurePolicy": {"rules": [{}, {"onPodConditions": [{"status": "True"}]}]}}},
+    "trainer-nightly": {"spec": {"jobTemplate": {"spec": {"template": _TEMPLATE_DEFAULTS}},
+                                 "successfulJobsHistoryLimit": 3, "failedJobsHistoryLimit": 1}},
+})
 """Keys a 1.37 apiserver adds on create, by object name (lists merge element by element)."""
 
 

@@ -39,6 +39,13 @@ TYPED: dict[tuple[str, str], tuple[type, str, bool]] = {
     ("resource.k8s.io/v1", "DeviceTaintRule"): (client.ResourceV1Api, "device_taint_rule", False),
     ("scheduling.k8s.io/v1beta1", "Workload"): (client.SchedulingV1beta1Api, "workload", True),
     ("scheduling.k8s.io/v1beta1", "PodGroup"): (client.SchedulingV1beta1Api, "pod_group", True),
+    **{("apps/v1", kind): (client.AppsV1Api, resource, True)
+       for kind, resource in (("Deployment", "deployment"), ("ReplicaSet", "replica_set"),
+                              ("StatefulSet", "stateful_set"), ("DaemonSet", "daemon_set"),
+                              ("ControllerRevision", "controller_revision"))},
+    ("batch/v1", "Job"): (client.BatchV1Api, "job", True),
+    ("batch/v1", "CronJob"): (client.BatchV1Api, "cron_job", True),
+    ("policy/v1", "PodDisruptionBudget"): (client.PolicyV1Api, "pod_disruption_budget", True),
 }
 
 

@@ -23,6 +23,7 @@ no v1alpha1; the 1.35 Workload (inline ``podGroups[]``) we serve as v1alpha1 is 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -177,8 +178,9 @@ class Walker:
         fields = struct_fields(model)
         for key, spec in fields.items():
             field_path = f"{path}.{key}"
-            if field_path in OLDER_FIELDS:
-                older = definitions(OLDER_FIELDS[field_path])
+            older_release = OLDER_FIELDS.get(POD_TEMPLATES.sub("v1/Pod.spec.", field_path))
+            if older_release:
+                older = definitions(older_release)
                 self.field(spec.node, spec.markers, older, older[name]["properties"][key], field_path)
             elif key not in upstream:
                 self.drifts.append(Drift(field_path, "not upstream"))
@@ -230,7 +232,14 @@ def model_drift(group: str, version: str, kind: str) -> list[Drift]:
     return walker.drifts
 
 
+# Workload pod templates carry the full pod spec: what is allowed for a pod's spec is allowed there.
+POD_TEMPLATES = re.compile(r"^v1/(Deployment|ReplicaSet|StatefulSet|DaemonSet|Job)\.spec\.template\.spec\."
+                           r"|^v1/CronJob\.spec\.jobTemplate\.spec\.template\.spec\.")
+OPEN["v1/StatefulSet.spec.volumeClaimTemplates[]"] = "PersistentVolumeClaims are not served; validation refuses them"
+
+
 def allowed(drift: Drift) -> bool:
+    drift = Drift(POD_TEMPLATES.sub("v1/Pod.spec.", drift.path), drift.what, drift.detail)
     if drift.what == "not upstream":
         return drift.path in EXTENSIONS
     if drift.what == "open JSON for a typed struct":

@@ -78,7 +78,7 @@ def test_finalize_sets_spec_finalizers_and_an_unchanged_list_is_no_write() -> No
 
 
 DECLARED = [
-    ("pods", {"status": ("get", "patch", "update"), "binding": ("create",)}),
+    ("pods", {"status": ("get", "patch", "update"), "binding": ("create",), "eviction": ("create",)}),
     ("namespaces", {"status": ("get", "patch", "update"), "finalize": ("update",)}),
     ("configmaps", {}),
 ]
