@@ -89,4 +89,7 @@ def patch_merge(key: str | None = None, *, retain_keys: bool = False) -> dict[st
 
 
 ATOMIC: dict[str, Any] = {"x-kubernetes-list-type": "atomic"}
+VALUE_STRUCT: dict[str, Any] = {"default": {}}
+"""A Go value (non-pointer) struct field: always on the wire, ``{}`` when empty, as upstream
+marks it in OpenAPI (``default: {}``); the write pipeline fills it in."""
 SET: dict[str, Any] = {"x-kubernetes-list-type": "set"}

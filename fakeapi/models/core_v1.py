@@ -15,6 +15,7 @@ from pydantic import ConfigDict
 from fakeapi.models.base import (
     ATOMIC,
     SET,
+    VALUE_STRUCT,
     Bytes,
     Int32,
     Int64,
@@ -363,8 +364,9 @@ class Pod(TopLevel):
     api_version: str | None = opt("v1")
     kind: str | None = opt("Pod")
     metadata: ObjectMeta | None = opt("Standard object metadata.")
-    spec: PodSpec | None = opt("Desired state.")
-    status: PodStatus | None = opt("Observed state; written via the status subresource.")
+    spec: PodSpec | None = opt("Desired state.", markers=VALUE_STRUCT)
+    status: PodStatus | None = opt("Observed state; written via the status subresource.",
+                                   markers=VALUE_STRUCT)
 
 
 
@@ -454,8 +456,8 @@ class Node(TopLevel):
     api_version: str | None = opt("v1")
     kind: str | None = opt("Node")
     metadata: ObjectMeta | None = opt("Standard object metadata.")
-    spec: NodeSpec | None = opt("Desired state.")
-    status: NodeStatus | None = opt("Observed state.")
+    spec: NodeSpec | None = opt("Desired state.", markers=VALUE_STRUCT)
+    status: NodeStatus | None = opt("Observed state.", markers=VALUE_STRUCT)
 
 
 # --- namespace, event, configmap -----------------------------------------------------------
@@ -493,8 +495,8 @@ class Namespace(TopLevel):
     api_version: str | None = opt("v1")
     kind: str | None = opt("Namespace")
     metadata: ObjectMeta | None = opt("Standard object metadata.")
-    spec: NamespaceSpec | None = opt("Desired state.")
-    status: NamespaceStatus | None = opt("Observed state.")
+    spec: NamespaceSpec | None = opt("Desired state.", markers=VALUE_STRUCT)
+    status: NamespaceStatus | None = opt("Observed state.", markers=VALUE_STRUCT)
 
 
 class ObjectReference(KubeModel):
@@ -533,7 +535,7 @@ class Event(TopLevel):
     involved_object: ObjectReference = req("The object the event is about.")
     reason: str | None = opt("Short, machine-readable reason.")
     message: str | None = opt("Human-readable description.")
-    source: EventSource | None = opt("Reporting component.")
+    source: EventSource | None = opt("Reporting component.", markers=VALUE_STRUCT)
     first_timestamp: Time | None = opt("First occurrence.")
     last_timestamp: Time | None = opt("Last occurrence.")
     count: Int32 | None = opt("Number of occurrences.")

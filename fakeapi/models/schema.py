@@ -328,6 +328,34 @@ def _kind_version(model: type[BaseModel]) -> tuple[str, str]:
     return (gvk[2], gvk[1]) if gvk else (model.__name__, "v1")
 
 
+# --- Go value structs ------------------------------------------------------------------------
+
+
+@cache
+def _value_struct_plan(model: type[BaseModel]) -> tuple[tuple[str, bool, type[BaseModel] | None], ...]:
+    """(key, is a value struct, model to descend into) for the fields that are or hold value structs."""
+    plan: list[tuple[str, bool, type[BaseModel] | None]] = []
+    for key, spec in struct_fields(model).items():
+        if not isinstance(spec.node, Struct):
+            continue
+        is_value = spec.markers.get("default") == {}
+        inner = spec.node.model if _value_struct_plan(spec.node.model) else None
+        if is_value or inner is not None:
+            plan.append((key, is_value, inner))
+    return tuple(plan)
+
+
+def fill_value_structs(model: type[BaseModel], obj: dict[str, Any]) -> None:
+    """Add ``{}`` for every absent value struct of ``obj`` (a Node without ``spec`` reads back
+    with ``spec: {}``, as Go's encoder writes it), in place."""
+    for key, is_value, inner in _value_struct_plan(model):
+        child = obj.get(key)
+        if child is None and is_value:
+            child = obj[key] = {}
+        if inner is not None and isinstance(child, dict):
+            fill_value_structs(inner, child)
+
+
 # --- OpenAPI -------------------------------------------------------------------------------
 
 _BUILTIN_SCHEMAS: dict[str, tuple[str, dict[str, Any]]] = {

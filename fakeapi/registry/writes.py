@@ -125,6 +125,14 @@ class Writer:
 
         return decode(rt.model, obj, field_validation, patch=patch)
 
+    @staticmethod
+    def _fill_value_structs(rt: ResourceType, obj: dict[str, Any]) -> None:
+        """Go value structs the object lacks become ``{}`` (``spec: {}``), as upstream stores them."""
+        if rt.model is not None:
+            from fakeapi.models.schema import fill_value_structs
+
+            fill_value_structs(rt.model, obj)
+
     # -- create --------------------------------------------------------------------------------
 
     def create(self, rt: ResourceType, namespace: str, body: dict[str, Any],
@@ -151,6 +159,7 @@ class Writer:
         if rt.has_status and not rt.strategy.keeps_status_on_create:
             obj.pop("status", None)  # the kind's status defaults then come from its strategy
         ctx = self._admission(rt, namespace, "CREATE")
+        self._fill_value_structs(rt, obj)
         rt.strategy.default(obj, ctx)
         rt.strategy.drop_disabled_fields(obj, None, ctx)
         rt.strategy.admit(obj, None, ctx)
@@ -220,6 +229,7 @@ class Writer:
         else:
             if rt.has_status:
                 m.keep_status(new, old)
+            self._fill_value_structs(rt, new)
             rt.strategy.default(new, ctx)
             rt.strategy.drop_disabled_fields(new, old, ctx)
             rt.strategy.admit(new, old, ctx)

@@ -19,6 +19,7 @@ from fakeapi.validation.common import (
     validate_labels,
     validate_list,
 )
+from fakeapi.validation.pod_admission import admit_pod_create
 from fakeapi.validation.strategy import AdmissionContext, Strategy
 
 _SELECTOR_OPS = ["DoesNotExist", "Exists", "Gt", "In", "Lt", "NotIn"]
@@ -278,6 +279,10 @@ class PodStrategy(Strategy):
 
     def default(self, obj: dict[str, Any], ctx: AdmissionContext) -> None:
         default_pod(obj)
+
+    def admit(self, obj: dict[str, Any], old: dict[str, Any] | None, ctx: AdmissionContext) -> None:
+        if ctx.operation == "CREATE":
+            admit_pod_create(obj)
 
     def validate(self, obj: dict[str, Any], ctx: AdmissionContext) -> list[FieldError]:
         return validate_pod_spec(obj.get("spec") or {})

@@ -190,11 +190,15 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "gpu-template": {"spec": {"spec": {"devices": {"requests": [{"exactly": _EXACT}]}}}},
     # PodGroup: disruptionMode defaults to single.
     "trainer-workers": {"spec": {"disruptionMode": {"single": {}}}},
-    # core/v1 SetDefaults_Pod/Container plus the Priority admission plugin.
+    # core/v1 SetDefaults_Pod/Container plus the Priority, ServiceAccount and DefaultTolerationSeconds
+    # admission plugins (the tolerations follow the one sent).
     "worker-0": {"spec": {
         "restartPolicy": "Always", "terminationGracePeriodSeconds": 30, "dnsPolicy": "ClusterFirst",
         "securityContext": {}, "schedulerName": "default-scheduler", "enableServiceLinks": True,
         "priority": 0, "preemptionPolicy": "PreemptLowerPriority",
+        "serviceAccountName": "default", "serviceAccount": "default",
+        "tolerations": [{}, *({"key": f"node.kubernetes.io/{taint}", "operator": "Exists", "effect": "NoExecute",
+                               "tolerationSeconds": 300} for taint in ("not-ready", "unreachable"))],
         "containers": [{"imagePullPolicy": "IfNotPresent", "terminationMessagePath": "/dev/termination-log",
                         "terminationMessagePolicy": "File", "ports": [{"protocol": "TCP"}]}],
     }},
@@ -236,7 +240,9 @@ def merge(base: Any, extra: Any) -> Any:
             base[key] = merge(base[key], value) if key in base else copy.deepcopy(value)
         return base
     if isinstance(base, list) and isinstance(extra, list):
-        return [merge(b, e) for b, e in zip(base, extra, strict=True)]
+        # Items beyond the sent ones are appended defaults (the default tolerations).
+        assert len(extra) >= len(base)
+        return [merge(b, e) for b, e in zip(base, extra, strict=False)] + copy.deepcopy(extra[len(base):])
     return extra
 
 

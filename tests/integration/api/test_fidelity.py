@@ -66,6 +66,36 @@ async def test_generic_not_found_has_empty_details(api: Api, path: str) -> None:
                     "details": {}, "code": 404}
 
 
+# 6. Go value structs read back as {}; pods get the admission plugins' defaults.
+
+async def test_a_node_created_without_spec_reads_back_with_an_empty_spec(api: Api) -> None:
+    created = await api.ok("POST", NODES, {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "bare"}})
+
+    assert created["spec"] == {}
+    assert created["status"] == {}
+    assert (await api.ok("GET", f"{NODES}/bare"))["spec"] == {}
+
+
+async def test_pods_get_the_default_service_account_and_tolerations(api: Api) -> None:
+    pods = "/api/v1/namespaces/default/pods"
+    container = [{"name": "c", "image": "busybox"}]
+    plain = await api.ok("POST", pods, {"metadata": {"name": "plain"}, "spec": {"containers": container}})
+    own = await api.ok("POST", pods, {"metadata": {"name": "own"}, "spec": {
+        "containers": container, "serviceAccountName": "builder",
+        "tolerations": [{"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute",
+                         "tolerationSeconds": 60}]}})
+
+    assert (plain["spec"]["serviceAccountName"], plain["spec"]["serviceAccount"]) == ("default", "default")
+    assert plain["spec"]["tolerations"] == [
+        {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+        {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute",
+         "tolerationSeconds": 300}]
+    assert own["spec"]["serviceAccountName"] == "builder"
+    # A pod that already tolerates a taint keeps its own toleration and gets only the other one.
+    assert [(t["key"], t["tolerationSeconds"]) for t in own["spec"]["tolerations"]] == [
+        ("node.kubernetes.io/unreachable", 60), ("node.kubernetes.io/not-ready", 300)]
+
+
 # 7. One ObjectMeta validation: a missing name is reported once.
 
 async def test_missing_name_is_reported_once(api: Api) -> None:
