@@ -12,27 +12,15 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 import pytest_asyncio
 from fakeapi.fixtures import wait_for
-from fakeapi.scheduler.client import (
-    DEVICE_CLASSES,
-    GVR,
-    NODES,
-    PODS,
-    RESOURCE_CLAIMS,
-    RESOURCE_SLICES,
-    ApiClient,
-)
+from fakeapi.scheduler.client import GVR, PODS, RESOURCE_CLAIMS, ApiClient
 
 from fakeapi.cluster import FakeCluster
-from tests.crds import established
-
-pytest.importorskip("kopf")
+from tests.integration.operators.conftest import GPU_CLASS, install_crd
 
 OPERATOR = Path(__file__).with_name("trainjob_operator.py")
 TRAINJOBS = GVR("training.example.com", "v1", "trainjobs", True)
-CRD_GVR = GVR("apiextensions.k8s.io", "v1", "customresourcedefinitions", False)
 TRAINJOB_CRD = {
     "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
     "metadata": {"name": "trainjobs.training.example.com"},
@@ -46,35 +34,11 @@ TRAINJOB_CRD = {
                                    "image": {"type": "string", "default": "trainer:latest"}}},
                                # kopf keeps its own bookkeeping in status.
                                "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}}}]}}
-GPU = [
-    {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "gpu-node", "labels": {"kubernetes.io/hostname":
-                                                                                      "gpu-node"}},
-     "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"}}},
-    {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu.example.com"},
-     "spec": {"selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}]}},
-    {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "gpu-node-gpus"},
-     "spec": {"driver": "gpu.example.com", "nodeName": "gpu-node",
-              "pool": {"name": "gpu-node", "generation": 1, "resourceSliceCount": 1},
-              "devices": [{"name": f"gpu-{i}"} for i in range(4)]}},
-]
-
-
-@pytest_asyncio.fixture
-async def api(fake_cluster: FakeCluster) -> AsyncIterator[ApiClient]:
-    async with ApiClient(fake_cluster.url) as client:
-        for gvr, obj in zip((NODES, DEVICE_CLASSES, RESOURCE_SLICES), GPU, strict=True):
-            await client.create(gvr, None, obj)
-        await client.create(CRD_GVR, None, TRAINJOB_CRD)
-
-        async def ready() -> bool:
-            return established(await client.get(CRD_GVR, None, "trainjobs.training.example.com"))
-
-        await wait_for(ready, message="the TrainJob CRD to be Established")
-        yield client
 
 
 @pytest_asyncio.fixture
 async def operator(fake_cluster: FakeCluster, api: ApiClient) -> AsyncIterator[asyncio.subprocess.Process]:
+    await install_crd(api, TRAINJOB_CRD)
     env = {**os.environ, "KUBECONFIG": str(fake_cluster.kubeconfig_path)}
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "kopf", "run", "--standalone", "--all-namespaces", str(OPERATOR),
@@ -94,7 +58,7 @@ async def operator(fake_cluster: FakeCluster, api: ApiClient) -> AsyncIterator[a
 async def test_kopf_operator_drives_pods_with_claims_and_status(api: ApiClient,
                                                                 operator: asyncio.subprocess.Process) -> None:
     job = {"apiVersion": "training.example.com/v1", "kind": "TrainJob", "metadata": {"name": "llm"},
-           "spec": {"workers": 2, "deviceClass": "gpu.example.com"}}
+           "spec": {"workers": 2, "deviceClass": GPU_CLASS}}
     await api.create(TRAINJOBS, "default", job)
     current: dict[str, Any] = {}
 
