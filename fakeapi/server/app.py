@@ -14,7 +14,7 @@ from fakeapi.gc import GarbageCollector
 from fakeapi.registry.kinds import KINDS
 from fakeapi.registry.rest import Registry
 from fakeapi.registry.writes import WriteOptions
-from fakeapi.server import discovery
+from fakeapi.server import discovery, openapi
 from fakeapi.server.handlers import MAX_BODY, handle_resource, json_response
 from fakeapi.server.openapi import OpenAPICache
 from fakeapi.server.routes import NOT_FOUND_MESSAGE
@@ -108,6 +108,11 @@ async def _openapi_gv(request: web.Request) -> web.Response:
     return web.Response(body=doc, content_type="application/json")
 
 
+async def _openapi_v2(request: web.Request) -> web.Response:
+    body, content_type = openapi.swagger_document(request.headers.get("Accept", ""))
+    return web.Response(body=body, headers={"Content-Type": content_type})
+
+
 def _routes(app: web.Application) -> None:
     r = app.router
     for path, handler in (("/api", _api), ("/apis", _apis), ("/api/v1", _resources), ("/version", _version),
@@ -117,6 +122,7 @@ def _routes(app: web.Application) -> None:
         r.add_get(path, handler)
         r.add_get(path + "/", handler)  # kr8s asks with a trailing slash
     r.add_get("/openapi/v3/{tail:.+}", _openapi_gv)
+    r.add_get("/openapi/v2", _openapi_v2)
     r.add_route("*", "/api/v1/{tail:.+}", _core)
     r.add_route("*", "/apis/{group}/{version}/{tail:.+}", _grouped)
 

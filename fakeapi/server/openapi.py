@@ -158,3 +158,24 @@ class OpenAPICache:
                 paths[_gv_path(group, version)] = {
                     "serverRelativeURL": f"/openapi/v3/{_gv_path(group, version)}?hash={digest}"}
         return {"paths": paths}
+
+
+# ``/openapi/v2``: an empty Swagger 2.0 document.  Schemas are served by v3 only; kubectl falls
+# back to v2 just for kinds v3 does not know, and a v2 document without them makes it skip its
+# client-side validation, so applying an unserved kind ends in discovery's "no matches for kind"
+# as against a real apiserver (a 404 here made kubectl fail with "error validating data").
+SWAGGER_PROTOBUF = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+_SWAGGER_INFO = {"title": "Kubernetes (fakeapi)", "version": "v1.37.0"}
+
+
+def _proto_string(number: int, text: str) -> bytes:
+    data = text.encode()
+    return bytes([number << 3 | 2, len(data)]) + data
+
+
+def swagger_document(accept: str) -> tuple[bytes, str]:
+    """The empty v2 document as (body, content type): gnostic protobuf when asked for, else JSON."""
+    if "protobuf" in accept:
+        info = _proto_string(1, _SWAGGER_INFO["title"]) + _proto_string(2, _SWAGGER_INFO["version"])
+        return _proto_string(1, "2.0") + bytes([2 << 3 | 2, len(info)]) + info, SWAGGER_PROTOBUF
+    return orjson.dumps({"swagger": "2.0", "info": _SWAGGER_INFO, "paths": {}}), "application/json"

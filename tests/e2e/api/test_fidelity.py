@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from fakeapi.fixtures.plugin import Kubectl
 from kubernetes import client
 
@@ -64,3 +65,16 @@ async def test_apply_of_equal_values_records_a_co_owner(kubectl: Kubectl) -> Non
     owners = {e["manager"]: e["fieldsV1"] for e in after["metadata"]["managedFields"]}
     assert owners == {"kubectl": {"f:data": {"f:k": {}}}, "second": {"f:data": {"f:k": {}}}}
     assert after["metadata"]["resourceVersion"] != before["metadata"]["resourceVersion"]
+
+
+# 8. Applying a kind the server does not serve ends in discovery's answer, as against a real apiserver.
+
+@pytest.mark.parametrize("verb", [("apply",), ("apply", "--server-side"), ("create",)], ids=" ".join)
+async def test_an_unserved_kind_has_no_matches(kubectl: Kubectl, verb: tuple[str, ...]) -> None:
+    foo = {"apiVersion": "example.com/v1", "kind": "Foo", "metadata": {"name": "x"}}
+
+    out = await kubectl.run(*verb, "-f", "-", input=to_yaml(foo), check=False)
+
+    assert out.returncode != 0
+    assert 'no matches for kind "Foo" in version "example.com/v1"' in out.stderr
+    assert "error validating data" not in out.stderr
