@@ -21,6 +21,7 @@ from fakeapi.scheduler.client import (
     ApiClient,
 )
 
+from fakeapi.errors import NotFound
 from tests.integration.operators.conftest import GPU_CLASS, install_crd
 
 GROUP = "workloads.example.com"
@@ -105,7 +106,8 @@ async def controller(api: ApiClient) -> None:
             await dirty.wait()
             dirty.clear()
             for jobset in (await api.list(JOBSETS, "default"))["items"]:
-                await reconcile(api, jobset)
+                with contextlib.suppress(NotFound):  # deleted since the list: nothing left to do
+                    await reconcile(api, jobset)
 
     await asyncio.gather(follow(JOBSETS), follow(PODS), work())
 
