@@ -12,7 +12,7 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from aiohttp import web
 
@@ -21,6 +21,9 @@ from fakeapi.kubeconfig import write_kubeconfig
 from fakeapi.registry.rest import Registry
 from fakeapi.server.app import create_app
 from fakeapi.server.state import REGISTRY
+
+if TYPE_CHECKING:
+    from fakeapi.scheduler.clock import Clock
 
 
 async def _start_control_plane_process(url: str, gates: FeatureGates, *, kubelet: bool = True,
@@ -83,6 +86,16 @@ class FakeCluster:
     @property
     def gates(self) -> FeatureGates:
         return self.options.feature_gates
+
+    @property
+    def clock(self) -> Clock:
+        """The control plane's clock: the ``clock=`` option (a ``ManualClock`` a test advances with
+        ``await cluster.clock.advance(seconds)``), else real time.  In-process control plane only:
+        a child process (``control_plane="process"``) keeps real time."""
+        from fakeapi.scheduler.clock import Clock
+
+        clock = self._control_plane_options.get("clock")
+        return clock if clock is not None else Clock()
 
     async def start(self) -> FakeCluster:
         app = create_app(self.options)

@@ -15,8 +15,10 @@ from collections.abc import Coroutine
 from typing import Any
 
 from fakeapi.scheduler.client import ApiClient
+from fakeapi.scheduler.clock import Clock
 from fakeapi.scheduler.controllers.podgroup_protection import PodGroupProtectionController
 from fakeapi.scheduler.controllers.resourceclaim import ResourceClaimController
+from fakeapi.scheduler.controllers.workloads import workload_controllers
 from fakeapi.scheduler.events import EventRecorder
 from fakeapi.scheduler.informers import InformerFactory
 from fakeapi.scheduler.kubelet import Kubelet
@@ -38,8 +40,11 @@ class ControlPlane:
     """Scheduler, ResourceClaim controller and kubelet emulation against one API server URL."""
 
     def __init__(self, server_url: str, *, gates: FeatureGates = _DEFAULT_GATES, kubelet: bool = True,
-                 sync_timeout: float = 10.0, gang_scheduling_timeout: float | None = None) -> None:
-        """``gang_scheduling_timeout``: seconds a gang waits at Permit for its quorum (None: 5 min)."""
+                 sync_timeout: float = 10.0, gang_scheduling_timeout: float | None = None,
+                 clock: Clock | None = None) -> None:
+        """``gang_scheduling_timeout``: seconds a gang waits at Permit for its quorum (None: 5 min).
+        ``clock``: the control plane's time (:class:`~fakeapi.scheduler.clock.ManualClock` in tests)."""
+        self.clock = clock or Clock()
         self.server_url = server_url
         self._scheduler_options = ({} if gang_scheduling_timeout is None
                                    else {"gang_scheduling_timeout": gang_scheduling_timeout})
@@ -72,8 +77,9 @@ class ControlPlane:
             loops["resourceclaim-controller"] = controller.run()
             if self.gates.GenericWorkload:
                 loops["podgroup-protection-controller"] = PodGroupProtectionController(api, factory).run()
+            loops.update(workload_controllers(api, factory, self.gates, self.clock, self._recorder))
             if self._with_kubelet:
-                loops["kubelet"] = Kubelet(api, factory, self._recorder(KUBELET_COMPONENT)).run()
+                loops["kubelet"] = Kubelet(api, factory, self._recorder(KUBELET_COMPONENT), clock=self.clock).run()
             factory.start()
             await factory.wait_for_cache_sync(self._sync_timeout)
         except BaseException:

@@ -8,6 +8,10 @@ For each pod bound to a node (``spec.nodeName`` set):
   for the pod or its pod group, as the real kubelet refuses otherwise; until then the pod stays
   Pending and gets a ``FailedPrepareDynamicResources`` Event saying why;
 - it never overrides a terminal phase (``Succeeded``/``Failed``) written by a client;
+- per-pod lifecycle by annotation (:mod:`fakeapi.scheduler.rules.lifecycle`): ``fakeapi.dev/run-for``
+  ends the run after a duration (``Succeeded``, or ``Failed`` with ``fakeapi.dev/exit-code``, or a
+  container restart as ``restartPolicy`` says), ``fakeapi.dev/ready-after`` delays ``Ready``; the
+  steps are timers of the control plane's clock, so a test advances time instead of waiting;
 - a deleted pod (``deletionTimestamp`` set) is confirmed terminated at once: the emulation
   deletes it with ``gracePeriodSeconds=0`` and the pod's UID as precondition, so "delete the
   pod, the claim is released" flows run in milliseconds.
@@ -23,21 +27,31 @@ import contextlib
 import logging
 
 from fakeapi.scheduler.client import PODS, RESOURCE_CLAIMS, ApiClient
+from fakeapi.scheduler.clock import Clock, Timer
 from fakeapi.scheduler.events import WARNING, EventRecorder
 from fakeapi.scheduler.informers import InformerFactory, Lister
 from fakeapi.scheduler.rules import claims as rc
 from fakeapi.scheduler.rules.keys import object_key
+from fakeapi.scheduler.rules.lifecycle import (
+    Lifecycle,
+    container_statuses,
+    due,
+    exited_status,
+    lifecycle_of,
+    run_started,
+    running_conditions,
+)
 from fakeapi.scheduler.rules.pods import is_assigned, is_pod_terminal, is_terminating
+from fakeapi.scheduler.rules.workloads import parse_time
 from fakeapi.scheduler.workqueue import WorkQueue, process
 
 from fakeapi.errors import Conflict, NotFound
-from fakeapi.machinery.timestamps import now_rfc3339
 
 log = logging.getLogger(__name__)
 
 FAILED_PREPARE = "FailedPrepareDynamicResources"
+INVALID_LIFECYCLE = "InvalidLifecycleAnnotation"
 _CLAIM_INDEX = "kubelet/claim"
-_RUNNING_CONDITIONS = ("PodReadyToStartContainers", "Initialized", "ContainersReady", "Ready", "PodScheduled")
 
 Key = tuple[str, str]
 
@@ -70,22 +84,15 @@ def is_running(pod: dict) -> bool:
 
 
 def running_status(pod: dict, now: str) -> dict:
-    """The ``status`` of a pod whose containers all started at ``now`` (existing conditions kept)."""
+    """The ``status`` of a pod whose containers all started at ``now`` (existing conditions kept).
+
+    Ready at once unless the pod asks for ``fakeapi.dev/ready-after``.
+    """
     status = pod.get("status") or {}
-    conditions = {c["type"]: c for c in status.get("conditions") or [] if c.get("type")}
-    for type_ in _RUNNING_CONDITIONS:
-        old = conditions.get(type_)
-        if old is None or old.get("status") != "True":
-            conditions[type_] = {"type": type_, "status": "True", "lastProbeTime": None,
-                                 "lastTransitionTime": now}
-    uid = pod["metadata"].get("uid", "")
-    container_statuses = [
-        {"name": c["name"], "image": c.get("image", ""), "imageID": "", "ready": True, "started": True,
-         "restartCount": 0, "containerID": f"fakeapi://{uid}-{c['name']}",
-         "state": {"running": {"startedAt": now}}}
-        for c in (pod.get("spec") or {}).get("containers") or []
-    ]
-    return {"phase": "Running", "conditions": list(conditions.values()), "containerStatuses": container_statuses,
+    moment = parse_time(now) or 0.0
+    ready = lifecycle_of(pod).ready_after <= 0
+    return {"phase": "Running", "conditions": running_conditions(pod, ready=ready, now=moment),
+            "containerStatuses": container_statuses(pod, ready=ready, started_at=moment),
             "startTime": status.get("startTime") or now, "hostIP": "127.0.0.1", "podIP": "127.0.0.1",
             "podIPs": [{"ip": "127.0.0.1"}], "hostIPs": [{"ip": "127.0.0.1"}]}
 
@@ -94,10 +101,13 @@ class Kubelet:
     """Emulates the kubelet of every node: start bound pods, confirm deletions."""
 
     def __init__(self, api: ApiClient, factory: InformerFactory, recorder: EventRecorder, *,
-                 workers: int = 2) -> None:
+                 workers: int = 2, clock: Clock | None = None) -> None:
         self._api = api
         self._recorder = recorder
         self._workers = workers
+        self._clock = clock or Clock()
+        # The pending lifecycle timer per pod UID (ready-after, run-for), one at a time.
+        self._timers: dict[str, Timer] = {}
         self._queue: WorkQueue[Key] = WorkQueue()
         # Last "why pending" per pod UID, so a pod re-checked often gets one Event per reason change.
         self._reported: dict[str, str] = {}
@@ -116,7 +126,11 @@ class Kubelet:
             self._queue.add((pod["metadata"]["namespace"], pod["metadata"]["name"]))
 
     def _forget(self, pod: dict) -> None:
-        self._reported.pop(pod["metadata"].get("uid", ""), None)
+        uid = pod["metadata"].get("uid", "")
+        self._reported.pop(uid, None)
+        timer = self._timers.pop(uid, None)
+        if timer is not None:
+            timer.cancel()
 
     def _on_claim(self, claim: dict) -> None:
         for pod in self._pods.lister.by_index(_CLAIM_INDEX, object_key(claim)):
@@ -133,7 +147,10 @@ class Kubelet:
                 await self._api.delete(PODS, namespace, name, preconditions={"uid": meta["uid"]},
                                        grace_period_seconds=0)
             return
-        if is_pod_terminal(pod) or is_running(pod):
+        if is_pod_terminal(pod):
+            return
+        if run_started(pod) is not None and (pod.get("status") or {}).get("phase") == "Running":
+            await self._advance_lifecycle(pod)
             return
         reason = claims_not_ready(pod, self._claims.lister)
         if reason is not None:
@@ -143,5 +160,45 @@ class Kubelet:
                                      f"Failed to prepare dynamic resources: {reason}")
             return
         self._reported.pop(meta["uid"], None)
-        body = {"metadata": {"resourceVersion": meta["resourceVersion"]}, "status": running_status(pod, now_rfc3339())}
-        await self._api.patch(PODS, namespace, name, body, subresource="status")
+        lifecycle = lifecycle_of(pod)
+        if lifecycle.problem:
+            self._recorder.event(pod, WARNING, INVALID_LIFECYCLE, f"Ignored lifecycle annotations: {lifecycle.problem}")
+        body = {"metadata": {"resourceVersion": meta["resourceVersion"]},
+                "status": running_status(pod, self._clock.rfc3339())}
+        started = await self._api.patch(PODS, namespace, name, body, subresource="status")
+        self._schedule(started, lifecycle)
+
+    async def _advance_lifecycle(self, pod: dict) -> None:
+        """Take the lifecycle step that is due (turn Ready, or exit), then wait for the next one."""
+        lifecycle = lifecycle_of(pod)
+        step = due(pod, lifecycle, self._clock.now())
+        if step is None or step[1] > self._clock.now():
+            self._schedule(pod, lifecycle)
+            return
+        meta = pod["metadata"]
+        now = self._clock.now()
+        if step[0] == "ready":
+            status = {"conditions": running_conditions(pod, ready=True, now=now),
+                      "containerStatuses": container_statuses(pod, ready=True, started_at=run_started(pod) or now)}
+            for new, old in zip(status["containerStatuses"], (pod.get("status") or {}).get("containerStatuses") or [],
+                                strict=False):
+                new["restartCount"] = old.get("restartCount", 0)
+                if old.get("lastState"):
+                    new["lastState"] = old["lastState"]
+        else:
+            status = exited_status(pod, lifecycle, now)
+        body = {"metadata": {"resourceVersion": meta["resourceVersion"]}, "status": status}
+        updated = await self._api.patch(PODS, meta["namespace"], meta["name"], body, subresource="status")
+        self._schedule(updated, lifecycle)
+
+    def _schedule(self, pod: dict, lifecycle: Lifecycle) -> None:
+        """Re-check the pod when its next lifecycle step falls due."""
+        uid = pod["metadata"]["uid"]
+        old = self._timers.pop(uid, None)
+        if old is not None:
+            old.cancel()
+        step = due(pod, lifecycle, self._clock.now())
+        if step is None or is_pod_terminal(pod):
+            return
+        key = (pod["metadata"]["namespace"], pod["metadata"]["name"])
+        self._timers[uid] = self._clock.call_later(step[1] - self._clock.now(), lambda: self._queue.add(key))

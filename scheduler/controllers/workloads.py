@@ -1,0 +1,29 @@
+"""The kube-controller-manager loops behind the workload kinds, built together.
+
+Each loop registers its informers and handlers in its constructor (so the factory syncs them
+with everything else) and returns its ``run()`` coroutine; all share the control plane's clock.
+Event sources carry upstream's controller names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from fakeapi.scheduler.client import ApiClient
+from fakeapi.scheduler.clock import Clock
+from fakeapi.scheduler.controllers.deployment import DeploymentController
+from fakeapi.scheduler.controllers.replicaset import ReplicaSetController
+from fakeapi.scheduler.events import EventRecorder
+from fakeapi.scheduler.informers import InformerFactory
+
+from fakeapi.config import FeatureGates
+
+
+def workload_controllers(api: ApiClient, factory: InformerFactory, gates: FeatureGates, clock: Clock,
+                         recorder: Callable[[str], EventRecorder]) -> dict[str, Coroutine[Any, Any, None]]:
+    """name -> run() of every workload controller."""
+    return {
+        "replicaset-controller": ReplicaSetController(api, factory, recorder("replicaset-controller"), clock).run(),
+        "deployment-controller": DeploymentController(api, factory, recorder("deployment-controller"), clock).run(),
+    }
