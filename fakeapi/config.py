@@ -65,6 +65,10 @@ class ServerOptions:
     watcher_queue_limit: int = 10_000
     # How often watches with allowWatchBookmarks get a BOOKMARK (upstream ~1/min).
     bookmark_interval: float = 60.0
+    # Authentication (client certificates, ServiceAccount tokens) and RBAC authorization, as
+    # ``fakeapi serve --secure`` runs it; False: every request is allowed.  FakeCluster and the CLI
+    # serve TLS with a fresh CA when it is set.
+    secure: bool = False
 
 
 def tune_gc_for_server() -> None:

@@ -66,6 +66,10 @@ class BadRequest(StatusError):
     code, reason = 400, "BadRequest"
 
 
+class Unauthorized(StatusError):
+    code, reason = 401, "Unauthorized"
+
+
 class Forbidden(StatusError):
     code, reason = 403, "Forbidden"
 
@@ -120,12 +124,12 @@ class Timeout(StatusError):
 
 _BY_REASON: dict[str, type[StatusError]] = {
     cls.reason: cls
-    for cls in (BadRequest, Forbidden, NotFound, MethodNotAllowed, NotAcceptable, AlreadyExists,
+    for cls in (BadRequest, Unauthorized, Forbidden, NotFound, MethodNotAllowed, NotAcceptable, AlreadyExists,
                 Conflict, Expired, Gone, RequestEntityTooLarge, UnsupportedMediaType, Invalid,
                 TooManyRequests, Timeout)
 }
 _BY_CODE: dict[int, type[StatusError]] = {
-    400: BadRequest, 403: Forbidden, 404: NotFound, 405: MethodNotAllowed, 406: NotAcceptable,
+    400: BadRequest, 401: Unauthorized, 403: Forbidden, 404: NotFound, 405: MethodNotAllowed, 406: NotAcceptable,
     409: Conflict, 410: Expired, 413: RequestEntityTooLarge, 415: UnsupportedMediaType,
     422: Invalid, 429: TooManyRequests, 504: Timeout,
 }

@@ -1,4 +1,5 @@
-"""``python -m fakeapi.scheduler --server URL``: run the control plane against any API server.
+"""``python -m fakeapi.scheduler --server URL`` (or ``--kubeconfig PATH``): run the control plane
+against any API server.
 
 The control plane reaches the server only over HTTP, so it can run in its own process (both
 cores busy in benchmarks) or against another cluster.  SIGINT/SIGTERM stop it cleanly.
@@ -10,6 +11,7 @@ import argparse
 import asyncio
 import signal
 
+from fakeapi.scheduler.connection import Connection, from_kubeconfig
 from fakeapi.scheduler.controlplane import ControlPlane
 
 from fakeapi.config import FeatureGates, tune_gc_for_server
@@ -20,17 +22,20 @@ async def _run(args: argparse.Namespace) -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    async with ControlPlane(args.server, gates=FeatureGates.parse(args.feature_gates),
+    server = from_kubeconfig(args.kubeconfig) if args.kubeconfig else Connection(args.server)
+    async with ControlPlane(server, gates=FeatureGates.parse(args.feature_gates),
                             kubelet=not args.no_kubelet, gang_scheduling_timeout=args.gang_scheduling_timeout):
         tune_gc_for_server()
-        print(f"control plane running against {args.server}", flush=True)
+        print(f"control plane running against {server.server}", flush=True)
         await stop.wait()
     return 0
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m fakeapi.scheduler", description=__doc__)
-    parser.add_argument("--server", required=True, help="API server URL, e.g. http://127.0.0.1:6443")
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument("--server", help="API server URL, e.g. http://127.0.0.1:6443")
+    where.add_argument("--kubeconfig", help="a kubeconfig naming the server, its CA and a bearer token")
     parser.add_argument("--feature-gates", default="", help="NAME=true|false,...")
     parser.add_argument("--no-kubelet", action="store_true", help="do not emulate kubelets")
     parser.add_argument("--gang-scheduling-timeout", type=float, default=None,

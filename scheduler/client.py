@@ -16,6 +16,7 @@ from urllib.parse import quote
 
 import aiohttp
 import orjson
+from fakeapi.scheduler.connection import Connection
 
 from fakeapi.errors import StatusError
 
@@ -89,8 +90,9 @@ def _query(**params: Any) -> dict[str, str]:
 class ApiClient:
     """One ``aiohttp.ClientSession`` against one API server; use as ``async with``."""
 
-    def __init__(self, base_url: str, *, user_agent: str = "fakeapi-control-plane") -> None:
-        self.base_url = base_url.rstrip("/")
+    def __init__(self, server: str | Connection, *, user_agent: str = "fakeapi-control-plane") -> None:
+        self.connection = server if isinstance(server, Connection) else Connection(server)
+        self.base_url = self.connection.server.rstrip("/")
         self._user_agent = user_agent
         self._session: aiohttp.ClientSession | None = None
 
@@ -104,9 +106,11 @@ class ApiClient:
     def open(self) -> None:
         """Create the session (idempotent); ``async with`` calls it for you."""
         if self._session is None:
+            context = self.connection.ssl_context()
             self._session = aiohttp.ClientSession(
-                headers={"User-Agent": self._user_agent, "Accept": "application/json"},
+                headers={"User-Agent": self._user_agent, "Accept": "application/json", **self.connection.headers()},
                 json_serialize=lambda obj: _dumps(obj).decode(),
+                connector=None if context is None else aiohttp.TCPConnector(ssl=context),
             )
 
     async def close(self) -> None:

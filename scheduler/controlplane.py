@@ -16,6 +16,8 @@ from typing import Any
 
 from fakeapi.scheduler.client import ApiClient
 from fakeapi.scheduler.clock import Clock
+from fakeapi.scheduler.connection import Connection
+from fakeapi.scheduler.controllers.clusterrole_aggregation import ClusterRoleAggregationController
 from fakeapi.scheduler.controllers.podgroup_protection import PodGroupProtectionController
 from fakeapi.scheduler.controllers.resourceclaim import ResourceClaimController
 from fakeapi.scheduler.controllers.workloads import workload_controllers
@@ -39,13 +41,15 @@ _DEFAULT_GATES = FeatureGates()
 class ControlPlane:
     """Scheduler, ResourceClaim controller and kubelet emulation against one API server URL."""
 
-    def __init__(self, server_url: str, *, gates: FeatureGates = _DEFAULT_GATES, kubelet: bool = True,
+    def __init__(self, server: str | Connection, *, gates: FeatureGates = _DEFAULT_GATES, kubelet: bool = True,
                  sync_timeout: float = 10.0, gang_scheduling_timeout: float | None = None,
                  clock: Clock | None = None) -> None:
-        """``gang_scheduling_timeout``: seconds a gang waits at Permit for its quorum (None: 5 min).
+        """``server``: a URL, or a :class:`Connection` with the CA and token of a secure server.
+        ``gang_scheduling_timeout``: seconds a gang waits at Permit for its quorum (None: 5 min).
         ``clock``: the control plane's time (:class:`~fakeapi.scheduler.clock.ManualClock` in tests)."""
         self.clock = clock or Clock()
-        self.server_url = server_url
+        self._connection = server if isinstance(server, Connection) else Connection(server)
+        self.server_url = self._connection.server
         self._scheduler_options = ({} if gang_scheduling_timeout is None
                                    else {"gang_scheduling_timeout": gang_scheduling_timeout})
         self.gates = gates
@@ -65,7 +69,7 @@ class ControlPlane:
 
     async def start(self) -> None:
         """Build every loop, sync the informers, then run the loops as background tasks."""
-        api = self._api = ApiClient(self.server_url, user_agent="fakeapi-control-plane")
+        api = self._api = ApiClient(self._connection, user_agent="fakeapi-control-plane")
         api.open()
         factory = self._factory = InformerFactory(api)
         loops: dict[str, Coroutine[Any, Any, None]] = {}
@@ -75,6 +79,7 @@ class ControlPlane:
             controller = ResourceClaimController(api, factory, self.gates,
                                                  self._recorder(CLAIM_CONTROLLER_COMPONENT))
             loops["resourceclaim-controller"] = controller.run()
+            loops["clusterrole-aggregation-controller"] = ClusterRoleAggregationController(api, factory).run()
             if self.gates.GenericWorkload:
                 loops["podgroup-protection-controller"] = PodGroupProtectionController(api, factory).run()
             loops.update(workload_controllers(api, factory, self.gates, self.clock, self._recorder))

@@ -10,8 +10,11 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 import fakeapi.models.apps_v1 as apps_v1  # the workload kinds, kept apart from the lines above
+import fakeapi.models.authentication_v1 as authentication_v1
+import fakeapi.models.authorization_v1 as authorization_v1
 import fakeapi.models.batch_v1 as batch_v1
 import fakeapi.models.policy_v1 as policy_v1
+import fakeapi.models.rbac_v1 as rbac_v1
 from fakeapi.models import apiextensions_v1, core_v1, resource_v1, scheduling_v1alpha1, scheduling_v1beta1
 
 MODELS: dict[tuple[str, str, str], type[BaseModel]] = {
@@ -21,3 +24,6 @@ MODELS: dict[tuple[str, str, str], type[BaseModel]] = {
 }
 # The workload kinds (apps/v1, batch/v1, policy/v1).
 MODELS.update({model.gvk: model for module in (apps_v1, batch_v1, policy_v1) for model in module.MODELS.values()})
+# RBAC and the access reviews (rbac.authorization.k8s.io, authorization.k8s.io, authentication.k8s.io).
+MODELS.update({model.gvk: model for module in (rbac_v1, authorization_v1, authentication_v1)
+               for model in module.MODELS.values()})

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import fakeapi.registry.printers as printers
 from fakeapi.models import MODELS
+from fakeapi.registry import reviews
 from fakeapi.registry.crds import CRD_COLUMNS
 from fakeapi.registry.printers import (
     CLAIM_COLUMNS,
@@ -41,6 +43,8 @@ def _kind(group: str, version: str, kind: str, plural: str, *, namespaced: bool,
     return ResourceType(group=group, version=version, kind=kind, plural=plural, namespaced=namespaced,
                         model=MODELS.get(key), strategy=STRATEGIES.get(key, Strategy()), **extra)
 
+
+RBAC = "rbac.authorization.k8s.io"
 
 POD_FIELDS: dict[str, FieldGetter] = {
     "spec.nodeName": path("spec", "nodeName"),
@@ -109,4 +113,24 @@ KINDS: tuple[ResourceType, ...] = (
           subresources=(STATUS,), columns=CRONJOB_COLUMNS),
     _kind("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", namespaced=True, short_names=("pdb",),
           subresources=(STATUS,), columns=PDB_COLUMNS),
+    # RBAC, and the access reviews: create-only, answered by the server's authorizer, never stored.
+    _kind(RBAC, "v1", "Role", "roles", namespaced=True, tracks_generation=False, columns=printers.ROLE_COLUMNS),
+    _kind(RBAC, "v1", "ClusterRole", "clusterroles", namespaced=False, tracks_generation=False,
+          columns=printers.ROLE_COLUMNS),
+    _kind(RBAC, "v1", "RoleBinding", "rolebindings", namespaced=True, tracks_generation=False,
+          columns=printers.BINDING_COLUMNS),
+    _kind(RBAC, "v1", "ClusterRoleBinding", "clusterrolebindings", namespaced=False, tracks_generation=False,
+          columns=printers.BINDING_COLUMNS),
+    _kind("authorization.k8s.io", "v1", "SelfSubjectAccessReview", "selfsubjectaccessreviews", namespaced=False,
+          review=reviews.self_subject_access_review),
+    _kind("authorization.k8s.io", "v1", "SubjectAccessReview", "subjectaccessreviews", namespaced=False,
+          review=reviews.subject_access_review),
+    _kind("authorization.k8s.io", "v1", "LocalSubjectAccessReview", "localsubjectaccessreviews", namespaced=True,
+          review=reviews.local_subject_access_review),
+    _kind("authorization.k8s.io", "v1", "SelfSubjectRulesReview", "selfsubjectrulesreviews", namespaced=False,
+          review=reviews.self_subject_rules_review),
+    _kind("authentication.k8s.io", "v1", "TokenReview", "tokenreviews", namespaced=False,
+          review=reviews.token_review),
+    _kind("authentication.k8s.io", "v1", "SelfSubjectReview", "selfsubjectreviews", namespaced=False,
+          review=reviews.self_subject_review),
 )

@@ -294,3 +294,34 @@ PDB_COLUMNS = (
     Column("Max Unavailable", _int_or_percent("maxUnavailable")),
     Column("Allowed Disruptions", _int_status("disruptionsAllowed"), type="integer"), AGE,
 )
+
+
+# -- rbac.authorization.k8s.io ------------------------------------------------------------------
+
+
+def _subjects(kind: str) -> FieldGetter:
+    """The Users, Groups or ServiceAccounts (``namespace/name``) of a binding, comma-separated."""
+    def get(binding: dict[str, Any]) -> str:
+        subjects = [s for s in binding.get("subjects") or [] if s.get("kind") == kind]
+        if kind == "ServiceAccount":
+            return ", ".join(f"{s.get('namespace', '')}/{s.get('name', '')}" for s in subjects)
+        return ", ".join(s.get("name", "") for s in subjects)
+    return get
+
+
+def _role_ref(binding: dict[str, Any]) -> str:
+    ref = binding.get("roleRef") or {}
+    return f"{ref.get('kind', '')}/{ref.get('name', '')}"
+
+
+ROLE_COLUMNS = (NAME, Column("Created At", path("metadata", "creationTimestamp"), type="date",
+                             description=AGE.description))
+BINDING_COLUMNS = (
+    Column("Role", _role_ref, description="RoleRef can reference a Role in the current namespace or a "
+                                          "ClusterRole in the global namespace."),
+    AGE,
+    Column("Users", _subjects("User"), priority=1, description="Users in the roleBinding"),
+    Column("Groups", _subjects("Group"), priority=1, description="Groups in the roleBinding"),
+    Column("ServiceAccounts", _subjects("ServiceAccount"), priority=1,
+           description="ServiceAccounts in the roleBinding"),
+)

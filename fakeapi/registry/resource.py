@@ -14,6 +14,7 @@ from fakeapi.validation.strategy import Strategy
 if TYPE_CHECKING:
     from fakeapi.machinery.listtypes import ListTypes
     from fakeapi.registry.reads import Reader
+    from fakeapi.registry.reviews import ReviewHandler
     from fakeapi.registry.writes import WriteOptions, Writer
 
     # (writer, parent kind, namespace, name, request body, options) -> response body
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
     SubresourceView = Callable[[Reader, "ResourceType", str, str], dict[str, Any]]
 
 FieldGetter = Callable[[dict[str, Any]], "str | None"]
+# What a stored kind answers (discovery's verbs).
+VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 
 
 @dataclass(frozen=True)
@@ -100,6 +103,9 @@ class ResourceType:
     returns_deleted_object: bool = False
     # Versions whose shapes cannot be converted (v1alpha1 vs v1beta1 Workload) keep their own storage.
     separate_storage: bool = False
+    # A virtual, create-only kind (the access reviews): POST answers through this handler and
+    # nothing is stored; every other verb is 405.
+    review: ReviewHandler | None = None
     # Kinds without a model (custom resources): their SSA list types, read from their schema.
     list_types: ListTypes | None = None
     # How a stored object reads at this version (custom resources: apiVersion, pruning and
@@ -110,6 +116,11 @@ class ResourceType:
     strategic_merge: bool = True
     # The OpenAPI v3 schema of a kind without a model (custom resources: from the CRD).
     openapi_schema: Mapping[str, Any] | None = None
+
+    @property
+    def verbs(self) -> tuple[str, ...]:
+        """The verbs discovery lists: all of them, or ``create`` alone for a review kind."""
+        return ("create",) if self.review is not None else VERBS
 
     @property
     def singular(self) -> str:

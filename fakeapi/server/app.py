@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 
 from aiohttp import web
 
+from fakeapi.auth import bootstrap, rbac
+from fakeapi.auth.users import UserInfo
 from fakeapi.config import ServerOptions
 from fakeapi.crdcontroller import CRDController
 from fakeapi.errors import MethodNotAllowed, NotFound, StatusError
 from fakeapi.gc import GarbageCollector
+from fakeapi.machinery.aggregation import aggregated_rules
+from fakeapi.machinery.tokens import TokenIssuer
+from fakeapi.registry.access import Access
 from fakeapi.registry.kinds import KINDS
 from fakeapi.registry.rest import Registry
 from fakeapi.registry.writes import WriteOptions
@@ -18,7 +23,8 @@ from fakeapi.server import discovery, openapi
 from fakeapi.server.handlers import MAX_BODY, handle_resource, json_response
 from fakeapi.server.openapi import OpenAPICache
 from fakeapi.server.routes import NOT_FOUND_MESSAGE
-from fakeapi.server.state import OPENAPI, OPTIONS, REGISTRY
+from fakeapi.server.security import authenticate_and_authorize
+from fakeapi.server.state import ACCESS, OPENAPI, OPTIONS, REGISTRY
 from fakeapi.store.objects import ObjectStore
 
 log = logging.getLogger("fakeapi")
@@ -145,13 +151,17 @@ async def _close_watches(app: web.Application) -> None:
     app[REGISTRY].reads.close_all_watches()
 
 
-def create_app(options: ServerOptions | None = None) -> web.Application:
-    """A ready-to-run API server application with an empty store."""
+def create_app(options: ServerOptions | None = None, *,
+               static_tokens: Mapping[str, UserInfo] | None = None) -> web.Application:
+    """A ready-to-run API server application with an empty store.  ``static_tokens``: bearer
+    tokens a secure server accepts with fixed identities (the control plane's)."""
     options = options or ServerOptions()
     store = ObjectStore(window=options.event_window, watcher_limit=options.watcher_queue_limit)
     registry = Registry(store, KINDS, options.feature_gates)
-    app = web.Application(middlewares=[status_errors], client_max_size=MAX_BODY)
+    app = web.Application(middlewares=[status_errors, authenticate_and_authorize], client_max_size=MAX_BODY)
     app[REGISTRY] = registry
+    app[ACCESS] = Access(registry.reads, registry.kinds, TokenIssuer(), secure=options.secure,
+                         static_tokens=static_tokens)
     app[OPTIONS] = options
     app[OPENAPI] = OpenAPICache(registry)
     app[GC] = GarbageCollector(registry)
@@ -161,6 +171,8 @@ def create_app(options: ServerOptions | None = None) -> web.Application:
     app.cleanup_ctx.append(_run_crd_controller)
     app.on_shutdown.append(_close_watches)
     _bootstrap(registry)
+    if options.secure:
+        _bootstrap_rbac(registry)
     return app
 
 
@@ -169,3 +181,17 @@ def _bootstrap(registry: Registry) -> None:
     for name in ("default", "kube-system", "kube-public", "kube-node-lease"):
         registry.writes.create(registry.kinds.namespaces, "", {"metadata": {"name": name}},
                                WriteOptions(manager="fakeapi"))
+
+
+def _bootstrap_rbac(registry: Registry) -> None:
+    """Upstream's bootstrap ClusterRoles and ClusterRoleBindings, aggregated roles filled in (so
+    they hold without the control plane's aggregation controller too)."""
+    opts = WriteOptions(manager="fakeapi")
+    roles = registry.kinds.by_plural(rbac.GROUP, "clusterroles")
+    bindings = registry.kinds.by_plural(rbac.GROUP, "clusterrolebindings")
+    assert roles is not None and bindings is not None
+    for role in bootstrap.CLUSTER_ROLES:
+        rules = aggregated_rules(role, bootstrap.CLUSTER_ROLES)
+        registry.writes.create(roles, "", role if rules is None else {**role, "rules": rules}, opts)
+    for binding in bootstrap.CLUSTER_ROLE_BINDINGS:
+        registry.writes.create(bindings, "", binding, opts)

@@ -10,8 +10,6 @@ from typing import Any
 from fakeapi.config import KUBERNETES_VERSION
 from fakeapi.registry.rest import Registry
 
-VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
-
 
 def api_versions() -> dict[str, Any]:
     return {"kind": "APIVersions", "versions": ["v1"],
@@ -42,7 +40,7 @@ def api_resource_list(registry: Registry, group: str, version: str) -> dict[str,
     resources: list[dict[str, Any]] = []
     for k in kinds:
         entry: dict[str, Any] = {"name": k.plural, "singularName": k.singular, "namespaced": k.namespaced,
-                                 "kind": k.kind, "verbs": VERBS}
+                                 "kind": k.kind, "verbs": list(k.verbs)}
         if k.short_names:
             entry["shortNames"] = list(k.short_names)
         if k.categories:

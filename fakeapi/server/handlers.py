@@ -25,13 +25,15 @@ from fakeapi.errors import (
     too_long,
 )
 from fakeapi.machinery.listtypes import ListTypes
+from fakeapi.models.schema import decode
 from fakeapi.registry import listing, patching
 from fakeapi.registry.patching import PATCH_TYPES
 from fakeapi.registry.rest import Registry
 from fakeapi.registry.writes import WriteOptions
 from fakeapi.server import protobuf, tables
 from fakeapi.server.routes import Target, resolve
-from fakeapi.server.state import REGISTRY
+from fakeapi.server.security import authenticate
+from fakeapi.server.state import ACCESS, REGISTRY
 from fakeapi.server.watch_stream import stream_watch
 
 MAX_BODY = 3 * 1024 * 1024  # upstream's request body limit
@@ -120,6 +122,8 @@ async def handle_resource(request: web.Request, group: str, version: str, tail: 
     registry = request.app[REGISTRY]
     target = resolve(registry, group, version, tail.split("/"))
     method = request.method
+    if target.resource.review is not None:
+        return await _review(request, registry, target)
     if target.subresource:
         return await _subresource(request, registry, target)
     if method == "GET":
@@ -135,6 +139,21 @@ async def handle_resource(request: web.Request, group: str, version: str, tail: 
             return await _delete_collection(request, registry, target)
         return await _delete(request, registry, target)
     raise MethodNotAllowed("the server does not allow this method on the requested resource")
+
+
+async def _review(request: web.Request, registry: Registry, target: Target) -> web.Response:
+    """A review kind takes POST to its collection only; the answer is computed, never stored."""
+    rt = target.resource
+    if request.method != "POST" or not target.is_collection:
+        raise MethodNotAllowed("the server does not allow this method on the requested resource")
+    assert rt.review is not None and rt.model is not None  # every review kind has both
+    body = await read_body(request)
+    _check_type_meta(body, target)
+    opts = write_options(request)
+    review, warnings = decode(rt.model, body, opts.field_validation)
+    access = request.app[ACCESS]
+    answer = rt.review(access, authenticate(request, access), _namespace(target), review)
+    return json_response({"kind": rt.kind, "apiVersion": rt.api_version, **answer}, 201, warnings)
 
 
 async def _get(request: web.Request, registry: Registry, target: Target) -> web.StreamResponse:

@@ -74,6 +74,8 @@ def _paths(rt: ResourceType) -> dict[str, Any]:
     base = "/" + _gv_path(rt.group, rt.version)
     ns_param = [_param("namespace", "path")] if rt.namespaced else []
     coll = f"{base}/namespaces/{{namespace}}/{rt.plural}" if rt.namespaced else f"{base}/{rt.plural}"
+    if rt.review is not None:  # create-only
+        return {coll: {"post": _op(rt, "post", ns_param + WRITE_PARAMS, body=True)}}
     item = f"{coll}/{{name}}"
     item_params = [*ns_param, _param("name", "path")]
     paths: dict[str, Any] = {

@@ -117,3 +117,11 @@ def driver_name(path: str, value: str | None) -> list[FieldError]:
         return [required(path)]
     errs = [too_long(path, 63)] if len(value) > 63 else []
     return errs + [invalid(path, value, msg) for msg in dns1123_subdomain(value.lower())]
+
+
+def path_segment_name(value: str) -> list[str]:
+    """Messages for a name that cannot be one URL path segment (``path.IsValidPathSegmentName``):
+    the minimal rule RBAC objects and role references follow."""
+    if value in (".", ".."):
+        return [f"may not be '{value}'"]
+    return [f"may not contain '{c}'" for c in ("/", "%") if c in value]

@@ -174,14 +174,36 @@ PDB = resource("PodDisruptionBudget", "trainer-pdb", {
     "unhealthyPodEvictionPolicy": "AlwaysAllow",
 }, api_version="policy/v1")
 
+RBAC = "rbac.authorization.k8s.io"
+ROLE = {"apiVersion": f"{RBAC}/v1", "kind": "Role", "metadata": {"name": "trainer-reader", "namespace": NS},
+        "rules": [{"verbs": ["get", "list"], "apiGroups": [""], "resources": ["pods", "pods/log"]},
+                  {"verbs": ["get"], "apiGroups": [""], "resources": ["configmaps"],
+                   "resourceNames": ["trainer-config"]}]}
+CLUSTER_ROLE = {"apiVersion": f"{RBAC}/v1", "kind": "ClusterRole",
+                "metadata": {"name": "trainer-viewer", "labels": {f"{RBAC}/aggregate-to-view": "true"}},
+                "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {"example.com/trainer": "true"}}]},
+                "rules": [{"verbs": ["get"], "nonResourceURLs": ["/healthz", "/metrics"]}]}
+ROLE_BINDING = {"apiVersion": f"{RBAC}/v1", "kind": "RoleBinding",
+                "metadata": {"name": "trainer-reads", "namespace": NS},
+                "roleRef": {"apiGroup": RBAC, "kind": "Role", "name": "trainer-reader"},
+                "subjects": [{"kind": "ServiceAccount", "name": "trainer", "namespace": NS},
+                             {"kind": "User", "name": "alice"}]}
+CLUSTER_ROLE_BINDING = {"apiVersion": f"{RBAC}/v1", "kind": "ClusterRoleBinding",
+                        "metadata": {"name": "trainer-views"},
+                        "roleRef": {"apiGroup": RBAC, "kind": "ClusterRole", "name": "trainer-viewer"},
+                        "subjects": [{"kind": "Group", "name": "trainers", "apiGroup": RBAC}]}
+
 ALL = (NAMESPACE, DEVICE_CLASS, CLAIM, CLAIM_TEMPLATE, SLICE, COUNTER_SLICE, PARTITIONABLE_SLICE, TAINT_RULE,
        WORKLOAD, POD_GROUP, ALPHA_WORKLOAD, POD, NODE, CONFIG_MAP, EVENT,
-       DEPLOYMENT, REPLICA_SET, STATEFUL_SET, DAEMON_SET, CONTROLLER_REVISION, JOB, CRON_JOB, PDB)
+       DEPLOYMENT, REPLICA_SET, STATEFUL_SET, DAEMON_SET, CONTROLLER_REVISION, JOB, CRON_JOB, PDB,
+       ROLE, CLUSTER_ROLE, ROLE_BINDING, CLUSTER_ROLE_BINDING)
 
 _EXACT = {"allocationMode": "ExactCount", "count": 1}
 DEFAULTS: dict[str, dict[str, Any]] = {
     # Namespace: the kubernetes finalizer (spec) is set on create.
     "training": {"spec": {"finalizers": ["kubernetes"]}},
+    # rbac/v1 SetDefaults_Subject: User and Group subjects get the RBAC group.
+    "trainer-reads": {"subjects": [{}, {"apiGroup": RBAC}]},
     # resource.k8s.io/v1 defaults: ExactCount with count 1, toleration operator Equal.
     "gpu-claim": {"spec": {"devices": {"requests": [
         {"firstAvailable": [_EXACT, {"allocationMode": "ExactCount", "tolerations": [{"operator": "Equal"}]}]},

@@ -46,6 +46,10 @@ TYPED: dict[tuple[str, str], tuple[type, str, bool]] = {
     ("batch/v1", "Job"): (client.BatchV1Api, "job", True),
     ("batch/v1", "CronJob"): (client.BatchV1Api, "cron_job", True),
     ("policy/v1", "PodDisruptionBudget"): (client.PolicyV1Api, "pod_disruption_budget", True),
+    **{("rbac.authorization.k8s.io/v1", kind): (client.RbacAuthorizationV1Api, resource, namespaced)
+       for kind, resource, namespaced in (("Role", "role", True), ("ClusterRole", "cluster_role", False),
+                                          ("RoleBinding", "role_binding", True),
+                                          ("ClusterRoleBinding", "cluster_role_binding", False))},
 }
 
 

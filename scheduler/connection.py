@@ -1,0 +1,65 @@
+"""Where the control plane finds its API server and how it proves who it is: a URL, and for a
+secure server the CA to trust and a bearer token — given directly or read from a kubeconfig
+(``python -m fakeapi.scheduler --kubeconfig PATH``)."""
+
+from __future__ import annotations
+
+import base64
+import os
+import ssl
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+@dataclass(frozen=True)
+class Connection:
+    """An API server URL, the CA that signed its certificate (PEM) and a bearer token."""
+
+    server: str
+    ca_pem: bytes | None = None
+    token: str | None = None
+
+    def ssl_context(self) -> ssl.SSLContext | None:
+        """TLS trusting only ``ca_pem``; None for plain HTTP or the system's trust store."""
+        return ssl.create_default_context(cadata=self.ca_pem.decode()) if self.ca_pem else None
+
+    def headers(self) -> dict[str, str]:
+        """The Authorization header, when there is a token."""
+        return {"Authorization": f"Bearer {self.token}"} if self.token else {}
+
+
+def _named(entries: Any, name: str, what: str) -> dict[str, Any]:
+    for entry in entries or ():
+        if entry.get("name") == name:
+            return entry.get(what) or {}
+    raise ValueError(f"kubeconfig: no {what} named {name!r}")
+
+
+def _file_or_data(section: dict[str, Any], key: str, base: Path) -> bytes | None:
+    if section.get(f"{key}-data"):
+        return base64.b64decode(section[f"{key}-data"])
+    if section.get(key):
+        return (base / os.path.expanduser(section[key])).read_bytes()
+    return None
+
+
+def from_kubeconfig(path: str | os.PathLike[str]) -> Connection:
+    """The current context's server, CA and token (``path`` "-" reads standard input).  A client
+    certificate is not supported: the control plane authenticates with a bearer token (``token``
+    or ``tokenFile``)."""
+    path = Path(path)
+    # "-": from standard input (how FakeCluster hands a child control plane its secrets).
+    config = yaml.safe_load(sys.stdin.read() if str(path) == "-" else path.read_text()) or {}
+    context = _named(config.get("contexts"), config.get("current-context", ""), "context")
+    cluster = _named(config.get("clusters"), context.get("cluster", ""), "cluster")
+    user = _named(config.get("users"), context.get("user", ""), "user") if context.get("user") else {}
+    token = user.get("token")
+    if not token and user.get("tokenFile"):
+        token = (path.parent / user["tokenFile"]).read_text().strip()
+    if not token and (user.get("client-certificate") or user.get("client-certificate-data")):
+        raise ValueError("kubeconfig: the control plane authenticates with a bearer token, not a client certificate")
+    return Connection(cluster["server"], _file_or_data(cluster, "certificate-authority", path.parent), token)
