@@ -65,6 +65,10 @@ class ServerOptions:
     watcher_queue_limit: int = 10_000
     # How often watches with allowWatchBookmarks get a BOOKMARK (upstream ~1/min).
     bookmark_interval: float = 60.0
+    # Bytes of watch lines the event log keeps at most, besides ``event_window`` events: older
+    # revisions are compacted (410), as etcd compacts its history, so churning large objects
+    # holds no more memory than small ones.  None: no byte bound.
+    event_window_bytes: int | None = 64 * 1024 * 1024
     # Authentication (client certificates, ServiceAccount tokens) and RBAC authorization, as
     # ``fakeapi serve --secure`` runs it; False: every request is allowed.  FakeCluster and the CLI
     # serve TLS with a fresh CA when it is set.

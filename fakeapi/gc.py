@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
 from fakeapi.errors import StatusError
 from fakeapi.machinery.jsoncopy import deep_copy
+from fakeapi.machinery.timestamps import now_rfc3339
 from fakeapi.models.meta import FINALIZER_FOREGROUND, FINALIZER_ORPHAN
 from fakeapi.registry.resource import ResourceType
 from fakeapi.registry.rest import Registry
@@ -84,7 +86,7 @@ class GarbageCollector:
             owners = _owner_uids(obj)
             for owner in owners:
                 self._dependents.setdefault(owner, set()).add(ref)
-            if any(o not in self._objects for o in owners):
+            if any(self._target(obj, r) is None for r in (obj.get("metadata") or {}).get("ownerReferences") or []):
                 self._enqueue(("uid", uid))
             meta = obj.get("metadata") or {}
             if meta.get("deletionTimestamp") and {FINALIZER_ORPHAN, FINALIZER_FOREGROUND} & set(
@@ -136,6 +138,41 @@ class GarbageCollector:
         ref = self._objects.get(uid)
         return self._get(ref) if ref else None
 
+    def _target(self, dependent: dict[str, Any], owner_ref: dict[str, Any]) -> Ref | None:
+        """The object an ownerReference of ``dependent`` names, found as upstream's collector finds
+        it (by kind, name and, for a namespaced kind, the dependent's own namespace, then checking
+        the uid); None if there is none, so an owner in another namespace counts as absent."""
+        ref = self._objects.get(_ref_uid(owner_ref))
+        if ref is None:
+            return None
+        storage, (namespace, name) = ref
+        rt = self.kinds.for_storage(storage)
+        expected = (_namespace_of(dependent) if rt.namespaced else "", owner_ref.get("name"), owner_ref.get("kind"),
+                    str(owner_ref.get("apiVersion") or "").rpartition("/")[0])
+        return ref if (namespace, name, rt.kind, rt.group) == expected else None
+
+    def _report_invalid_namespace(self, dependent: dict[str, Any], owner_ref: dict[str, Any]) -> None:
+        """The warning upstream's graph builder records on a dependent whose owner lives in another
+        namespace (``OwnerRefInvalidNamespace``)."""
+        events = self.kinds.by_plural("", "events")
+        rt, (namespace, name) = self._resource(dependent)
+        if events is None or not rt.namespaced:
+            return
+        now = now_rfc3339()
+        coordinates = (f"[{owner_ref.get('apiVersion')}/{owner_ref.get('kind')}, namespace: {namespace}, "
+                       f"name: {owner_ref.get('name')}, uid: {_ref_uid(owner_ref)}]")
+        event = {"metadata": {"name": f"{name}.{time.time_ns():x}", "namespace": namespace},
+                 "involvedObject": {"apiVersion": rt.api_version, "kind": rt.kind, "namespace": namespace,
+                                    "name": name, "uid": _uid(dependent)},
+                 "reason": "OwnerRefInvalidNamespace", "type": "Warning",
+                 "message": f'ownerRef {coordinates} does not exist in namespace "{namespace}"',
+                 "source": {"component": "garbage-collector-controller"}, "firstTimestamp": now,
+                 "lastTimestamp": now, "count": 1, "reportingComponent": "garbage-collector-controller"}
+        try:
+            self.writes.create(events, namespace, event, WriteOptions(manager=MANAGER))
+        except StatusError as exc:  # a terminating namespace takes no new events: the warning is lost
+            log.debug("gc: cannot record OwnerRefInvalidNamespace on %s/%s: %s", namespace, name, exc)
+
     def _process(self, uid: str) -> None:
         obj = self._live_owner(uid)
         if obj is not None:
@@ -154,9 +191,12 @@ class GarbageCollector:
             return
         live, dangling, foreground = [], [], False
         for r in refs:
-            owner = self._live_owner(r.get("uid", ""))
+            target = self._target(obj, r)
+            owner = self._get(target) if target else None
             if owner is None:
                 dangling.append(r)
+                if target is None and _ref_uid(r) in self._objects:
+                    self._report_invalid_namespace(obj, r)
                 continue
             owner_meta = owner.get("metadata") or {}
             if owner_meta.get("deletionTimestamp") and FINALIZER_FOREGROUND in (owner_meta.get("finalizers") or []):
@@ -173,7 +213,10 @@ class GarbageCollector:
 
     def _process_deleting_owner(self, uid: str, owner: dict[str, Any]) -> None:
         finalizers = owner["metadata"].get("finalizers") or []
-        dependents = [d for d in (self._get(r) for r in list(self._dependents.get(uid, ()))) if d is not None]
+        owner_key = self._objects.get(uid)
+        dependents = [d for d in (self._get(r) for r in list(self._dependents.get(uid, ()))) if d is not None
+                      and any(_ref_uid(r) == uid and self._target(d, r) == owner_key
+                              for r in d["metadata"].get("ownerReferences") or [])]
         if FINALIZER_ORPHAN in finalizers:
             for d in dependents:
                 self._update(d, lambda o: _set_owner_refs(o, [r for r in o["metadata"].get("ownerReferences") or []
@@ -226,6 +269,10 @@ class GarbageCollector:
 
 def _ref_uid(ref: dict[str, Any]) -> str:
     return ref.get("uid", "")
+
+
+def _namespace_of(obj: dict[str, Any]) -> str:
+    return (obj.get("metadata") or {}).get("namespace") or ""
 
 
 def _set_owner_refs(obj: dict[str, Any], refs: list[dict[str, Any]]) -> None:

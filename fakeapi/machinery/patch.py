@@ -21,8 +21,10 @@ from typing import Any
 
 import jsonpatch
 import jsonpointer
+import orjson
 
 from fakeapi.machinery.jsoncopy import deep_copy
+from fakeapi.machinery.jsonlimits import MAX_DEPTH, nesting_depth
 from fakeapi.machinery.listtypes import ListTypes, Path
 
 _DIRECTIVE = "$patch"
@@ -30,6 +32,9 @@ _RETAIN_KEYS = "$retainKeys"
 _SET_ORDER = "$setElementOrder/"
 _DELETE_PRIMITIVES = "$deleteFromPrimitiveList/"
 _ABSENT: Any = object()
+# The apiserver's maxJSONPatchOperations, and the JSONPatchMaxCopyBytes it gives evanphx/json-patch.
+MAX_JSON_PATCH_OPERATIONS = 10_000
+MAX_COPY_BYTES = 3 * 1024 * 1024
 
 
 class PatchError(ValueError):
@@ -41,35 +46,69 @@ class PatchError(ValueError):
 
 
 def apply_json_patch(obj: dict, patch: Any) -> dict:
-    """Apply an RFC 6902 operation list."""
+    """Apply an RFC 6902 operation list, within upstream's bounds: at most 10,000 operations
+    (413), copies adding at most 3 MiB in all (422, evanphx/json-patch's accumulated copy limit the
+    apiserver sets), and a result no deeper than ``MAX_DEPTH`` (or the object's own depth, if a
+    stored object already nests deeper): small patches cannot grow an object without end."""
     if not isinstance(patch, list):
         raise PatchError("json patch must be a list of operations")
+    if len(patch) > MAX_JSON_PATCH_OPERATIONS:
+        raise PatchError(f"The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, "
+                         f"got {len(patch)}", 413)
     try:
-        operations = jsonpatch.JsonPatch(patch)
+        jsonpatch.JsonPatch(patch)  # every operation well-formed before any applies
     except (jsonpatch.InvalidJsonPatch, jsonpointer.JsonPointerException, TypeError) as err:
         raise PatchError(str(err)) from err
-    try:
-        result = operations.apply(obj)
-    except jsonpatch.InvalidJsonPatch as err:
-        raise PatchError(str(err)) from err
-    except jsonpatch.JsonPatchTestFailed as err:
-        # The wording of evanphx/json-patch, which the apiserver uses.
-        failed = next((op.get("path", "") for op in patch if isinstance(op, dict) and op.get("op") == "test"
-                       and not _test_passes(obj, op)), "")
-        raise PatchError(f"testing value {failed} failed: test failed", 422) from err
-    except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException) as err:
-        raise PatchError(str(err), 422) from err
-    if not isinstance(result, dict):
+    doc: Any = deep_copy(obj)
+    bounds = _Growth(nesting_depth(doc, 10 * MAX_DEPTH))
+    for op in patch:
+        bounds.admit(doc, op)
+        try:
+            doc = jsonpatch.JsonPatch([op]).apply(doc, in_place=True)
+        except jsonpatch.JsonPatchTestFailed as err:
+            # The wording of evanphx/json-patch, which the apiserver uses.
+            raise PatchError(f"testing value {op.get('path', '')} failed: test failed", 422) from err
+        except jsonpatch.InvalidJsonPatch as err:
+            raise PatchError(str(err)) from err
+        except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException) as err:
+            raise PatchError(str(err), 422) from err
+    if not isinstance(doc, dict):
         raise PatchError("the patched document is not a JSON object", 422)
-    return result
+    return doc
 
 
-def _test_passes(obj: dict, op: dict) -> bool:
-    try:
-        jsonpatch.JsonPatch([op]).apply(obj)
-    except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException):
-        return False
-    return True
+class _Growth:
+    """What a JSON patch has added so far: an upper bound of the document's depth (a value at a
+    path of n tokens nests n + its own depth) and the bytes copies added."""
+
+    def __init__(self, depth: int) -> None:
+        self.depth = depth
+        self.limit = max(depth, MAX_DEPTH)
+        self.copied = 0
+
+    def admit(self, doc: Any, op: dict[str, Any]) -> None:
+        """Account for ``op`` before it applies; 422 if it would pass a bound."""
+        kind, to = op.get("op"), _tokens(op.get("path"))
+        if kind in ("add", "replace"):
+            self.depth = max(self.depth, to + nesting_depth(op.get("value"), self.limit))
+        elif kind in ("copy", "move"):
+            self.depth = max(self.depth, to + self.depth - _tokens(op.get("from")))
+        if self.depth > self.limit:
+            raise PatchError(f"the patched object would nest more than {self.limit} levels deep", 422)
+        source = op.get("from")
+        if kind == "copy" and isinstance(source, str):
+            try:
+                value = jsonpointer.resolve_pointer(doc, source)
+            except jsonpointer.JsonPointerException:
+                return  # applying the copy reports the missing path
+            self.copied += len(orjson.dumps(value))
+            if self.copied > MAX_COPY_BYTES:
+                raise PatchError(f"Unable to complete the copy, the accumulated size increase of copy is "
+                                 f"{self.copied}, exceeding the limit {MAX_COPY_BYTES}", 422)
+
+
+def _tokens(pointer: Any) -> int:
+    return pointer.count("/") if isinstance(pointer, str) else 0
 
 
 def apply_merge_patch(obj: dict, patch: Any) -> dict:

@@ -91,6 +91,7 @@ class Schema:
     rules: tuple[dict[str, Any], ...] = ()
     has_defaults: bool = False  # this node or a node below has a default
     has_rules: bool = False  # this node or a node below has x-kubernetes-validations
+    has_embedded: bool = False  # a node below is an x-kubernetes-embedded-resource
     _regex: Any = None
 
     @property
@@ -151,6 +152,7 @@ def parse(raw: Any) -> Schema:
     children = [*s.properties.values(), *(c for c in (s.items, s.additional) if c is not None)]
     s.has_defaults = s.has_default or any(c.has_defaults for c in children)
     s.has_rules = bool(s.rules) or any(c.has_rules for c in children)
+    s.has_embedded = any(c.embedded or c.has_embedded for c in children)
     return s
 
 
@@ -163,16 +165,35 @@ def join(path: str, key: str) -> str:
 META_KEYS = ("apiVersion", "kind", "metadata")
 
 
-def prune(obj: dict[str, Any], schema: Schema) -> list[str]:
+def prune(obj: dict[str, Any], schema: Schema, meta_keys: frozenset[str] | None = None) -> list[str]:
     """Remove what the schema does not specify from a whole object, in place (upstream's
     ``pruning.PruneWithOptions``), and nulls the schema does not allow; returns the pruned paths.
 
-    ``apiVersion``, ``kind`` and ``metadata`` of the object and of embedded resources are never
-    pruned here (metadata is coerced to ObjectMeta by the caller).
+    ``apiVersion``, ``kind`` and ``metadata`` of the object are never pruned here (the caller
+    coerces metadata to ObjectMeta); the metadata of embedded resources keeps ``meta_keys``
+    (ObjectMeta's fields) when given.
     """
     pruned: list[str] = []
     _prune_object(obj, schema, "", pruned, embedded=True)
+    if meta_keys is not None and schema.has_embedded:
+        _prune_embedded_meta(obj, schema, "", pruned, meta_keys)
     return pruned
+
+
+def _prune_embedded_meta(value: Any, schema: Schema, path: str, pruned: list[str], meta_keys: frozenset[str]) -> None:
+    if isinstance(value, dict):
+        if schema.embedded and path and isinstance(value.get("metadata"), dict):
+            meta = value["metadata"]
+            for key in [k for k in meta if k not in meta_keys]:
+                del meta[key]
+                pruned.append(join(path, f"metadata.{key}"))
+        for key, item in value.items():
+            sub = schema.child(key)
+            if sub is not None and not (not path and key in META_KEYS):
+                _prune_embedded_meta(item, sub, join(path, key), pruned, meta_keys)
+    elif isinstance(value, list) and schema.items is not None:
+        for i, item in enumerate(value):
+            _prune_embedded_meta(item, schema.items, f"{path}[{i}]", pruned, meta_keys)
 
 
 def _prune_object(obj: dict[str, Any], schema: Schema, path: str, pruned: list[str], *, embedded: bool) -> None:

@@ -511,6 +511,17 @@ class ObjectReference(KubeModel):
     field_path: str | None = opt("Part of the object, e.g. spec.containers{name}.")
 
 
+class Binding(TopLevel):
+    """Ties one object to another: the body of ``pods/binding``, by which a scheduler assigns a pod
+    to a node."""
+
+    gvk: ClassVar[tuple[str, str, str]] = ("", "v1", "Binding")
+    api_version: str | None = opt("v1")
+    kind: str | None = opt("Binding")
+    metadata: ObjectMeta | None = opt("Standard object metadata: the name (and namespace) of the pod to bind.")
+    target: ObjectReference = req("The object to bind to: a Node, by name.")
+
+
 class EventSource(KubeModel):
     """The component that reported an event."""
 
@@ -560,4 +571,4 @@ class ConfigMap(TopLevel):
     binary_data: dict[str, Bytes] | None = opt("Base64-encoded binary data.")
 
 
-MODELS: dict[str, type[TopLevel]] = {m.gvk[2]: m for m in (Namespace, Node, Pod, Event, ConfigMap)}
+MODELS: dict[str, type[TopLevel]] = {m.gvk[2]: m for m in (Namespace, Node, Pod, Event, ConfigMap, Binding)}

@@ -206,10 +206,10 @@ def _render(path: LazyPath, go: bool = False) -> str:
     parts: list[str] = []
     while path is not None:
         path, key = path
-        if key[0] in "[\0":
+        if key[:1] in ("[", "\0"):  # a list index or a map key (a field's name may be "")
             if go:
                 continue  # Go's field paths name struct fields only
-            key = key.lstrip("\0")
+            key = key.removeprefix("\0")
         parts.append(key)
     text = ""
     for key in reversed(parts):

@@ -53,6 +53,10 @@ def set_identity(rt: ResourceType, obj: dict[str, Any]) -> None:
     obj.update({"apiVersion": rt.api_version, "kind": rt.kind, **rest})
 
 
+# Upstream's EnsureObjectNamespaceMatchesRequestNamespace, for every create, update and patch.
+NAMESPACE_MISMATCH = "the namespace of the provided object does not match the namespace sent on the request"
+
+
 def bind_namespace(rt: ResourceType, meta: dict[str, Any], namespace: str) -> None:
     """The URL's namespace for namespaced kinds (a different one in the body is a 400), none otherwise."""
     if not rt.namespaced:
@@ -60,8 +64,7 @@ def bind_namespace(rt: ResourceType, meta: dict[str, Any], namespace: str) -> No
         return
     body_ns = meta.get("namespace")
     if body_ns and body_ns != namespace:
-        raise BadRequest("the namespace of the provided object does not match the namespace "
-                         "sent on the request")
+        raise BadRequest(NAMESPACE_MISMATCH)
     meta["namespace"] = namespace
 
 

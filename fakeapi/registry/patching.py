@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fakeapi.errors import BadRequest, Conflict, Invalid, status_details
+from fakeapi.errors import BadRequest, Conflict, Invalid, RequestEntityTooLarge, StatusError, status_details
 from fakeapi.machinery import apply as ssa
 from fakeapi.machinery.listtypes import ListTypes
 from fakeapi.machinery.patch import (
@@ -31,8 +31,8 @@ PATCH_TYPES = {
 }
 
 
-def _patch_error(exc: PatchError) -> BadRequest | Invalid:
-    return (Invalid if exc.code == 422 else BadRequest)(str(exc))
+def _patch_error(exc: PatchError) -> StatusError:
+    return {413: RequestEntityTooLarge, 422: Invalid}.get(exc.code, BadRequest)(str(exc))
 
 
 def patched(old: dict[str, Any], patch_type: str, patch: Any, types: ListTypes) -> dict[str, Any]:

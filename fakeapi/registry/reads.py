@@ -101,6 +101,7 @@ class Reader:
             token = ContinueToken.decode(opts.continue_)
             if token.rv < store.log.compacted_rv:
                 raise _expired_continue(store, token)
+            await self._wait_not_older_than(token.rv)
             list_rv, start_after = token.rv, token.start_after
         else:
             rv = int(opts.resource_version) if opts.resource_version else 0

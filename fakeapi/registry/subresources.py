@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import Any
 
 from fakeapi.errors import (
+    BadRequest,
     Conflict,
     Forbidden,
     StatusError,
@@ -20,6 +21,7 @@ from fakeapi.errors import (
     conflict,
     invalid,
     invalid_object,
+    not_supported,
     required,
     success_status,
 )
@@ -34,10 +36,15 @@ from fakeapi.registry.writes import WriteOptions, Writer
 def bind_pod(writer: Writer, rt: ResourceType, namespace: str, name: str, binding: dict[str, Any],
              opts: WriteOptions) -> dict[str, Any]:
     """``POST pods/{name}/binding``: assign an unbound, live pod to ``target.name``."""
-    pod = writer.reads.get(rt, namespace, name)
-    node = (binding.get("target") or {}).get("name")
+    if (binding.get("metadata") or {}).get("name") != name:
+        raise BadRequest("name in URL does not match name in Binding object")
+    target = binding.get("target") or {}
+    node = target.get("name")
     if not node:
         raise invalid_object("Binding", "", name, [required("target.name")])
+    if target.get("kind") not in (None, "", "Node"):
+        raise invalid_object("Binding", "", name, [not_supported("target.kind", target["kind"], ["Node", "<empty>"])])
+    pod = writer.reads.get(rt, namespace, name)
     uid = (binding.get("metadata") or {}).get("uid")
     if uid and uid != pod["metadata"]["uid"]:
         raise Conflict(f"Precondition failed: UID in precondition: {uid}, UID in object meta: "

@@ -36,7 +36,7 @@ from fakeapi.models.meta import FINALIZER_FOREGROUND, FINALIZER_ORPHAN
 from fakeapi.registry import meta as m
 from fakeapi.registry import patching
 from fakeapi.registry.reads import Reader
-from fakeapi.registry.resource import KindTable, ResourceType
+from fakeapi.registry.resource import KindTable, ResourceType, Subresource
 from fakeapi.store.eventlog import ADDED, DELETED, MODIFIED
 from fakeapi.store.objects import ObjectStore
 from fakeapi.validation.strategy import AdmissionContext, validate_create, validate_update
@@ -62,10 +62,15 @@ def _check_rv(rt: ResourceType, name: str, body: dict[str, Any], stored: dict[st
         raise conflict(rt.plural, rt.group, name, STALE_OBJECT)
 
 
-def _check_name(body_meta: dict[str, Any], name: str) -> None:
-    if body_meta.get("name") and body_meta["name"] != name:
-        raise BadRequest(f"the name of the object ({body_meta['name']}) does not match the name on the URL "
-                         f"({name})")
+def _check_identity(rt: ResourceType, meta: Any, name: str, namespace: str) -> None:
+    """The object a write ends with must be the one its URL names (upstream's ``checkName`` and
+    ``EnsureObjectNamespaceMatchesRequestNamespace``): another name or namespace is a 400."""
+    if not isinstance(meta, dict):
+        raise BadRequest("metadata must be an object")
+    if meta.get("name") and meta["name"] != name:
+        raise BadRequest(f"the name of the object ({meta['name']}) does not match the name on the URL ({name})")
+    if rt.namespaced and meta.get("namespace") and meta["namespace"] != namespace:
+        raise BadRequest(m.NAMESPACE_MISMATCH)
 
 
 def _list_types(rt: ResourceType) -> ListTypes:
@@ -124,6 +129,29 @@ class Writer:
         from fakeapi.models.schema import decode
 
         return decode(rt.model, obj, field_validation, patch=patch)
+
+    def decode_subresource(self, rt: ResourceType, sub: Subresource, namespace: str, name: str,
+                           body: dict[str, Any], opts: WriteOptions, *, creating: bool
+                           ) -> tuple[dict[str, Any], list[str]]:
+        """A subresource's request body decoded like any other, against the model of the kind it
+        carries (a Binding; the parent's own kind for ``namespaces/finalize``), so a handler only
+        sees well-typed bodies.  A namespace in it must be the request's, a name the URL's
+        (creates say "name in URL does not match name in Binding object", as upstream's binding
+        and eviction storage do)."""
+        from fakeapi.models import MODELS
+        from fakeapi.models.schema import decode
+
+        if not sub.kind:
+            body, warnings = self._decode(rt, body, opts.field_validation)
+        else:
+            group, _, version = (sub.api_version or rt.api_version).rpartition("/")
+            model = MODELS.get((group, version, sub.kind))
+            body, warnings = (deep_copy(body), []) if model is None else decode(model, body, opts.field_validation)
+        meta = body.get("metadata") or {}
+        if creating and meta.get("name") and meta["name"] != name:
+            raise BadRequest(f"name in URL does not match name in {sub.kind or rt.kind} object")
+        _check_identity(rt, meta, name, namespace)
+        return body, warnings
 
     @staticmethod
     def _fill_value_structs(rt: ResourceType, obj: dict[str, Any]) -> None:
@@ -202,14 +230,8 @@ class Writer:
         """PUT of the main resource or the status subresource; returns (object, warnings)."""
         old = self.reads.get(rt, namespace, name)
         new, warnings = self._decode(rt, body, opts.field_validation)
-        new_meta = new.get("metadata")
-        if not isinstance(new_meta, dict):
-            raise BadRequest("metadata must be an object")
-        _check_name(new_meta, name)
+        _check_identity(rt, new.get("metadata"), name, namespace)
         _check_rv(rt, name, new, old)
-        if rt.namespaced and new_meta.get("namespace") and new_meta["namespace"] != namespace:
-            raise BadRequest("the namespace of the provided object does not match the namespace sent on "
-                             "the request")
         return self._update(rt, old, new, opts), warnings
 
     def _update(self, rt: ResourceType, old: dict[str, Any], new: dict[str, Any],
@@ -281,6 +303,7 @@ class Writer:
         new = patching.patched(old, patch_type, patch, _list_types(rt))
         if patch_type == "json":
             new, warnings = self._decode(rt, new, opts.field_validation)
+        _check_identity(rt, new.get("metadata"), name, namespace)
         _check_rv(rt, name, new, old)
         return self._update(rt, old, new, opts), False, warnings
 
@@ -293,7 +316,7 @@ class Writer:
             raise BadRequest("apply patches must be a YAML or JSON object")
         config, warnings = self._decode(rt, patch, opts.field_validation)
         applied = patching.applied_fields(rt, config, opts.subresource)
-        _check_name(applied.get("metadata") or {}, name)
+        _check_identity(rt, applied.get("metadata") or {}, name, namespace)
         live = self.reads.find(rt, namespace, name)
         merged = patching.server_side_apply(rt, name, live, applied, manager=opts.manager, force=opts.force,
                                             subresource=opts.subresource, types=_list_types(rt))

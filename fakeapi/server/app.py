@@ -156,7 +156,8 @@ def create_app(options: ServerOptions | None = None, *,
     """A ready-to-run API server application with an empty store.  ``static_tokens``: bearer
     tokens a secure server accepts with fixed identities (the control plane's)."""
     options = options or ServerOptions()
-    store = ObjectStore(window=options.event_window, watcher_limit=options.watcher_queue_limit)
+    store = ObjectStore(window=options.event_window, window_bytes=options.event_window_bytes,
+                        watcher_limit=options.watcher_queue_limit)
     registry = Registry(store, KINDS, options.feature_gates)
     app = web.Application(middlewares=[status_errors, authenticate_and_authorize], client_max_size=MAX_BODY)
     app[REGISTRY] = registry

@@ -9,14 +9,12 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
-import yaml
 from aiohttp import web
 
 from fakeapi.errors import (
     BadRequest,
     MethodNotAllowed,
     NotAcceptable,
-    RequestEntityTooLarge,
     StatusError,
     UnsupportedMediaType,
     invalid_object,
@@ -25,12 +23,15 @@ from fakeapi.errors import (
     too_long,
 )
 from fakeapi.machinery.listtypes import ListTypes
+from fakeapi.models.options import DeleteOptions
+from fakeapi.models.schema import decode
 from fakeapi.models.schema import decode
 from fakeapi.registry import listing, patching
 from fakeapi.registry.patching import PATCH_TYPES
 from fakeapi.registry.rest import Registry
 from fakeapi.registry.writes import WriteOptions
-from fakeapi.server import protobuf, tables
+from fakeapi.server import tables
+from fakeapi.server.bodies import read_body
 from fakeapi.server.routes import Target, resolve
 from fakeapi.server.security import authenticate
 from fakeapi.server.state import ACCESS, REGISTRY
@@ -50,28 +51,6 @@ def json_response(body: Any, status: int = 200, warnings: list[str] | None = Non
 
 def _escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"')
-
-
-async def read_body(request: web.Request, *, allow_empty: bool = False) -> Any:
-    try:
-        raw = await request.read()
-    except web.HTTPRequestEntityTooLarge as exc:
-        raise RequestEntityTooLarge("the server has received a request that is too large") from exc
-    if not raw.strip():
-        if allow_empty:
-            return None
-        raise BadRequest("the request body is empty; expected an object")
-    ctype = request.content_type
-    if ctype == protobuf.MEDIA_TYPE:
-        return protobuf.decode_protobuf(raw)
-    try:
-        if "yaml" in ctype:
-            # Through JSON, as the apiserver converts YAML: dates become strings, and values JSON
-            # cannot carry (integers beyond 64 bits) are refused here rather than deep inside.
-            return orjson.loads(orjson.dumps(yaml.safe_load(raw)))
-        return orjson.loads(raw)
-    except (orjson.JSONDecodeError, orjson.JSONEncodeError, yaml.YAMLError) as exc:
-        raise BadRequest(f"couldn't get version/kind; json parse error: {exc}") from exc
 
 
 def _check_type_meta(body: Any, target: Target, kind: str | None = None, sub_api_version: str = "") -> None:
@@ -209,10 +188,8 @@ async def _patch(request: web.Request, registry: Registry, target: Target) -> we
 
 
 async def _delete_options(request: web.Request) -> tuple[dict[str, Any], bool]:
-    body = await read_body(request, allow_empty=True) or {}
-    if not isinstance(body, dict):
-        raise BadRequest("DeleteOptions must be an object")
-    options = dict(body)
+    # Decoded as DeleteOptions, unknown fields ignored as upstream's delete handler does.
+    options, _ = decode(DeleteOptions, await read_body(request, allow_empty=True) or {}, "Ignore")
     query = request.query
     if "propagationPolicy" in query:
         options["propagationPolicy"] = query["propagationPolicy"]
@@ -285,5 +262,7 @@ async def _subresource(request: web.Request, registry: Registry, target: Target)
         body = await read_body(request)
     _check_type_meta(body, target, kind=sub.kind or None, sub_api_version=sub.api_version)
     opts = write_options(request, sub.name)
+    body, warnings = registry.writes.decode_subresource(target.resource, sub, _namespace(target), target.name or "",
+                                                        body, opts, creating=method == "POST")
     answer = sub.handler(registry.writes, target.resource, _namespace(target), target.name or "", body, opts)
-    return json_response(answer, 201 if method == "POST" else 200)
+    return json_response(answer, 201 if method == "POST" else 200, warnings)

@@ -149,13 +149,15 @@ class _Reader:
     def varint(self) -> int:
         shift = result = 0
         while True:
+            if shift >= 64:
+                raise BadRequest("proto: integer overflow")
             if self.pos >= len(self.data):
                 raise BadRequest("protobuf: truncated varint")
             byte = self.data[self.pos]
             self.pos += 1
             result |= (byte & 0x7F) << shift
             if not byte & 0x80:
-                return result
+                return result & ((1 << 64) - 1)
             shift += 7
 
     def fields(self) -> list[tuple[int, int, Any]]:
@@ -163,6 +165,8 @@ class _Reader:
         while self.pos < len(self.data):
             key = self.varint()
             number, wire = key >> 3, key & 7
+            if number <= 0:
+                raise BadRequest(f"proto: illegal tag {number} (wire type {wire})")
             if wire == 0:
                 out.append((number, wire, self.varint()))
             elif wire == 2:
@@ -171,8 +175,10 @@ class _Reader:
                     raise BadRequest("protobuf: truncated field")
                 out.append((number, wire, self.data[self.pos:self.pos + size]))
                 self.pos += size
-            elif wire in (1, 5):
+            elif wire in (1, 5):  # fixed64 and fixed32: no field we decode has them
                 self.pos += 8 if wire == 1 else 4
+                if self.pos > len(self.data):
+                    raise BadRequest("protobuf: truncated field")
             else:
                 raise BadRequest(f"protobuf: unsupported wire type {wire}")
         return out
@@ -202,12 +208,22 @@ def _scalar(kind: str, value: Any) -> Any:
     return _message(kind, value)
 
 
+def _wire_type(kind: Any) -> int:
+    """The wire type a field of ``kind`` is encoded with: varint for numbers and booleans,
+    length-delimited for everything else (strings, bytes, messages, map entries)."""
+    if isinstance(kind, tuple):
+        return 2 if kind[0] == "map" else _wire_type(kind[1])
+    return 0 if kind in ("int", "bool") else 2
+
+
 def _message(schema: Schema, data: bytes) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for number, _wire, value in _Reader(data).fields():
+    for number, wire, value in _Reader(data).fields():
         if number not in schema:
             continue  # fields the server would ignore or set itself
         name, kind = schema[number]
+        if wire != _wire_type(kind):
+            raise BadRequest(f"proto: wrong wireType = {wire} for field {name}")
         if isinstance(kind, tuple) and kind[0] == "map":
             entry = _message({1: ("key", "string"), 2: ("value", kind[1])}, value)
             out.setdefault(name, {})[entry.get("key", "")] = entry.get("value", "" if kind[1] == "string" else None)
@@ -235,5 +251,5 @@ def decode_protobuf(body: bytes) -> dict[str, Any]:
                 f"application/json, application/yaml (protobuf only for "
                 f"{', '.join(k for _, k in KINDS)}, DeleteOptions)")
         return {"apiVersion": key[0], "kind": key[1], **_message(schema, envelope.get("raw", b""))}
-    except (ValueError, IndexError, UnicodeDecodeError) as exc:
+    except (ValueError, IndexError, UnicodeDecodeError, OverflowError, OSError) as exc:  # a time out of range too
         raise BadRequest(f"protobuf: cannot decode the request body: {exc}") from exc

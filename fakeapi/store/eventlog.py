@@ -3,7 +3,8 @@
 Every committed write gets the next value of one global resourceVersion and appends one
 :class:`Event` here.  Watches resume from the log and paginated lists rebuild the state at an
 older revision from it; anything older than the retained window answers 410 Expired, exactly
-like a compacted etcd.
+like a compacted etcd.  The window is bounded twice: by a number of events and by the bytes of
+the objects they carry, so churning large objects cannot hold more memory than small ones.
 """
 
 from __future__ import annotations
@@ -24,10 +25,16 @@ StorageKey = tuple[str, str]
 ObjectKey = tuple[str, str]  # (namespace, name); namespace "" for cluster-scoped
 
 
+def watch_line(event_type: str, obj: dict[str, Any]) -> bytes:
+    """One line of a watch stream: ``{"type": ..., "object": ...}`` and a newline."""
+    return orjson.dumps({"type": event_type, "object": obj}) + b"\n"
+
+
 @dataclass(eq=False)
 class Event:
     """One committed change.  ``obj`` is the stored object after the change (for DELETED, the
-    last state with the deletion resourceVersion); ``prev`` is the state before (None on ADDED)."""
+    last state with the deletion resourceVersion); ``prev`` is the state before (None on ADDED).
+    ``size`` is the length of its watch line, what the log's byte budget counts."""
 
     rv: int
     type: str
@@ -35,32 +42,46 @@ class Event:
     key: ObjectKey
     obj: dict[str, Any]
     prev: dict[str, Any] | None
+    size: int = 0
     _line: bytes | None = field(default=None, repr=False)
 
     def line(self) -> bytes:
         """The watch line for this event, serialized once for every watcher."""
         if self._line is None:
-            self._line = orjson.dumps({"type": self.type, "object": self.obj}) + b"\n"
+            self._line = watch_line(self.type, self.obj)
         return self._line
 
 
 class EventLog:
-    """A bounded window of events in resourceVersion order."""
+    """A window of events in resourceVersion order, at most ``window`` events and ``max_bytes``
+    bytes of watch lines (the newest event always stays, however large)."""
 
-    def __init__(self, window: int) -> None:
-        self._events: deque[Event] = deque(maxlen=window)
+    def __init__(self, window: int, max_bytes: int | None = None) -> None:
+        self._events: deque[Event] = deque()
+        self.window = window
+        self.max_bytes = max_bytes
+        # Bytes of the events held (their ``size``), for the byte budget.
+        self.bytes = 0
         # The oldest revision a client may still resume from; bumped as events fall out.
         self.compacted_rv = 0
 
     def append(self, event: Event) -> None:
-        if len(self._events) == self._events.maxlen and self._events:
-            self.compacted_rv = self._events[0].rv
-        self._events.append(event)
+        events = self._events
+        events.append(event)
+        self.bytes += event.size
+        while len(events) > self.window or (
+                self.max_bytes is not None and self.bytes > self.max_bytes and len(events) > 1):
+            self._drop_oldest()
+
+    def _drop_oldest(self) -> None:
+        dropped = self._events.popleft()
+        self.bytes -= dropped.size
+        self.compacted_rv = max(self.compacted_rv, dropped.rv)
 
     def compact(self, rv: int) -> None:
         """Forget everything up to and including ``rv`` (tests use it to provoke 410)."""
         while self._events and self._events[0].rv <= rv:
-            self._events.popleft()
+            self._drop_oldest()
         self.compacted_rv = max(self.compacted_rv, rv)
 
     def check(self, rv: int) -> None:

@@ -8,13 +8,23 @@ The store knows nothing about HTTP, kinds or validation.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable, Iterable
 from typing import Any
 
 import orjson
 
-from fakeapi.store.eventlog import ADDED, DELETED, Event, EventLog, ObjectKey, StorageKey
+from fakeapi.errors import BadRequest, RequestEntityTooLarge
+from fakeapi.store.eventlog import ADDED, DELETED, MODIFIED, Event, EventLog, ObjectKey, StorageKey, watch_line
 from fakeapi.store.watch import Watcher, WatchFilter, WatchHub
+
+log = logging.getLogger("fakeapi.store")
+
+# The largest object storage takes: etcd's default --max-request-bytes (1.5 MiB), counted on the
+# object's JSON (custom resources are stored as JSON; built-in kinds' protobuf is smaller).
+MAX_OBJECT_BYTES = 1536 * 1024
+# The bytes a watch line adds around its object, per event type.
+_ENVELOPE = {t: len(watch_line(t, {})) - len(b"{}") for t in (ADDED, MODIFIED, DELETED)}
 
 
 def object_key(obj: dict[str, Any]) -> ObjectKey:
@@ -26,9 +36,10 @@ def object_key(obj: dict[str, Any]) -> ObjectKey:
 class ObjectStore:
     """All objects of all kinds, keyed by storage key and (namespace, name)."""
 
-    def __init__(self, *, window: int = 100_000, watcher_limit: int = 10_000) -> None:
+    def __init__(self, *, window: int = 100_000, window_bytes: int | None = None,
+                 watcher_limit: int = 10_000) -> None:
         self.rv = 0
-        self.log = EventLog(window)
+        self.log = EventLog(window, window_bytes)
         self.hub = WatchHub()
         self.watcher_limit = watcher_limit
         self._data: dict[StorageKey, dict[ObjectKey, dict[str, Any]]] = {}
@@ -69,13 +80,28 @@ class ObjectStore:
     def commit(self, storage: StorageKey, event_type: str, obj: dict[str, Any]) -> dict[str, Any]:
         """Store ``obj`` (a dict the caller hands over) under the next revision and fan it out.
 
-        For DELETED, ``obj`` is the last state; it is removed from the store.
+        For DELETED, ``obj`` is the last state; it is removed from the store.  A commit is all or
+        nothing: the object is serialized (its watch line) before anything changes, so one that
+        cannot be encoded, or is larger than storage takes (413), leaves the store, the log and
+        every watcher as they were.
         """
         key = object_key(obj)
+        meta = obj["metadata"]
+        rv = self.rv + 1
+        previous_rv = meta.get("resourceVersion")
+        meta["resourceVersion"] = str(rv)
+        try:
+            line = _checked_line(event_type, obj)
+        except (BadRequest, RequestEntityTooLarge):
+            if previous_rv is None:
+                meta.pop("resourceVersion")
+            else:
+                meta["resourceVersion"] = previous_rv
+            raise
+        # Nothing below can fail.
+        self.rv = rv
         bucket = self._data.setdefault(storage, {})
         prev = bucket.get(key)
-        self.rv += 1
-        obj["metadata"]["resourceVersion"] = str(self.rv)
         if event_type == DELETED:
             del bucket[key]
             self._sorted.pop(storage, None)
@@ -83,11 +109,16 @@ class ObjectStore:
             if prev is None:
                 self._sorted.pop(storage, None)
             bucket[key] = obj
-        event = Event(self.rv, event_type, storage, key, obj, prev)
+        # The line is kept for watchers to share; unwatched, the log holds only the object.
+        event = Event(rv, event_type, storage, key, obj, prev, len(line),
+                      line if self.hub.watching(storage) else None)
         self.log.append(event)
         self.hub.publish(event)
         for listener in self._listeners:
-            listener(event)
+            try:
+                listener(event)
+            except Exception:  # the write is committed: a failing subscriber must not undo half of it
+                log.exception("store listener failed on %s %s %s", event_type, storage, key)
         self._committed.set()
         self._committed = asyncio.Event()
         return obj
@@ -134,4 +165,18 @@ class ObjectStore:
 
 
 def _added_line(obj: dict[str, Any]) -> bytes:
-    return orjson.dumps({"type": ADDED, "object": obj}) + b"\n"
+    return watch_line(ADDED, obj)
+
+
+def _checked_line(event_type: str, obj: dict[str, Any]) -> bytes:
+    """The event's watch line; 400 if the object cannot be encoded, 413 if storage would refuse it
+    (a deletion always goes through, whatever the object's size)."""
+    try:
+        line = watch_line(event_type, obj)
+    except orjson.JSONEncodeError as exc:
+        raise BadRequest(f"the object cannot be stored: {exc}") from exc
+    size = len(line) - _ENVELOPE[event_type]
+    if size > MAX_OBJECT_BYTES and event_type != DELETED:
+        raise RequestEntityTooLarge(f"etcdserver: request is too large (the object is {size} bytes, storage "
+                                    f"takes at most {MAX_OBJECT_BYTES})")
+    return line

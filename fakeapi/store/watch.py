@@ -10,6 +10,7 @@ holding memory or slowing the writer.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ import orjson
 from fakeapi.store.eventlog import ADDED, DELETED, Event
 
 Filter = Callable[[dict[str, Any]], bool]
+log = logging.getLogger("fakeapi.store")
 
 
 @dataclass(frozen=True)
@@ -136,7 +138,15 @@ class WatchHub:
 
     def publish(self, event: Event) -> None:
         for watcher in tuple(self._by_storage.get(event.storage, ())):
-            watcher.offer(event)
+            try:
+                watcher.offer(event)
+            except Exception:  # one watcher's failing filter must not keep the event from the others
+                log.exception("watcher failed on event %s; closing it", event.rv)
+                watcher.close()
+
+    def watching(self, storage: tuple[str, str]) -> bool:
+        """Whether any watcher is open on ``storage``."""
+        return bool(self._by_storage.get(storage))
 
     def close_all(self) -> None:
         for watchers in self._by_storage.values():

@@ -17,9 +17,13 @@ from fakeapi.machinery import cel_rules
 from fakeapi.machinery import structural as st
 from fakeapi.machinery.jsoncopy import deep_copy
 from fakeapi.models.meta import ObjectMeta
+from fakeapi.models.schema import decode, struct_fields
+from fakeapi.validation.apiextensions import dns1035_label
 from fakeapi.validation.strategy import AdmissionContext, Strategy
 
 CRD_GROUP, CRD_PLURAL = "apiextensions.k8s.io", "customresourcedefinitions"
+# What the metadata of an embedded resource may keep (upstream prunes it to ObjectMeta).
+OBJECT_META_KEYS = frozenset(struct_fields(ObjectMeta))
 # Errors that keep CEL rules from running (upstream's hasBlockingErr).
 BLOCKING = frozenset({"FieldValueNotSupported", "FieldValueRequired", "FieldValueTooLong", "FieldValueTooMany",
                       "FieldValueTypeInvalid"})
@@ -71,7 +75,7 @@ class CustomResourceStrategy(Strategy):
         if patch:
             return out, []  # the patched whole object is decoded and checked by the pipeline
         unknown = self._coerce_metadata(out)
-        unknown += st.prune(out, self.kind.schema)
+        unknown += st.prune(out, self.kind.schema, OBJECT_META_KEYS)
         messages = [f'unknown field "{p}"' for p in unknown]
         if messages and field_validation == "Strict":
             raise BadRequest(f"{self._prefix()}strict decoding error: " + ", ".join(messages))
@@ -83,8 +87,6 @@ class CustomResourceStrategy(Strategy):
 
     def _coerce_metadata(self, obj: dict[str, Any]) -> list[str]:
         """Metadata goes through the typed ObjectMeta: unknown keys dropped, wrong types a 400."""
-        from fakeapi.models.schema import decode
-
         meta = obj.get("metadata")
         if meta is None:
             return []
@@ -226,8 +228,6 @@ def _embedded_errors(value: Any, schema: st.Schema, path: str) -> list[FieldErro
 
 
 def _embedded(value: dict[str, Any], path: str) -> list[FieldError]:
-    from fakeapi.validation.apiextensions import dns1035_label
-
     errors: list[FieldError] = []
     for key in ("apiVersion", "kind"):
         if not isinstance(value.get(key), str) or not value.get(key):

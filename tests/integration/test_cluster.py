@@ -46,7 +46,8 @@ async def test_pod_with_template_claim_runs_in_either_mode(mode: bool | str) -> 
 
 # Every ServerOptions field but the bind address gets a non-default value, so a field that
 # FakeCluster drops on its way to the server fails these tests.
-OPTIONS = ServerOptions(feature_gates=FeatureGates(DRAAdminAccess=False), event_window=2, watcher_queue_limit=7,
+OPTIONS = ServerOptions(feature_gates=FeatureGates(DRAAdminAccess=False), event_window=2, event_window_bytes=1 << 20,
+                        watcher_queue_limit=7,
                         bookmark_interval=0.25)
 
 
@@ -74,6 +75,7 @@ async def test_non_default_options_reach_the_running_server() -> None:
     async with FakeCluster(control_plane=False, options=OPTIONS) as cluster, \
             aiohttp.ClientSession(base_url=cluster.url) as session:
         assert cluster.registry.gates == OPTIONS.feature_gates
+        assert cluster.registry.store.log.max_bytes == OPTIONS.event_window_bytes
         versions = []
         for name in ("a", "b", "c"):
             async with session.post("/api/v1/namespaces/default/configmaps", json={"metadata": {"name": name}}) as resp:

@@ -113,3 +113,34 @@ async def test_a_namespace_waits_for_contents_held_by_finalizers(registry: Regis
     registry.writes.update(cms, "team", "held", held | {"metadata": held["metadata"] | {"finalizers": []}}, OPTS)
     await until(registry, lambda: registry.reads.find(namespaces, "", "team") is None,
                 what="the namespace to be finalized")
+
+
+def _owner_refs(registry: Registry, name: str) -> list[str]:
+    return [r["name"] for r in get(registry, name)["metadata"].get("ownerReferences") or []]
+
+
+async def test_an_owner_in_another_namespace_counts_as_absent(registry: Registry) -> None:
+    foreign = registry.writes.create(kind(registry, "configmaps"), "team", configmap("owner"), OPTS)[0]
+    local = create(registry, "local-owner")
+    create(registry, "orphan", foreign)  # its only owner is elsewhere: collected as an orphan
+    create(registry, "kept", local, foreign)  # keeps its local owner, loses the foreign reference
+    await until(registry, lambda: not exists(registry, "orphan") and _owner_refs(registry, "kept") == ["local-owner"],
+                what="the foreign references to be treated as dangling")
+    warnings = [e for e in registry.reads.items(kind(registry, "events"), "default")
+                if e["reason"] == "OwnerRefInvalidNamespace"]
+    assert sorted(e["involvedObject"]["name"] for e in warnings) == ["kept", "orphan"]
+    assert warnings[0]["type"] == "Warning" and warnings[0]["message"] == (
+        f"ownerRef [v1/ConfigMap, namespace: default, name: owner, uid: {foreign['metadata']['uid']}] "
+        'does not exist in namespace "default"')
+
+
+async def test_foreground_deletion_leaves_dependents_in_other_namespaces(registry: Registry) -> None:
+    cms = kind(registry, "configmaps")
+    owner = registry.writes.create(cms, "team", configmap("owner"), OPTS)[0]
+    registry.writes.create(cms, "team", configmap("child", ownerReferences=[owner_ref(owner)]), OPTS)
+    local = create(registry, "local-owner")
+    create(registry, "stranger", local, owner)
+    registry.writes.delete(cms, "team", "owner", {"propagationPolicy": "Foreground"})
+    await until(registry, lambda: registry.reads.find(cms, "team", "owner") is None,
+                what="the foreground deletion to finish")
+    assert registry.reads.find(cms, "team", "child") is None and exists(registry, "stranger")

@@ -272,3 +272,37 @@ async def test_non_structural_crds_are_refused(api: Api) -> None:
     assert err["message"] == (f'CustomResourceDefinition.apiextensions.k8s.io "crontabs.{GROUP}" is invalid: '
                               "spec.validation.openAPIV3Schema.properties[spec].type: Required value: must not be "
                               "empty for specified object fields")
+
+
+async def test_embedded_resources_cluster_scope_and_field_validation_ignore(api: Api) -> None:
+    schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {"template": {
+        "type": "object", "x-kubernetes-embedded-resource": True,
+        "properties": {"spec": {"type": "object", "properties": {"size": {"type": "integer"}}}}}}}}}
+    crd = crontab_crd(scope="Cluster", plural="wrappers", kind="Wrapper", schema=schema)
+    crd["spec"]["versions"][0].update(selectableFields=[], subresources={})
+    await create_crd(api, crd)
+    url = f"/apis/{GROUP}/v1/wrappers"
+    template = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "t", "junk": 1},
+                "spec": {"size": 1, "extra": 2}}
+    body = {"apiVersion": f"{GROUP}/v1", "kind": "Wrapper", "metadata": {"name": "w"},
+            "spec": {"template": template, "other": 1}}
+    status, created = await api.request("POST", url + "?fieldValidation=Ignore", body)
+    assert status == 201 and "namespace" not in created["metadata"]
+    assert created["spec"] == {"template": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "t"},
+                                            "spec": {"size": 1}}}
+    bad = {**body, "metadata": {"name": "bad"}, "spec": {"template": {"kind": "%", "metadata": {"name": ".."}}}}
+    status, err = await api.request("POST", url, bad)
+    assert status == 422
+    assert [c["field"] for c in err["details"]["causes"]] == ["spec.template.apiVersion", "spec.template.kind",
+                                                              "spec.template.metadata.name"]
+    assert (await api.request("GET", f"/apis/{GROUP}/v1/namespaces/default/wrappers/w"))[0] == 404
+
+
+async def test_watch_list_streams_custom_objects_then_the_initial_events_end_bookmark(
+        api: Api, crontabs: dict[str, Any]) -> None:
+    await api.ok("POST", CRONTABS, crontab("wl"))
+    query = "watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true"
+    async with api.watch(f"{CRONTABS}?{query}") as watch:
+        events = await watch.events(2, skip_bookmarks=False)
+    assert [(e["type"], e["object"]["kind"]) for e in events] == [("ADDED", "CronTab"), ("BOOKMARK", "CronTab")]
+    assert events[1]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}

@@ -95,9 +95,11 @@ def test_pruning_removes_unknown_fields_and_reports_their_paths() -> None:
                                  "spec": {"a": "1", "b": 2}},
                     "items": [{"n": 1.0, "m": 2}],
                     "nullable": None, "notNullable": None}}
-    pruned = st.prune(obj, PRUNING)
-    assert sorted(pruned) == ["spec.drop", "spec.embedded.other", "spec.embedded.spec.b", "spec.items[0].m",
-                              "spec.preserving.pruning.unspecified", "unknown"]
+    obj["spec"]["embedded"]["metadata"]["unknownMeta"] = 1
+    pruned = st.prune(obj, PRUNING, frozenset({"name", "labels"}))
+    assert sorted(pruned) == ["spec.drop", "spec.embedded.metadata.unknownMeta", "spec.embedded.other",
+                              "spec.embedded.spec.b", "spec.items[0].m", "spec.preserving.pruning.unspecified",
+                              "unknown"]
     assert obj == {"apiVersion": "g/v1", "kind": "K", "metadata": {"name": "x"},
                    "spec": {"keep": "k", "preserving": {"unspecified": 1, "pruning": {"x": "1"}},
                             "embedded": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},

@@ -6,13 +6,13 @@ from typing import Any
 
 import pytest
 
-from fakeapi.errors import Conflict, Invalid, StatusError
+from fakeapi.errors import BadRequest, Conflict, Invalid, StatusError
 from fakeapi.registry.kinds import KINDS
 from fakeapi.registry.subresources import bind_pod, finalize_namespace
 from fakeapi.registry.writes import WriteOptions
 from tests.unit.registry.builders import OPTS, events_of, kind, new_registry, pod
 
-BINDING = {"apiVersion": "v1", "kind": "Binding", "target": {"kind": "Node", "name": "node-1"}}
+BINDING = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "p"}, "target": {"kind": "Node", "name": "node-1"}}
 
 
 def test_binding_assigns_the_node_and_marks_the_pod_scheduled() -> None:
@@ -38,8 +38,16 @@ def _deleting(registry: Any, pods: Any) -> None:
 
 
 BIND_ERRORS = [
-    ("no-target", lambda r, p: None, {"target": {}}, Invalid, "target.name: Required value"),
-    ("other-uid", lambda r, p: None, BINDING | {"metadata": {"uid": "x"}}, Conflict, "UID in precondition: x"),
+    ("no-target", lambda r, p: None, BINDING | {"target": {}}, Invalid, "target.name: Required value"),
+    ("not-a-node", lambda r, p: None, BINDING | {"target": {"kind": "Pod", "name": "x"}}, Invalid,
+     'target.kind: Unsupported value: "Pod": supported values: "Node", "<empty>"'),
+    # BindingREST: the binding names the pod it binds, as in the URL.
+    ("no-name", lambda r, p: None, BINDING | {"metadata": {}}, BadRequest,
+     "name in URL does not match name in Binding object"),
+    ("other-name", lambda r, p: None, BINDING | {"metadata": {"name": "q"}}, BadRequest,
+     "name in URL does not match name in Binding object"),
+    ("other-uid", lambda r, p: None, BINDING | {"metadata": {"name": "p", "uid": "x"}}, Conflict,
+     "UID in precondition: x"),
     ("already-bound", _bound, BINDING | {"target": {"name": "node-2"}}, Conflict,
      'pod p is already assigned to node "node-1"'),
     ("deleting", _deleting, BINDING, Conflict, "pod p is being deleted, cannot be assigned to a host"),

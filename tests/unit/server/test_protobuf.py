@@ -61,3 +61,39 @@ def test_other_kinds_are_415() -> None:
 def test_garbage_is_400(body: bytes) -> None:
     with pytest.raises(BadRequest):
         decode_protobuf(body)
+
+
+def raw_field(number: int, wire: int, payload: bytes) -> bytes:
+    return varint(number << 3 | wire) + payload
+
+
+def configmap(raw: bytes) -> bytes:
+    return envelope("v1", "ConfigMap", raw)
+
+
+# Each body a field of the wrong wire type or a malformed field: every one is a 400, never a crash.
+MALFORMED = [
+    ("string-as-varint", configmap(field(1, field(1, 7))), "wrong wireType = 0 for field name"),
+    ("message-as-varint", configmap(field(1, 5)), "wrong wireType = 0 for field metadata"),
+    ("map-as-varint", configmap(field(2, 3)), "wrong wireType = 0 for field data"),
+    ("map-value-as-varint", configmap(field(2, field(1, b"k") + field(2, 9))), "wrong wireType = 0 for field value"),
+    ("repeated-message-as-varint", configmap(field(1, field(13, 1))), "wrong wireType = 0 for field ownerReferences"),
+    ("repeated-string-as-varint", configmap(field(1, field(14, 1))), "wrong wireType = 0 for field finalizers"),
+    ("time-as-varint", configmap(field(1, field(8, 1))), "wrong wireType = 0 for field creationTimestamp"),
+    ("bool-as-bytes", configmap(field(4, b"\x01")), "wrong wireType = 2 for field immutable"),
+    ("int-as-bytes", configmap(field(1, field(7, b"\x01"))), "wrong wireType = 2 for field generation"),
+    ("type-meta-as-varint", MAGIC + field(1, 1), "wrong wireType = 0 for field typeMeta"),
+    ("fixed64-truncated", configmap(raw_field(9, 1, b"\x00\x01")), "truncated field"),
+    ("fixed32-truncated", configmap(raw_field(9, 5, b"\x00")), "truncated field"),
+    ("start-group", configmap(raw_field(9, 3, b"")), "unsupported wire type 3"),
+    ("wire-type-7", configmap(raw_field(9, 7, b"")), "unsupported wire type 7"),
+    ("varint-overflow", configmap(raw_field(9, 0, b"\xff" * 11 + b"\x01")), "integer overflow"),
+    ("tag-zero", configmap(raw_field(0, 0, b"\x01")), "illegal tag 0"),
+    ("time-out-of-range", configmap(field(1, field(8, field(1, 1 << 62)))), "cannot decode the request body"),
+]
+
+
+@pytest.mark.parametrize(("body", "message"), [c[1:] for c in MALFORMED], ids=[c[0] for c in MALFORMED])
+def test_malformed_fields_are_400(body: bytes, message: str) -> None:
+    with pytest.raises(BadRequest, match=message):
+        decode_protobuf(body)

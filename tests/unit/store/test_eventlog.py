@@ -83,3 +83,41 @@ def test_event_line_is_serialized_once() -> None:
     event = Event(1, ADDED, CM, ("default", "a"), {"metadata": {"name": "a"}}, None)
     assert event.line() == b'{"type":"ADDED","object":{"metadata":{"name":"a"}}}\n'
     assert event.line() is event.line()
+
+
+def sized(rv: int, size: int) -> Event:
+    return Event(rv, ADDED, CM, ("default", f"o{rv}"), {"metadata": {}}, None, size)
+
+
+BYTE_WINDOWS = [
+    # (id, max bytes, sizes appended, compacted_rv, revisions still held)
+    ("under-budget", 100, [30, 30, 30], 0, [1, 2, 3]),
+    ("exactly-at-budget", 90, [30, 30, 30], 0, [1, 2, 3]),
+    ("one-byte-over", 89, [30, 30, 30], 1, [2, 3]),
+    ("one-big-event-pushes-out-many", 100, [10, 10, 10, 95], 3, [4]),
+    ("the-newest-stays-however-large", 50, [10, 500], 1, [2]),
+    ("unbounded", None, [10**6] * 3, 0, [1, 2, 3]),
+]
+
+
+@pytest.mark.parametrize(("max_bytes", "sizes", "compacted", "held"), [c[1:] for c in BYTE_WINDOWS],
+                         ids=[c[0] for c in BYTE_WINDOWS])
+def test_byte_budget_compacts_the_oldest_events(max_bytes: int | None, sizes: list[int], compacted: int,
+                                                held: list[int]) -> None:
+    log = EventLog(100, max_bytes)
+    for rv, size in enumerate(sizes, start=1):
+        log.append(sized(rv, size))
+    assert log.compacted_rv == compacted
+    assert [e.rv for e in log.since(0)] == held
+    assert log.bytes == sum(sizes[rv - 1] for rv in held)
+    if compacted:
+        with pytest.raises(Expired):
+            log.check(compacted - 1)
+
+
+def test_compact_releases_the_bytes_it_forgets() -> None:
+    log = EventLog(10, 1000)
+    for rv in (1, 2, 3):
+        log.append(sized(rv, 100))
+    log.compact(2)
+    assert log.bytes == 100

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
-from fakeapi.errors import Expired
+from fakeapi.errors import BadRequest, Expired, RequestEntityTooLarge, StatusError
 from fakeapi.store.eventlog import ADDED, DELETED, MODIFIED, Event
-from fakeapi.store.objects import ObjectStore, object_key
+from fakeapi.store.objects import MAX_OBJECT_BYTES, ObjectStore, object_key
+from fakeapi.store.watch import WatchFilter
 
 CM, POD = ("", "configmaps"), ("", "pods")
 
@@ -95,3 +97,66 @@ async def test_wait_for_rv_gives_up_at_the_deadline() -> None:
     store = ObjectStore()
     assert await store.wait_for_rv(1, timeout=0.01) is False
     assert await store.wait_for_rv(0, timeout=0) is True  # already there
+
+
+def nested(depth: int) -> dict:
+    value: dict = {}
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+# Writes storage refuses: nothing of them may show anywhere (store, revision, log, watchers).
+REFUSED = [
+    ("too-large", lambda: obj("big", blob="x" * (MAX_OBJECT_BYTES + 1)), RequestEntityTooLarge,
+     "etcdserver: request is too large"),
+    ("cannot-be-encoded", lambda: {**obj("deep"), "data": nested(300)}, BadRequest, "the object cannot be stored"),
+]
+
+
+@pytest.mark.parametrize(("make", "error", "message"), [c[1:] for c in REFUSED], ids=[c[0] for c in REFUSED])
+async def test_a_refused_commit_changes_nothing(make: Any, error: type[StatusError], message: str) -> None:
+    store = ObjectStore()
+    store.commit(CM, ADDED, obj("a"))
+    watcher = store.open_watch(CM, WatchFilter(), since=None)
+    seen: list[Event] = []
+    store.add_listener(seen.append)
+    refused = make()
+    with pytest.raises(error, match=message):
+        store.commit(CM, ADDED, refused)
+    assert store.rv == 1 and "resourceVersion" not in refused["metadata"]
+    assert store.get(CM, ("default", refused["metadata"]["name"])) is None
+    assert [e.rv for e in store.log.since(0)] == [1] and seen == []
+    assert await watcher.next_lines(timeout=0) == []
+    assert store.commit(CM, ADDED, obj("b"))["metadata"]["resourceVersion"] == "2"  # the store goes on
+
+
+def test_deleting_an_object_is_never_refused_for_its_size() -> None:
+    store = ObjectStore()
+    big = obj("big", blob="x" * (MAX_OBJECT_BYTES - 200))
+    store.commit(CM, ADDED, big)
+    store.commit(CM, DELETED, {**big, "metadata": {**big["metadata"], "deletionTimestamp": "x" * 300}})
+    assert store.get(CM, ("default", "big")) is None
+
+
+def test_a_failing_listener_neither_undoes_the_commit_nor_starves_the_others() -> None:
+    store = ObjectStore()
+    seen: list[int] = []
+
+    def broken(event: Event) -> None:
+        raise RuntimeError("bug in a subscriber")
+
+    store.add_listener(broken)
+    store.add_listener(lambda event: seen.append(event.rv))
+    store.commit(CM, ADDED, obj("a"))
+    assert seen == [1] and store.get(CM, ("default", "a")) is not None
+
+
+def test_the_log_budget_counts_watch_line_bytes() -> None:
+    store = ObjectStore(window=100, window_bytes=3000)
+    for name in ("a", "b", "c"):
+        store.commit(CM, ADDED, obj(name, blob="x" * 1000))
+    assert [e.key[1] for e in store.log.since(0)] == ["b", "c"]  # three lines are over 3,000 bytes
+    assert store.log.compacted_rv == 1
+    with pytest.raises(Expired):
+        store.snapshot_at(CM, 0)

@@ -35,6 +35,14 @@ BAD = [
     ("missing-start", _b64({"v": "meta.k8s.io/v1", "rv": 1})),
     ("bad-rv", _b64({"v": "meta.k8s.io/v1", "rv": "x", "start": ["", "a"]})),
     ("short-start", _b64({"v": "meta.k8s.io/v1", "rv": 1, "start": ["a"]})),
+    ("a-list", _b64([1, 2])),
+    ("a-string", _b64("meta.k8s.io/v1")),
+    ("rv-zero", _b64({"v": "meta.k8s.io/v1", "rv": 0, "start": ["", "a"]})),
+    ("rv-negative", _b64({"v": "meta.k8s.io/v1", "rv": -1, "start": ["", "a"]})),
+    ("rv-float", _b64({"v": "meta.k8s.io/v1", "rv": 1.5, "start": ["", "a"]})),
+    ("rv-bool", _b64({"v": "meta.k8s.io/v1", "rv": True, "start": ["", "a"]})),
+    ("start-of-numbers", _b64({"v": "meta.k8s.io/v1", "rv": 1, "start": [1, 2]})),
+    ("start-a-string", _b64({"v": "meta.k8s.io/v1", "rv": 1, "start": "ab"})),
 ]
 
 

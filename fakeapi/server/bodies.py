@@ -1,0 +1,208 @@
+"""Request bodies: the media types the API server reads, decoded within upstream's bounds.
+
+Creates, updates, subresources and DeleteOptions take JSON, YAML or (for the kinds kubectl sends
+that way) protobuf; any other Content-Type is 415, as upstream's input negotiation answers, and
+none at all means JSON.  Patches name their syntax by their own media type.  Before the registry
+sees a body it is bounded: 3 MiB (aiohttp's ``client_max_size``), at most
+:data:`~fakeapi.machinery.jsonlimits.MAX_DEPTH` levels deep, and for YAML no more alias expansion
+than go-yaml (behind sigs.k8s.io/yaml) allows, so a few hundred bytes of anchors cannot expand
+into gigabytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import orjson
+import yaml
+from aiohttp import hdrs, web
+from yaml.composer import Composer
+from yaml.constructor import SafeConstructor
+from yaml.parser import Parser
+from yaml.reader import Reader
+from yaml.resolver import Resolver
+from yaml.scanner import Scanner
+
+from fakeapi.errors import BadRequest, RequestEntityTooLarge, UnsupportedMediaType
+from fakeapi.machinery.jsonlimits import MAX_DEPTH, too_deep
+from fakeapi.server import protobuf
+
+try:  # libyaml, when PyYAML was built with it
+    from yaml._yaml import CParser
+except ImportError:  # pragma: no cover - PyYAML's wheels ship libyaml
+    CParser = None
+
+JSON = "application/json"
+YAML = "application/yaml"
+INPUT_MEDIA_TYPES = (JSON, YAML, protobuf.MEDIA_TYPE)
+# The syntax each patch type is written in (CBOR apply patches are not served).
+PATCH_SYNTAX = {"application/json-patch+json": JSON, "application/merge-patch+json": JSON,
+                "application/strategic-merge-patch+json": JSON, "application/apply-patch+yaml": YAML}
+
+# go-yaml v2's alias budget (decode.go ``allowedAliasRatio``): nodes decoded through aliases may be
+# 99 % of a document up to 400,000 decoded nodes, falling linearly to 10 % at 4,000,000.
+_ALIAS_RATIO_LOW, _ALIAS_RATIO_HIGH = 400_000, 4_000_000
+
+
+def allowed_alias_ratio(decoded: int) -> float:
+    """The share of ``decoded`` nodes that may come from alias expansion (go-yaml's rule)."""
+    if decoded <= _ALIAS_RATIO_LOW:
+        return 0.99
+    if decoded >= _ALIAS_RATIO_HIGH:
+        return 0.10
+    return 0.99 - 0.89 * (decoded - _ALIAS_RATIO_LOW) / (_ALIAS_RATIO_HIGH - _ALIAS_RATIO_LOW)
+
+
+def excessive_aliasing(decoded: int, aliased: int) -> bool:
+    """Whether a document that decodes ``decoded`` nodes, ``aliased`` of them through aliases,
+    is refused ("document contains excessive aliasing")."""
+    return aliased > 100 and decoded > 1000 and aliased / decoded > allowed_alias_ratio(decoded)
+
+
+class _Refused(yaml.YAMLError):
+    """A YAML document outside the bounds; the message follows go-yaml's."""
+
+
+class _BoundedComposer(Composer):
+    """PyYAML's composer, counting as go-yaml's decoder counts: every node, and every node an
+    alias expands to (expansions are measured, never materialized), so excessive aliasing is
+    refused before anything is constructed; and nesting deeper than ``MAX_DEPTH`` is refused
+    before the recursive composer can exhaust the stack."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._depth = 0
+        self._decoded = 0
+        self._aliased = 0
+        self._expanded: dict[int, int] = {}  # id(anchored node) -> nodes it decodes to
+        self._open: list[int] = []  # nodes each collection being composed decodes to, so far
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent):
+            node = super().compose_node(parent, index)
+            expanded = self._expanded.get(id(node))
+            if expanded is None:  # the anchor's node is still being composed
+                raise _Refused(f"anchor '{event.anchor}' value contains itself")
+            self._count(1 + expanded, expanded)
+            if self._open:
+                self._open[-1] += 1 + expanded
+            return node
+        nested = isinstance(event, yaml.SequenceStartEvent | yaml.MappingStartEvent)
+        self._depth += nested
+        if self._depth > MAX_DEPTH:
+            raise _Refused(f"exceeded max depth of {MAX_DEPTH}")
+        self._count(1, 0)
+        self._open.append(1)
+        node = super().compose_node(parent, index)
+        size = self._open.pop()
+        if event.anchor is not None:
+            self._expanded[id(node)] = size
+        if self._open:
+            self._open[-1] += size
+        self._depth -= nested
+        return node
+
+    def _count(self, decoded: int, aliased: int) -> None:
+        """Count nodes in document order, as go-yaml does, and apply its alias budget."""
+        self._decoded += decoded
+        self._aliased += aliased
+        if excessive_aliasing(self._decoded, self._aliased):
+            raise _Refused("document contains excessive aliasing")
+
+
+class PyLoader(Reader, Scanner, Parser, _BoundedComposer, SafeConstructor, Resolver):
+    """The bounded safe loader in pure Python."""
+
+    def __init__(self, stream: bytes) -> None:
+        Reader.__init__(self, stream)
+        Scanner.__init__(self)
+        Parser.__init__(self)
+        _BoundedComposer.__init__(self)
+        SafeConstructor.__init__(self)
+        Resolver.__init__(self)
+
+
+if CParser is None:
+    LOADERS: tuple[type, ...] = (PyLoader,)
+else:
+    class CLoader(_BoundedComposer, SafeConstructor, Resolver, CParser):
+        """The bounded safe loader on libyaml's (several times faster) parser; the composer stays
+        the Python one the bounds hook into."""
+
+        def __init__(self, stream: bytes) -> None:
+            CParser.__init__(self, stream)
+            _BoundedComposer.__init__(self)
+            SafeConstructor.__init__(self)
+            Resolver.__init__(self)
+
+    LOADERS = (CLoader, PyLoader)
+
+
+def load_yaml(raw: bytes, loader_class: type = LOADERS[0]) -> Any:
+    """One YAML document as JSON values, within the depth and alias bounds (400 otherwise)."""
+    loader = loader_class(raw)
+    try:
+        value = loader.get_single_data()
+        # Through JSON, as the apiserver converts YAML: dates become strings, and values JSON
+        # cannot carry (integers beyond 64 bits) are refused here rather than deep inside.
+        return orjson.loads(orjson.dumps(value))
+    except _Refused as exc:
+        raise BadRequest(f"error converting YAML to JSON: yaml: {exc}") from None
+    except (yaml.YAMLError, orjson.JSONEncodeError) as exc:
+        raise BadRequest(f"error converting YAML to JSON: {exc}") from exc
+    finally:
+        loader.dispose()
+
+
+def parse_body(raw: bytes, media: str) -> Any:
+    """The JSON value of a request body in ``media`` (one of :data:`INPUT_MEDIA_TYPES`)."""
+    if media == protobuf.MEDIA_TYPE:
+        return protobuf.decode_protobuf(raw)
+    if media == YAML:
+        return load_yaml(raw)
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise BadRequest(f"couldn't get version/kind; json parse error: {exc}") from exc
+    if too_deep(value):
+        raise BadRequest(f"couldn't get version/kind; json parse error: exceeded max depth of {MAX_DEPTH}")
+    return value
+
+
+def body_media_type(request: web.Request) -> str:
+    """The request body's media type; no Content-Type at all means JSON, as upstream assumes."""
+    return request.content_type if hdrs.CONTENT_TYPE in request.headers else JSON
+
+
+async def read_body(request: web.Request, *, allow_empty: bool = False) -> Any:
+    """The request body as JSON values.  Its Content-Type must be one the server reads (a patch
+    type for PATCH, which implies JSON or YAML), else 415.  An empty body is a 400 unless
+    ``allow_empty`` (then None whatever the Content-Type, as upstream's DELETE)."""
+    media = None if allow_empty else syntax_of(request)
+    try:
+        raw = await request.read()
+    except web.HTTPRequestEntityTooLarge as exc:
+        raise RequestEntityTooLarge("the server has received a request that is too large") from exc
+    if not raw.strip():
+        if allow_empty:
+            return None
+        raise BadRequest("the request body is empty; expected an object")
+    return parse_body(raw, media or syntax_of(request))
+
+
+def syntax_of(request: web.Request) -> str:
+    """The syntax to parse the body in: its media type, or the one its patch type implies (415 for
+    anything else)."""
+    media = body_media_type(request)
+    if request.method == "PATCH":
+        if media in PATCH_SYNTAX:
+            return PATCH_SYNTAX[media]
+        accepted: Iterable[str] = PATCH_SYNTAX
+    elif media in INPUT_MEDIA_TYPES:
+        return media
+    else:
+        accepted = INPUT_MEDIA_TYPES
+    raise UnsupportedMediaType(f"the body of the request was in an unknown format - accepted media types "
+                               f"include: {', '.join(accepted)}")
