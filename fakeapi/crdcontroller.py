@@ -12,7 +12,6 @@ registry's kind table; the kinds leave the table when the CRD object is gone (it
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import Any
 
@@ -21,6 +20,7 @@ from fakeapi.machinery.jsoncopy import deep_copy
 from fakeapi.models.apiextensions_v1 import CLEANUP_FINALIZER
 from fakeapi.registry.crds import resource_types
 from fakeapi.registry.rest import Registry
+from fakeapi.registry.worker import Worker
 from fakeapi.registry.writes import WriteOptions
 from fakeapi.store.eventlog import DELETED, Event, StorageKey
 from fakeapi.validation.apiextensions import condition, is_true, set_condition
@@ -69,15 +69,9 @@ class CRDController:
         # CRD name -> (group, plural) served, and the (spec, accepted names) it was built from.
         self._served: dict[str, tuple[tuple[str, str], str]] = {}
         self._storage: dict[StorageKey, str] = {}
-        self._queue: asyncio.Queue[str] = asyncio.Queue()
-        self._pending: set[str] = set()
-        self._task: asyncio.Task[None] | None = None
+        self._worker: Worker[str] = Worker("fakeapi-crd", self.sync, log)
+        self._enqueue = self._worker.enqueue
         self.reads.subscribe(self._on_event)
-
-    def _enqueue(self, name: str) -> None:
-        if name not in self._pending:
-            self._pending.add(name)
-            self._queue.put_nowait(name)
 
     def _on_event(self, event: Event) -> None:
         if event.storage == self.crds.storage_key:
@@ -93,27 +87,10 @@ class CRDController:
     # -- the worker --------------------------------------------------------------------------------
 
     def start(self) -> None:
-        self._task = asyncio.create_task(self._run(), name="fakeapi-crd")
+        self._worker.start()
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                pass
-
-    async def _run(self) -> None:
-        while True:
-            name = await self._queue.get()
-            self._pending.discard(name)
-            try:
-                self.sync(name)
-            except StatusError as exc:
-                log.debug("crd: %s on %s", exc, name)
-            except Exception:
-                log.exception("crd: failed processing %s", name)
-            await asyncio.sleep(0)
+        await self._worker.stop()
 
     def sync(self, name: str) -> None:
         """Bring one CRD's conditions and served kinds up to date."""

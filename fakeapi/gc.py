@@ -17,7 +17,6 @@ ordinary, watchable API write.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import Callable
@@ -30,6 +29,7 @@ from fakeapi.models.meta import FINALIZER_FOREGROUND, FINALIZER_ORPHAN
 from fakeapi.registry.resource import ResourceType
 from fakeapi.registry.rest import Registry
 from fakeapi.registry.subresources import finalize_namespace
+from fakeapi.registry.worker import Worker
 from fakeapi.registry.writes import WriteOptions
 from fakeapi.store.eventlog import DELETED, Event, ObjectKey, StorageKey
 
@@ -58,17 +58,11 @@ class GarbageCollector:
         self.writes = registry.writes
         self._objects: dict[str, Ref] = {}
         self._dependents: dict[str, set[Ref]] = {}
-        self._queue: asyncio.Queue[WorkItem] = asyncio.Queue()
-        self._pending: set[WorkItem] = set()
-        self._task: asyncio.Task[None] | None = None
+        self._worker: Worker[WorkItem] = Worker("fakeapi-gc", self._work, log)
+        self._enqueue = self._worker.enqueue
         self.reads.subscribe(self._on_event)
 
     # -- indexes, fed at commit time -------------------------------------------------------------
-
-    def _enqueue(self, item: WorkItem) -> None:
-        if item not in self._pending:
-            self._pending.add(item)
-            self._queue.put_nowait(item)
 
     def _on_event(self, event: Event) -> None:
         obj, ref = event.obj, (event.storage, event.key)
@@ -103,32 +97,16 @@ class GarbageCollector:
     # -- the worker ------------------------------------------------------------------------------
 
     def start(self) -> None:
-        self._task = asyncio.create_task(self._run(), name="fakeapi-gc")
+        self._worker.start()
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                pass
+        await self._worker.stop()
 
-    async def _run(self) -> None:
-        while True:
-            item = await self._queue.get()
-            self._pending.discard(item)
-            try:
-                if item[0] == "namespace":
-                    self._finalize_namespace(item[1])
-                else:
-                    self._process(item[1])
-            except StatusError as exc:
-                # A concurrent writer won (409) or the object vanished (404): the commit that
-                # caused it re-enqueues the work if anything is left to do.
-                log.debug("gc: %s on %s", exc, item)
-            except Exception:
-                log.exception("gc: failed processing %s", item)
-            await asyncio.sleep(0)
+    def _work(self, item: WorkItem) -> None:
+        if item[0] == "namespace":
+            self._finalize_namespace(item[1])
+        else:
+            self._process(item[1])
 
     def _get(self, ref: Ref) -> dict[str, Any] | None:
         storage, (namespace, name) = ref

@@ -240,53 +240,27 @@ def defaulted(value: Any, schema: Schema) -> Any:
     if not schema.has_defaults:
         return value
     if isinstance(value, dict):
-        out = value
-        for key, sub in schema.properties.items():
-            if not sub.has_defaults:
-                continue
-            current = value.get(key, _NO_DEFAULT)
-            if sub.has_default and (current is _NO_DEFAULT or (current is None and not sub.nullable)):
-                new = defaulted(deep_copy(sub.default), sub)
-            elif current is _NO_DEFAULT or current is None:
-                continue
-            else:
-                new = defaulted(current, sub)
-            if new is not current:
-                if out is value:
-                    out = dict(value)
-                out[key] = new
+        changes = {key: new for key, sub in schema.properties.items()
+                   if sub.has_defaults and (new := _child(value.get(key, _NO_DEFAULT), sub)) is not
+                   value.get(key, _NO_DEFAULT)}
         extra = schema.additional
         if extra is not None and extra.has_defaults:
-            for key, current in value.items():
-                if key in schema.properties:
-                    continue
-                if current is None and extra.has_default and not extra.nullable:
-                    new = defaulted(deep_copy(extra.default), extra)
-                elif current is None:
-                    continue
-                else:
-                    new = defaulted(current, extra)
-                if new is not current:
-                    if out is value:
-                        out = dict(value)
-                    out[key] = new
-        return out
+            changes.update({key: new for key, current in value.items()
+                            if key not in schema.properties and (new := _child(current, extra)) is not current})
+        return {**value, **changes} if changes else value
     if isinstance(value, list) and schema.items is not None and schema.items.has_defaults:
-        item_schema = schema.items
-        out_list = value
-        for i, current in enumerate(value):
-            if current is None and item_schema.has_default and not item_schema.nullable:
-                new = defaulted(deep_copy(item_schema.default), item_schema)
-            elif current is None:
-                continue
-            else:
-                new = defaulted(current, item_schema)
-            if new is not current:
-                if out_list is value:
-                    out_list = list(value)
-                out_list[i] = new
-        return out_list
+        items = [_child(current, schema.items) for current in value]
+        return items if any(new is not old for new, old in zip(items, value, strict=True)) else value
     return value
+
+
+def _child(current: Any, schema: Schema) -> Any:
+    """A defaulted property, map value or item; ``current`` (possibly absent) when unchanged."""
+    if current is _NO_DEFAULT or current is None:
+        if schema.has_default and (current is _NO_DEFAULT or not schema.nullable):
+            return defaulted(deep_copy(schema.default), schema)
+        return current
+    return defaulted(current, schema)
 
 
 # --- value validation (kube-openapi) -------------------------------------------------------
