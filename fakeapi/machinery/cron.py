@@ -41,6 +41,20 @@ class Schedule:
         result: datetime = croniter(self.expression, moment).get_next(datetime)
         return result
 
+    def most_recent(self, after: datetime, until: datetime, limit: int = 100) -> tuple[datetime | None, int]:
+        """The latest activation in ``(after, until]`` and how many there were (counted up to
+        ``limit + 1``, as upstream's ``mostRecentScheduleTime`` warns past 100)."""
+        latest, count, cursor = None, 0, after
+        while count <= limit:
+            upcoming = self.next_after(cursor)
+            if upcoming > until:
+                return latest, count
+            latest, count, cursor = upcoming, count + 1, upcoming
+        if not self.every:
+            # Too many to walk: the last one before ``until`` (croniter steps back from just after it).
+            latest = croniter(self.expression, until + timedelta(seconds=1)).get_prev(datetime)
+        return latest, count
+
 
 def parse_schedule(text: str) -> Schedule:
     """Parse like ``cron.ParseStandard``; raise :class:`ScheduleError` with robfig's wording."""

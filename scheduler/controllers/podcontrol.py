@@ -136,8 +136,10 @@ async def slow_start(count: int, create: Callable[[int], Awaitable[Any]]) -> tup
 
 async def claim_objects(api: ApiClient, gvr: GVR, owner: dict[str, Any], selector: dict[str, Any] | None,
                         candidates: list[dict[str, Any]], *,
-                        extra_patch: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    """The objects ``owner`` controls after adopting matching orphans and releasing non-matching ones."""
+                        adopt_patch: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """The objects ``owner`` controls after adopting matching orphans and releasing non-matching ones.
+
+    ``adopt_patch`` adds metadata to an adopted object (a Job's tracking finalizer)."""
     uid = owner["metadata"]["uid"]
     deleting = bool(owner["metadata"].get("deletionTimestamp"))
     claimed: list[dict[str, Any]] = []
@@ -158,7 +160,7 @@ async def claim_objects(api: ApiClient, gvr: GVR, owner: dict[str, Any], selecto
             continue
         refs = [*(meta.get("ownerReferences") or []), controller_ref(owner)]
         patch: dict[str, Any] = {"metadata": {"uid": meta["uid"], "resourceVersion": meta["resourceVersion"],
-                                              "ownerReferences": refs, **(extra_patch or {})}}
+                                              "ownerReferences": refs, **(adopt_patch(obj) if adopt_patch else {})}}
         adopted = await _patch_quietly(api, gvr, obj, patch)
         if adopted is not None:
             claimed.append(adopted)

@@ -12,8 +12,11 @@ from typing import Any
 
 from fakeapi.scheduler.client import ApiClient
 from fakeapi.scheduler.clock import Clock
+from fakeapi.scheduler.controllers.cronjob import CronJobController
 from fakeapi.scheduler.controllers.deployment import DeploymentController
+from fakeapi.scheduler.controllers.job import JobController
 from fakeapi.scheduler.controllers.replicaset import ReplicaSetController
+from fakeapi.scheduler.controllers.ttlafterfinished import TTLAfterFinishedController
 from fakeapi.scheduler.events import EventRecorder
 from fakeapi.scheduler.informers import InformerFactory
 
@@ -26,4 +29,7 @@ def workload_controllers(api: ApiClient, factory: InformerFactory, gates: Featur
     return {
         "replicaset-controller": ReplicaSetController(api, factory, recorder("replicaset-controller"), clock).run(),
         "deployment-controller": DeploymentController(api, factory, recorder("deployment-controller"), clock).run(),
+        "job-controller": JobController(api, factory, recorder("job-controller"), clock, gates).run(),
+        "ttl-after-finished-controller": TTLAfterFinishedController(api, factory, clock).run(),
+        "cronjob-controller": CronJobController(api, factory, recorder("cronjob-controller"), clock).run(),
     }
