@@ -13,9 +13,12 @@ from typing import Any
 from fakeapi.scheduler.client import ApiClient
 from fakeapi.scheduler.clock import Clock
 from fakeapi.scheduler.controllers.cronjob import CronJobController
+from fakeapi.scheduler.controllers.daemonset import DaemonSetController
 from fakeapi.scheduler.controllers.deployment import DeploymentController
+from fakeapi.scheduler.controllers.disruption import DisruptionController
 from fakeapi.scheduler.controllers.job import JobController
 from fakeapi.scheduler.controllers.replicaset import ReplicaSetController
+from fakeapi.scheduler.controllers.statefulset import StatefulSetController
 from fakeapi.scheduler.controllers.ttlafterfinished import TTLAfterFinishedController
 from fakeapi.scheduler.events import EventRecorder
 from fakeapi.scheduler.informers import InformerFactory
@@ -32,4 +35,8 @@ def workload_controllers(api: ApiClient, factory: InformerFactory, gates: Featur
         "job-controller": JobController(api, factory, recorder("job-controller"), clock, gates).run(),
         "ttl-after-finished-controller": TTLAfterFinishedController(api, factory, clock).run(),
         "cronjob-controller": CronJobController(api, factory, recorder("cronjob-controller"), clock).run(),
+        "statefulset-controller": StatefulSetController(api, factory, recorder("statefulset-controller"),
+                                                        clock).run(),
+        "daemonset-controller": DaemonSetController(api, factory, recorder("daemonset-controller"), clock).run(),
+        "disruption-controller": DisruptionController(api, factory, recorder("controllermanager"), clock).run(),
     }

@@ -183,9 +183,19 @@ def template_hash(template: Mapping[str, Any], collision_count: int | None = Non
     return safe_encode(str(fnv32a(data)))
 
 
+def _without_nulls(value: Any) -> Any:
+    # A Go client's template carries "creationTimestamp": null (kubectl rollout undo sends it);
+    # null and absent are the same field to Go.
+    if isinstance(value, dict):
+        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_nulls(v) for v in value]
+    return value
+
+
 def without_hash(template: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The template without the ``pod-template-hash`` label (``EqualIgnoreHash``)."""
-    out = copy.deepcopy(dict(template or {}))
+    """The template without the ``pod-template-hash`` label (``EqualIgnoreHash``); nulls dropped."""
+    out: dict[str, Any] = _without_nulls(dict(template or {}))
     labels = (out.get("metadata") or {}).get("labels")
     if labels and POD_TEMPLATE_HASH in labels:
         labels = {k: v for k, v in labels.items() if k != POD_TEMPLATE_HASH}
