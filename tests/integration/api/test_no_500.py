@@ -7,14 +7,26 @@ with random options.  Every answer must be a success or a 4xx ``Status`` — a 5
 
 from __future__ import annotations
 
+import base64
 import copy
 import random
 from typing import Any
 
+import orjson
 import pytest
 
 from tests.e2e.models.objects import ALL
 from tests.integration.api.conftest import Api
+from tests.unit.server import test_protobuf as pb
+from tests.unit.server.test_bodies import laughs
+
+
+def deep(levels: int) -> dict[str, Any]:
+    """An object nested ``levels`` deep."""
+    value: dict[str, Any] = {}
+    for _ in range(levels - 1):
+        value = {"a": value}
+    return value
 
 PATHS = {"Namespace": "/api/v1/namespaces", "Node": "/api/v1/nodes", "Pod": "/api/v1/namespaces/default/pods",
          "ConfigMap": "/api/v1/namespaces/default/configmaps", "Event": "/api/v1/namespaces/default/events",
@@ -111,3 +123,111 @@ async def test_broken_objects_and_patches_get_4xx_never_500(api: Api, seed: int)
 async def test_broken_list_and_watch_options_get_4xx(api: Api, query: str) -> None:
     status, body = await api.request("GET", f"/api/v1/namespaces/default/pods?{query}")
     _assert_client_error_or_success(status, body, query)
+
+
+# --- hand-made cases: each input once made a 500, a silent store or a wrong answer -------------
+
+POD = "/api/v1/namespaces/default/pods"
+CMS = "/api/v1/namespaces/default/configmaps"
+BINDING = f"{POD}/p/binding"
+FINALIZE = "/api/v1/namespaces/default/finalize"
+MERGE = "application/merge-patch+json"
+JSON_PATCH = "application/json-patch+json"
+PROTOBUF = "application/vnd.kubernetes.protobuf"
+# Through 252 levels in the pod's open spec.securityContext, orjson could not encode its watch line.
+DEEP_POD = {"metadata": {"name": "deep"}, "spec": {"containers": [{"name": "c", "image": "i"}],
+                                                   "securityContext": deep(252)}}
+
+
+def binding(**fields: Any) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "p"}, "target": {"name": "n1"}, **fields}
+
+
+def token(data: Any) -> str:
+    return base64.urlsafe_b64encode(orjson.dumps(data)).decode().rstrip("=")
+
+
+def protobuf_configmap(raw: bytes) -> bytes:
+    return pb.envelope("v1", "ConfigMap", raw)
+
+
+# (id, method, path, body, content type, status, start of the message)
+CASES = [
+    ("empty-key", "POST", f"{CMS}?fieldValidation=Strict", {"metadata": {"name": "e"}, "": 1}, None, 400,
+     'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: unknown field ""'),
+    ("continue-is-a-list", "GET", f"{POD}?limit=1&continue={token([1, 2])}", None, None, 400,
+     "continue key is not valid: server does not recognize this encoded version"),
+    ("preconditions-a-string", "DELETE", f"{POD}/p", {"preconditions": "x"}, None, 400,
+     'DeleteOptions in version "v1" cannot be handled as a DeleteOptions: json: cannot unmarshal string into '
+     "Go struct field DeleteOptions.preconditions of type v1.Preconditions"),
+    ("dry-run-a-number", "DELETE", f"{POD}/p", {"dryRun": 5}, None, 400,
+     "DeleteOptions in version \"v1\" cannot be handled as a DeleteOptions: json: cannot unmarshal number into "
+     "Go struct field DeleteOptions.dryRun of type []string"),
+    ("grace-period-a-string", "DELETE", f"{POD}/p", {"gracePeriodSeconds": "abc"}, None, 400,
+     "DeleteOptions in version \"v1\" cannot be handled as a DeleteOptions: json: cannot unmarshal string into "
+     "Go struct field DeleteOptions.gracePeriodSeconds of type int64"),
+    ("delete-options-not-an-object", "DELETE", f"{POD}/p", ["x"], None, 400,
+     'DeleteOptions in version "v1" cannot be handled as a DeleteOptions: json: cannot unmarshal array'),
+    ("delete-options-text", "DELETE", f"{POD}/p", b"x", "text/plain", 415,
+     "the body of the request was in an unknown format"),
+    ("yaml-1000-deep", "POST", CMS, b"[" * 1000 + b"]" * 1000, "application/yaml", 400,
+     "error converting YAML to JSON: yaml: exceeded max depth of 100"),
+    ("yaml-billion-laughs", "POST", CMS, b"metadata: {name: lol}\n" + laughs(7), "application/yaml", 400,
+     "error converting YAML to JSON: yaml: document contains excessive aliasing"),
+    ("json-252-deep", "POST", POD, DEEP_POD, None, 400,
+     "couldn't get version/kind; json parse error: exceeded max depth of 100"),
+    ("finalize-spec-a-string", "PUT", FINALIZE, {"metadata": {"name": "default"}, "spec": "x"}, None, 400,
+     'Namespace in version "v1" cannot be handled as a Namespace: json: cannot unmarshal string into Go struct '
+     "field Namespace.spec of type v1.NamespaceSpec"),
+    ("finalize-finalizer-an-object", "PUT", FINALIZE, {"metadata": {"name": "default"},
+                                                       "spec": {"finalizers": [{"a": 1}]}}, None, 400,
+     "Namespace in version \"v1\" cannot be handled as a Namespace: json: cannot unmarshal object into Go struct "
+     "field NamespaceSpec.spec.finalizers of type string"),
+    ("binding-target-a-string", "POST", BINDING, binding(target="n1"), None, 400,
+     'Binding in version "v1" cannot be handled as a Binding: json: cannot unmarshal string into Go struct field '
+     "Binding.target of type v1.ObjectReference"),
+    ("binding-node-a-number", "POST", BINDING, binding(target={"name": 5}), None, 400,
+     'Binding in version "v1" cannot be handled as a Binding: json: cannot unmarshal number into Go struct field '
+     "ObjectReference.target.name of type string"),
+    ("binding-other-namespace", "POST", BINDING, binding(metadata={"name": "p", "namespace": "kube-system"}), None,
+     400, "the namespace of the provided object does not match the namespace sent on the request"),
+    ("binding-other-name", "POST", BINDING, binding(metadata={"name": "q"}), None, 400,
+     "name in URL does not match name in Binding object"),
+    ("create-as-text", "POST", CMS, {"metadata": {"name": "t"}}, "text/plain", 415,
+     "the body of the request was in an unknown format - accepted media types include: application/json, "
+     "application/yaml, application/vnd.kubernetes.protobuf"),
+    ("merge-patch-moves-namespace", "PATCH", f"{CMS}/c", {"metadata": {"namespace": "kube-system"}}, MERGE, 400,
+     "the namespace of the provided object does not match the namespace sent on the request"),
+    ("merge-patch-renames", "PATCH", f"{CMS}/c", {"metadata": {"name": "d"}}, MERGE, 400,
+     "the name of the object (d) does not match the name on the URL (c)"),
+    ("json-patch-moves-namespace", "PATCH", f"{CMS}/c",
+     [{"op": "replace", "path": "/metadata/namespace", "value": "kube-system"}], JSON_PATCH, 400,
+     "the namespace of the provided object does not match the namespace sent on the request"),
+    ("json-patch-copy-bomb", "PATCH", f"{CMS}/c",
+     [{"op": "add", "path": "/data/x", "value": "x" * 100_000}]
+     + [{"op": "copy", "from": "/data/x", "path": f"/data/x{i}"} for i in range(40)], JSON_PATCH, 422,
+     "Unable to complete the copy, the accumulated size increase of copy is"),
+    ("json-patch-too-deep", "PATCH", f"{POD}/p",
+     [{"op": "add", "path": "/spec/securityContext/a", "value": deep(60)},
+      {"op": "copy", "from": "/spec/securityContext", "path": "/spec/securityContext" + "/a" * 61}], JSON_PATCH,
+     422, "the patched object would nest more than 100 levels deep"),
+    *((f"protobuf-{case[0]}", "POST", CMS, protobuf_configmap(case[1]), PROTOBUF, 400, "proto")
+      for case in [("string-as-varint", pb.field(1, pb.field(1, 7))), ("message-as-varint", pb.field(1, 5)),
+                   ("map-as-varint", pb.field(2, 3)), ("map-value-as-varint", pb.field(2, pb.field(2, 9))),
+                   ("owner-references-as-varint", pb.field(1, pb.field(13, 1))),
+                   ("finalizers-as-varint", pb.field(1, pb.field(14, 1))),
+                   ("timestamp-as-varint", pb.field(1, pb.field(8, 1))), ("bool-as-bytes", pb.field(4, b"\x01"))]),
+]
+
+
+@pytest.mark.parametrize(("method", "path", "body", "content_type", "status", "message"), [c[1:] for c in CASES],
+                         ids=[c[0] for c in CASES])
+async def test_hand_made_mistakes_get_upstreams_answer(api: Api, method: str, path: str, body: Any,
+                                                       content_type: str | None, status: int, message: str) -> None:
+    await api.ok("POST", CMS, {"metadata": {"name": "c"}, "data": {"k": "v"}})
+    await api.ok("POST", POD, {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "i"}]}})
+    before = api.cluster.registry.reads.resource_version
+    got, answer = await api.request(method, path, body, content_type=content_type or "application/json")
+    _assert_client_error_or_success(got, answer, path)
+    assert (got, answer["message"][:len(message)]) == (status, message), answer
+    assert api.cluster.registry.reads.resource_version == before  # nothing was stored

@@ -6,7 +6,9 @@ import copy
 
 import pytest
 
+from fakeapi.machinery.jsonlimits import MAX_DEPTH
 from fakeapi.machinery.patch import (
+    MAX_JSON_PATCH_OPERATIONS,
     PatchError,
     apply_json_patch,
     apply_merge_patch,
@@ -19,6 +21,13 @@ POD_TYPES = list_types_for("", "Pod")
 
 def container(name: str, **fields: object) -> dict:
     return {"name": name, **fields}
+
+
+def json_nested(depth: int) -> list:
+    value: list = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
 
 
 def pod(*containers: dict, **spec: object) -> dict:
@@ -72,6 +81,43 @@ def test_json_patch_errors(patch: object, code: int) -> None:
     with pytest.raises(PatchError) as err:
         apply_json_patch({"a": "x"}, patch)
     assert err.value.code == code
+
+
+def _deeper(levels: int) -> list[dict]:
+    """Operations that each nest the document one level deeper under /spec."""
+    return [{"op": "add", "path": "/spec", "value": {}}] + [
+        {"op": "add", "path": "/spec" + "/a" * i, "value": {}} for i in range(1, levels)]
+
+
+BOUNDS = [
+    # (id, object, patch, code or None when it applies, message start)
+    ("operations-at-the-limit", {"a": "x"}, [{"op": "test", "path": "/a", "value": "x"}] * MAX_JSON_PATCH_OPERATIONS,
+     None, ""),
+    ("too-many-operations", {"a": "x"}, [{"op": "test", "path": "/a", "value": "x"}] * (MAX_JSON_PATCH_OPERATIONS + 1),
+     413, "The allowed maximum operations in a JSON patch is 10000, got 10001"),
+    ("copies-within-budget", {"a": "x" * 1000}, [{"op": "copy", "from": "/a", "path": f"/c{i}"} for i in range(100)],
+     None, ""),
+    ("doubling-copies", {"a": {"b": "x" * 1000}},
+     [{"op": "copy", "from": "/a", "path": "/a/c"}, *({"op": "copy", "from": "/a", "path": f"/a/c{i}"}
+                                                       for i in range(20))],
+     422, "Unable to complete the copy, the accumulated size increase of copy is"),
+    ("as-deep-as-allowed", {}, _deeper(MAX_DEPTH - 1), None, ""),
+    ("one-level-too-deep", {}, _deeper(MAX_DEPTH), 422, "the patched object would nest more than 100 levels deep"),
+    ("a-deep-value", {}, [{"op": "add", "path": "/a", "value": json_nested(MAX_DEPTH)}], 422,
+     "the patched object would nest more than 100 levels deep"),
+    ("copying-deeper", {"a": json_nested(60)}, [{"op": "copy", "from": "/a", "path": "/a" + "/0" * 59 + "/x"}], 422,
+     "the patched object would nest more than 100 levels deep"),
+]
+
+
+@pytest.mark.parametrize(("obj", "patch", "code", "message"), [c[1:] for c in BOUNDS], ids=[c[0] for c in BOUNDS])
+def test_json_patch_bounds(obj: dict, patch: list, code: int | None, message: str) -> None:
+    if code is None:
+        apply_json_patch(obj, patch)
+        return
+    with pytest.raises(PatchError) as err:
+        apply_json_patch(obj, patch)
+    assert err.value.code == code and str(err.value).startswith(message)
 
 
 # --- RFC 7386 (appendix A) --------------------------------------------------------------------
