@@ -13,6 +13,7 @@ from typing import ClassVar
 
 from fakeapi.models.base import (
     ATOMIC,
+    Bytes,
     Int32,
     Int64,
     KubeModel,
@@ -21,6 +22,7 @@ from fakeapi.models.base import (
     TopLevel,
     list_map,
     opt,
+    patch_merge,
     req,
 )
 from fakeapi.models.meta import ObjectMeta
@@ -104,7 +106,7 @@ class JSONSchemaProps(KubeModel):
     x_kubernetes_list_type: str | None = opt("atomic, set or map.", alias="x-kubernetes-list-type")
     x_kubernetes_map_type: str | None = opt("granular or atomic.", alias="x-kubernetes-map-type")
     x_kubernetes_validations: list[ValidationRule] | None = opt(
-        "CEL validation rules.", alias="x-kubernetes-validations", markers=list_map("rule"))
+        "CEL validation rules.", alias="x-kubernetes-validations", markers=list_map("rule") | patch_merge("rule"))
 
 
 class CustomResourceValidation(KubeModel):
@@ -121,10 +123,14 @@ class CustomResourceSubresourceScale(KubeModel):
     label_selector_path: str | None = opt("JSON path of the label selector string, under .spec or .status.")
 
 
+class CustomResourceSubresourceStatus(KubeModel):
+    """Enables the status subresource (an empty object)."""
+
+
 class CustomResourceSubresources(KubeModel):
     """Subresources served for the version: ``status`` and ``scale``."""
 
-    status: RawExtension | None = opt("Serve /status (an empty object enables it).")
+    status: CustomResourceSubresourceStatus | None = opt("Serve /status (an empty object enables it).")
     scale: CustomResourceSubresourceScale | None = opt("Serve /scale.")
 
 
@@ -185,7 +191,7 @@ class WebhookClientConfig(KubeModel):
 
     url: str | None = opt("URL of the webhook.")
     service: ServiceReference | None = opt("Service of the webhook.")
-    ca_bundle: str | None = opt("PEM CA bundle (base64).")
+    ca_bundle: Bytes | None = opt("PEM CA bundle (base64).")
 
 
 class WebhookConversion(KubeModel):

@@ -193,10 +193,19 @@ CLUSTER_ROLE_BINDING = {"apiVersion": f"{RBAC}/v1", "kind": "ClusterRoleBinding"
                         "roleRef": {"apiGroup": RBAC, "kind": "ClusterRole", "name": "trainer-viewer"},
                         "subjects": [{"kind": "Group", "name": "trainers", "apiGroup": RBAC}]}
 
+CRD = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+       "metadata": {"name": "trainjobs.training.example.com"},
+       "spec": {"group": "training.example.com", "scope": "Namespaced",
+                "names": {"plural": "trainjobs", "kind": "TrainJob", "shortNames": ["tj"]},
+                "versions": [{"name": "v1", "served": True, "storage": True, "subresources": {"status": {}},
+                              "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                                  "spec": {"type": "object", "properties": {"workers": {"type": "integer"}},
+                                           "x-kubernetes-validations": [{"rule": "self.workers > 0"}]}}}}}]}}
+
 ALL = (NAMESPACE, DEVICE_CLASS, CLAIM, CLAIM_TEMPLATE, SLICE, COUNTER_SLICE, PARTITIONABLE_SLICE, TAINT_RULE,
        WORKLOAD, POD_GROUP, ALPHA_WORKLOAD, POD, NODE, CONFIG_MAP, EVENT,
        DEPLOYMENT, REPLICA_SET, STATEFUL_SET, DAEMON_SET, CONTROLLER_REVISION, JOB, CRON_JOB, PDB,
-       ROLE, CLUSTER_ROLE, ROLE_BINDING, CLUSTER_ROLE_BINDING)
+       ROLE, CLUSTER_ROLE, ROLE_BINDING, CLUSTER_ROLE_BINDING, CRD)
 
 _EXACT = {"allocationMode": "ExactCount", "count": 1}
 DEFAULTS: dict[str, dict[str, Any]] = {
@@ -210,6 +219,9 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         {},
     ]}}},
     "gpu-template": {"spec": {"spec": {"devices": {"requests": [{"exactly": _EXACT}]}}}},
+    # apiextensions/v1 SetDefaults_CustomResourceDefinition(Spec).
+    "trainjobs.training.example.com": {"spec": {"names": {"singular": "trainjob", "listKind": "TrainJobList"},
+                                                "conversion": {"strategy": "None"}}},
     # PodGroup: disruptionMode defaults to single.
     "trainer-workers": {"spec": {"disruptionMode": {"single": {}}}},
     # core/v1 SetDefaults_Pod/Container plus the Priority, ServiceAccount and DefaultTolerationSeconds

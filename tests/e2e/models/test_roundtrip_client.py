@@ -50,6 +50,8 @@ TYPED: dict[tuple[str, str], tuple[type, str, bool]] = {
        for kind, resource, namespaced in (("Role", "role", True), ("ClusterRole", "cluster_role", False),
                                           ("RoleBinding", "role_binding", True),
                                           ("ClusterRoleBinding", "cluster_role_binding", False))},
+    ("apiextensions.k8s.io/v1", "CustomResourceDefinition"): (client.ApiextensionsV1Api,
+                                                              "custom_resource_definition", False),
 }
 
 

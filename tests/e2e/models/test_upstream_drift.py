@@ -121,6 +121,8 @@ def definitions(release: str) -> dict[str, Any]:
 
 
 def definition_name(group: str, version: str, kind: str) -> str:
+    if group == "apiextensions.k8s.io":  # defined in apiextensions-apiserver, not k8s.io/api
+        return f"io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.{version}.{kind}"
     return f"io.k8s.api.{group.split('.')[0] or 'core'}.{version}.{kind}"
 
 
