@@ -237,21 +237,24 @@ def check_schema(raw: Any, path: str, *, status_enabled: bool) -> list[FieldErro
     return _check_defaults(raw, schema, path) + _check_rules(raw, schema, path)
 
 
-def _walk(raw: dict[str, Any], schema: Schema, path: str) -> list[tuple[dict[str, Any], Schema, str]]:
-    out = [(raw, schema, path)]
+def _walk(raw: dict[str, Any], schema: Schema, path: str, correlatable: bool = True
+          ) -> list[tuple[dict[str, Any], Schema, str, bool]]:
+    """Every schema node with its path and whether old values correlate there (not below the
+    items of an atomic or set list; map lists correlate by key)."""
+    out = [(raw, schema, path, correlatable)]
     for name, sub in (raw.get("properties") or {}).items():
         if isinstance(sub, dict) and name in schema.properties:
-            out += _walk(sub, schema.properties[name], f"{path}.properties[{name}]")
+            out += _walk(sub, schema.properties[name], f"{path}.properties[{name}]", correlatable)
     if _items(raw) is not None and schema.items is not None:
-        out += _walk(raw["items"], schema.items, f"{path}.items")
+        out += _walk(raw["items"], schema.items, f"{path}.items", correlatable and schema.list_type == "map")
     if _additional(raw) is not None and schema.additional is not None:
-        out += _walk(raw["additionalProperties"], schema.additional, f"{path}.additionalProperties")
+        out += _walk(raw["additionalProperties"], schema.additional, f"{path}.additionalProperties", correlatable)
     return out
 
 
 def _check_defaults(raw: dict[str, Any], root: Schema, path: str) -> list[FieldError]:
     errors: list[FieldError] = []
-    for _, schema, node_path in _walk(raw, root, path):
+    for _, schema, node_path, _ in _walk(raw, root, path):
         if node_path == path or not schema.has_default:
             continue
         default = schema.default
@@ -272,16 +275,11 @@ def _check_defaults(raw: dict[str, Any], root: Schema, path: str) -> list[FieldE
 
 def _check_rules(raw: dict[str, Any], root: Schema, path: str) -> list[FieldError]:
     errors: list[FieldError] = []
-    for _, schema, node_path in _walk(raw, root, path):
+    for _, schema, node_path, correlatable in _walk(raw, root, path):
         for i, rule in enumerate(schema.rules):
             errors += check_rule(rule, schema, f"{node_path}.x-kubernetes-validations[{i}]",
-                                 root=node_path == path, correlatable=_correlatable(node_path))
+                                 root=node_path == path, correlatable=correlatable)
     return errors
-
-
-def _correlatable(node_path: str) -> bool:
-    # Below an atomic or set list, oldSelf has nothing to correlate with; map lists correlate.
-    return ".items" not in node_path
 
 
 def check_rule(rule: dict[str, Any], schema: Schema, path: str, *, root: bool, correlatable: bool) -> list[FieldError]:

@@ -208,3 +208,11 @@ def test_property_names_are_escaped() -> None:
     assert cel_rules.escape("namespace") == "__namespace__"
     assert cel_rules.escape("a-b.c") == "a__dash__b__dot__c"
     assert cel_rules.escape("9lives") is None
+
+
+def test_transition_rules_are_allowed_below_map_lists() -> None:
+    schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {"l": {
+        "type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["k"],
+        "items": {"type": "object", "required": ["k"], "properties": {"k": {"type": "string"}},
+                  "x-kubernetes-validations": [{"rule": "self.k == oldSelf.k"}]}}}}}}
+    assert errors(crd(schema)) == []
