@@ -165,16 +165,17 @@ def join(path: str, key: str) -> str:
 META_KEYS = ("apiVersion", "kind", "metadata")
 
 
-def prune(obj: dict[str, Any], schema: Schema, meta_keys: frozenset[str] | None = None) -> list[str]:
+def prune(obj: dict[str, Any], schema: Schema, meta_keys: frozenset[str] | None = None, *,
+          patch: bool = False) -> list[str]:
     """Remove what the schema does not specify from a whole object, in place (upstream's
     ``pruning.PruneWithOptions``), and nulls the schema does not allow; returns the pruned paths.
 
     ``apiVersion``, ``kind`` and ``metadata`` of the object are never pruned here (the caller
     coerces metadata to ObjectMeta); the metadata of embedded resources keeps ``meta_keys``
-    (ObjectMeta's fields) when given.
+    (ObjectMeta's fields) when given.  A merge ``patch`` keeps its nulls: they delete.
     """
     pruned: list[str] = []
-    _prune_object(obj, schema, "", pruned, embedded=True)
+    _prune_object(obj, schema, "", pruned, embedded=True, patch=patch)
     if meta_keys is not None and schema.has_embedded:
         _prune_embedded_meta(obj, schema, "", pruned, meta_keys)
     return pruned
@@ -196,7 +197,8 @@ def _prune_embedded_meta(value: Any, schema: Schema, path: str, pruned: list[str
             _prune_embedded_meta(item, schema.items, f"{path}[{i}]", pruned, meta_keys)
 
 
-def _prune_object(obj: dict[str, Any], schema: Schema, path: str, pruned: list[str], *, embedded: bool) -> None:
+def _prune_object(obj: dict[str, Any], schema: Schema, path: str, pruned: list[str], *, embedded: bool,
+                  patch: bool = False) -> None:
     for key in list(obj):
         if embedded and key in META_KEYS:
             continue
@@ -208,18 +210,18 @@ def _prune_object(obj: dict[str, Any], schema: Schema, path: str, pruned: list[s
                 pruned.append(join(path, key))
             continue
         if value is None:
-            if not sub.nullable and not sub.has_default:
+            if not patch and not sub.nullable and not sub.has_default:
                 del obj[key]  # PruneNonNullableNullsWithoutDefaults
             continue
-        obj[key] = _prune_value(value, sub, join(path, key), pruned)
+        obj[key] = _prune_value(value, sub, join(path, key), pruned, patch)
 
 
-def _prune_value(value: Any, schema: Schema, path: str, pruned: list[str]) -> Any:
+def _prune_value(value: Any, schema: Schema, path: str, pruned: list[str], patch: bool = False) -> Any:
     if isinstance(value, dict):
         if schema.properties or schema.additional is not None or schema.type == "object" or schema.embedded:
-            _prune_object(value, schema, path, pruned, embedded=schema.embedded)
+            _prune_object(value, schema, path, pruned, embedded=schema.embedded, patch=patch)
     elif isinstance(value, list):
-        if schema.items is not None:
+        if schema.items is not None:  # lists are replaced whole by a merge patch: no nulls to keep
             for i, item in enumerate(value):
                 if item is not None:
                     value[i] = _prune_value(item, schema.items, f"{path}[{i}]", pruned)

@@ -72,10 +72,10 @@ class CustomResourceStrategy(Strategy):
     def decode(self, obj: dict[str, Any], field_validation: str, *, patch: bool = False
                ) -> tuple[dict[str, Any], list[str]]:
         out = deep_copy(obj)
-        if patch:
-            return out, []  # the patched whole object is decoded and checked by the pipeline
-        unknown = self._coerce_metadata(out)
-        unknown += st.prune(out, self.kind.schema, OBJECT_META_KEYS)
+        # A merge patch keeps its nulls (deletions) and its metadata as sent (the patched object's
+        # metadata is validated as ObjectMeta); unknown fields are answered as for a whole body.
+        unknown = [] if patch else self._coerce_metadata(out)
+        unknown += st.prune(out, self.kind.schema, None if patch else OBJECT_META_KEYS, patch=patch)
         messages = [f'unknown field "{p}"' for p in unknown]
         if messages and field_validation == "Strict":
             raise BadRequest(f"{self._prefix()}strict decoding error: " + ", ".join(messages))

@@ -85,6 +85,13 @@ async def test_custom_objects_crud_with_pruning_defaulting_and_validation(api: A
     assert (status, err["details"]["causes"][0]["message"]) == (422, 'Invalid value: "object": color is immutable')
     assert (await api.ok("PATCH", f"{CRONTABS}/c", {"spec": {"replicas": 1}},
                          content_type="application/merge-patch+json"))["metadata"]["generation"] == 2
+    merge = "application/merge-patch+json"
+    status, err = await api.request("PATCH", f"{CRONTABS}/c?fieldValidation=Strict",
+                                    {"spec": {"bogus": 1}}, content_type=merge)
+    assert (status, err["message"]) == (400, 'CronTab in version "v1" cannot be handled as a CronTab: strict '
+                                             'decoding error: unknown field "spec.bogus"')
+    patched = await api.ok("PATCH", f"{CRONTABS}/c", {"spec": {"bogus": 1, "replicas": None}}, content_type=merge)
+    assert "bogus" not in patched["spec"] and "replicas" not in patched["spec"]  # pruned, and null deletes
     status, err = await api.request("PATCH", f"{CRONTABS}/c", {"spec": {"replicas": 1}},
                                     content_type="application/strategic-merge-patch+json")
     assert status == 415
