@@ -313,3 +313,15 @@ async def test_watch_list_streams_custom_objects_then_the_initial_events_end_boo
         events = await watch.events(2, skip_bookmarks=False)
     assert [(e["type"], e["object"]["kind"]) for e in events] == [("ADDED", "CronTab"), ("BOOKMARK", "CronTab")]
     assert events[1]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
+
+
+async def test_deleting_a_namespace_deletes_its_custom_objects(api: Api, crontabs: dict[str, Any]) -> None:
+    await api.ok("POST", "/api/v1/namespaces", {"metadata": {"name": "team"}})
+    await api.ok("POST", f"/apis/{GROUP}/v1/namespaces/team/crontabs", crontab("in-team"))
+    await api.ok("DELETE", "/api/v1/namespaces/team")
+
+    async def gone() -> bool:
+        return (await api.request("GET", "/api/v1/namespaces/team"))[0] == 404
+
+    await wait_for(gone, message="the namespace and its custom objects to be deleted")
+    assert (await api.ok("GET", f"/apis/{GROUP}/v1/crontabs"))["items"] == []
