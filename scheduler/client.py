@@ -4,7 +4,9 @@ The control plane talks to the API server only through this module, exactly as a
 kube-scheduler or kube-controller-manager would: list, watch (newline-delimited JSON events),
 create, update, patch (merge, strategic, JSON, apply), delete, the ``status`` subresource and
 ``pods/binding``.  Objects are plain JSON dicts; a non-2xx answer becomes the matching
-:class:`fakeapi.errors.StatusError` subclass, so callers write ``except Conflict``.
+:class:`fakeapi.errors.StatusError` subclass, so callers write ``except Conflict``.  A request
+that gets no answer raises one of :data:`TRANSPORT_ERRORS`; :func:`outcome_unknown` tells which
+failed writes may have been committed all the same.
 """
 
 from __future__ import annotations
@@ -67,6 +69,9 @@ _PATCH_CONTENT_TYPES = {
     "json": "application/json-patch+json",
     "apply": "application/apply-patch+yaml",
 }
+
+# What a request fails with when no answer arrives: the connection broke, or the answer took too long.
+TRANSPORT_ERRORS: tuple[type[Exception], ...] = (aiohttp.ClientError, OSError, TimeoutError)
 
 # Ordinary requests must never hang a control loop; watches are bounded by timeoutSeconds instead.
 _REQUEST_TIMEOUT = aiohttp.ClientTimeout(total=30)
@@ -219,6 +224,20 @@ class ApiClient:
         body = {"apiVersion": "v1", "kind": "Binding", "metadata": metadata,
                 "target": {"apiVersion": "v1", "kind": "Node", "name": node_name}}
         await self._request("POST", PODS.path(namespace, pod_name, "binding"), body=body)
+
+
+def outcome_unknown(exc: BaseException) -> bool:
+    """Whether a write that failed with ``exc`` may have been committed all the same.
+
+    Only a 4xx answer says the server did not apply the request.  A broken connection or a
+    timeout may hide a commit (the request reached the server, the answer got lost), and so may
+    a 5xx (a server can fail after committing); the writer must re-read before reusing what it
+    wrote.  (aiohttp itself resends a PUT or DELETE once when a kept-alive connection breaks, so
+    a 409 may answer the writer's own committed first attempt: preconditions keep that safe.)
+    """
+    if isinstance(exc, StatusError):
+        return exc.code >= 500
+    return isinstance(exc, TRANSPORT_ERRORS)
 
 
 def _decode(raw: bytes) -> Any:

@@ -14,7 +14,7 @@ import secrets
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from fakeapi.scheduler.client import EVENTS, ApiClient
+from fakeapi.scheduler.client import EVENTS, TRANSPORT_ERRORS, ApiClient
 from fakeapi.scheduler.workqueue import ShutDown, WorkQueue
 
 from fakeapi.errors import NotFound, StatusError
@@ -103,7 +103,7 @@ class EventRecorder:
                 record = self._records.get(key)
                 if record is not None and record.count != record.written_count:
                     await self._write(record)
-            except StatusError as err:
+            except (StatusError, *TRANSPORT_ERRORS) as err:
                 # Events are best effort, as upstream: losing one must not disturb the caller.
                 log.warning("could not write event %s for %s: %s", key[4], key[1], err)
             except Exception:

@@ -28,6 +28,7 @@ from fakeapi.scheduler.client import (
     PODS,
     RESOURCE_CLAIMS,
     RESOURCE_SLICES,
+    TRANSPORT_ERRORS,
     WORKLOADS_V1ALPHA1,
     ApiClient,
 )
@@ -474,7 +475,8 @@ class Scheduler:
                                   patch_type="strategic", subresource="status")
         except NotFound:
             pass   # deleted meanwhile
-        except StatusError as exc:
+        except (StatusError, *TRANSPORT_ERRORS) as exc:
+            # Only an explanation, written again on the pod's next failure: no need to retry.
             log.warning("cannot update PodScheduled of %s/%s: %s", meta.get("namespace"), meta["name"], exc)
 
 

@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable
 from typing import Generic, TypeVar
 
 from fakeapi.scheduler.backoff import Backoff
+from fakeapi.scheduler.client import TRANSPORT_ERRORS
 
 from fakeapi.errors import StatusError
 
@@ -135,12 +136,14 @@ class WorkQueue(Generic[K]):
 
 
 async def process(queue: WorkQueue[K], sync: Callable[[K], Awaitable[None]], *, name: str,
-                  workers: int = 1, expected: tuple[type[Exception], ...] = (StatusError,)) -> None:
+                  workers: int = 1, expected: tuple[type[Exception], ...] = (StatusError, *TRANSPORT_ERRORS)
+                  ) -> None:
     """Run ``workers`` loops over ``queue`` until it shuts down or the task is cancelled.
 
     client-go's ``processNextWorkItem``: a key that syncs is forgotten (its backoff reset); one
-    that fails is re-added rate-limited.  ``expected`` errors (API errors by default) are logged
-    briefly; anything else is a bug and logged with its traceback.  The queue is shut down on exit.
+    that fails is re-added rate-limited.  ``expected`` errors (API errors and requests without
+    an answer by default) are logged briefly; anything else is a bug and logged with its
+    traceback.  The queue is shut down on exit.
     """
     async def worker() -> None:
         while True:

@@ -18,7 +18,11 @@ Work keys are ``("pod"|"podgroup"|"claim", namespace, name)``:
   claims whose pod will not run.
 
 Handlers only enqueue; workers read the informer caches and write over HTTP.  Writes that race
-with someone else fail with 409 and are retried with backoff.
+with someone else fail with 409 and are retried with backoff.  A claim create whose answer is
+lost may have created the claim: before creating again for that entry, the controller looks for
+the claim on the server (by owner and annotations, as for orphans), not only in its informer.
+Every other write carries a resourceVersion or UID precondition and is re-derived from the
+informer on retry, so a lost answer costs a 409 at worst.
 """
 
 from __future__ import annotations
@@ -33,8 +37,10 @@ from fakeapi.scheduler.client import (
     PODS,
     RESOURCE_CLAIM_TEMPLATES,
     RESOURCE_CLAIMS,
+    TRANSPORT_ERRORS,
     WORKLOADS_V1ALPHA1,
     ApiClient,
+    outcome_unknown,
 )
 from fakeapi.scheduler.events import WARNING, EventRecorder
 from fakeapi.scheduler.informers import Informer, InformerFactory
@@ -74,6 +80,8 @@ POD_GROUP_INSTANCE_ANNOTATION = "resource.fakeapi.dev/pod-group-instance"
 _MAX_DELETED_UIDS = 500
 
 Key = tuple[str, str, str]
+# Owner UID, claim entry name and extra annotations: what identifies a generated claim.
+_EntryKey = tuple[str, str, tuple[tuple[str, str], ...]]
 
 
 def _meta(obj: dict) -> dict:
@@ -135,6 +143,8 @@ class ResourceClaimController:
         # Claims created but maybe not yet in the informer (client-go's mutation cache):
         # prevents a retry from generating a second claim for the same entry.
         self._created: dict[str, dict] = {}
+        # Entries whose create failed without an answer: the claim may exist unseen by the informer.
+        self._maybe_created: set[_EntryKey] = set()
 
         self._pods = factory.informer(PODS)
         self._claims = factory.informer(RESOURCE_CLAIMS)
@@ -165,7 +175,7 @@ class ResourceClaimController:
     async def run(self) -> None:
         """Process keys with ``workers`` concurrent workers until cancelled."""
         await process(self._queue, self._sync, name="resourceclaim-controller", workers=self._workers,
-                      expected=(StatusError, _SyncError))
+                      expected=(StatusError, _SyncError, *TRANSPORT_ERRORS))
 
     # -- event handlers: only decide which keys to enqueue ------------------------------------
 
@@ -183,6 +193,7 @@ class ResourceClaimController:
             return
         meta = _meta(pod)
         if deleted:
+            self._forget_maybe_created(meta["uid"])
             self._deleted_uids[meta["uid"]] = None
             if len(self._deleted_uids) > _MAX_DELETED_UIDS:
                 self._deleted_uids.popitem(last=False)
@@ -235,6 +246,7 @@ class ResourceClaimController:
         self._on_group_add(group)
 
     def _on_group_delete(self, group: dict) -> None:
+        self._forget_maybe_created(_meta(group)["uid"])
         self._enqueue_reserved_claims(group, PODGROUPS_RESOURCE)
 
     def _on_workload(self, workload: dict) -> None:
@@ -242,7 +254,12 @@ class ResourceClaimController:
             self._enqueue_pod(pod, deleted=False)
 
     def _on_workload_delete(self, workload: dict) -> None:
+        self._forget_maybe_created(_meta(workload)["uid"])
         self._enqueue_reserved_claims(workload, WORKLOADS_RESOURCE)
+
+    def _forget_maybe_created(self, owner_uid: str) -> None:
+        """The owner is gone: the garbage collector takes care of whatever it may have got."""
+        self._maybe_created = {k for k in self._maybe_created if k[0] != owner_uid}
 
     def _enqueue_reserved_claims(self, consumer: dict, resource: str) -> None:
         meta = _meta(consumer)
@@ -361,10 +378,18 @@ class ResourceClaimController:
     async def _generate_claim(self, owner: dict, entry: dict, instance: PodGroupInstance | None = None) -> dict:
         """Reuse the claim generated earlier for this entry, or create one from the template."""
         annotations = _instance_annotations(instance) if instance is not None else None
-        claim = self._known_generated_claim(owner, entry, annotations)
-        if claim is not None:
-            return claim
         namespace = _meta(owner)["namespace"]
+        entry_key = (_meta(owner)["uid"], entry["name"], tuple(sorted((annotations or {}).items())))
+        claim = self._known_generated_claim(owner, entry, annotations)
+        if claim is None and entry_key in self._maybe_created:
+            # An earlier create lost its answer: the informer may not show that claim yet.
+            listed = (await self._api.list(RESOURCE_CLAIMS, namespace))["items"]
+            claim = rc.find_generated_claim(listed, owner, entry["name"], annotations)
+            if claim is not None:
+                self._remember_created(claim)
+        if claim is not None:
+            self._maybe_created.discard(entry_key)
+            return claim
         template_name = entry["resourceClaimTemplateName"]
         template = self._templates.lister.get(namespace, template_name)
         if template is None:
@@ -379,11 +404,18 @@ class ResourceClaimController:
                                           annotations=annotations)
         try:
             claim = await self._api.create(RESOURCE_CLAIMS, namespace, body)
-        except StatusError as err:
+        except (StatusError, *TRANSPORT_ERRORS) as err:
+            if outcome_unknown(err):
+                self._maybe_created.add(entry_key)
             raise _SyncError(f"create ResourceClaim {body['metadata']['generateName']}: {err}") from err
-        if self._claims.lister.get(namespace, _meta(claim)["name"]) is None:
-            self._created[object_key(claim)] = claim
+        self._maybe_created.discard(entry_key)
+        self._remember_created(claim)
         return claim
+
+    def _remember_created(self, claim: dict) -> None:
+        """Keep a claim we know exists until the informer shows it."""
+        if self._claims.lister.get(_meta(claim)["namespace"], _meta(claim)["name"]) is None:
+            self._created[object_key(claim)] = claim
 
     async def _reserve_for_bound_pod(self, pod: dict) -> None:
         """A pod bound without the scheduler (spec.nodeName preset) still needs reservations."""

@@ -21,9 +21,8 @@ import logging
 import random
 from typing import Protocol
 
-import aiohttp
 from fakeapi.scheduler.backoff import Backoff
-from fakeapi.scheduler.client import GVR, ApiClient
+from fakeapi.scheduler.client import GVR, TRANSPORT_ERRORS, ApiClient
 
 from fakeapi.errors import Expired, Gone, StatusError
 
@@ -63,7 +62,7 @@ class Reflector:
             try:
                 await self._list()
                 await self._watch_until_expired()
-            except (StatusError, aiohttp.ClientError, OSError, TimeoutError) as err:
+            except (StatusError, *TRANSPORT_ERRORS) as err:
                 log.warning("list of %s failed, retrying: %s", self._gvr.plural, err)
                 await asyncio.sleep(self._backoff.when(self._gvr))
 
@@ -112,7 +111,7 @@ class Reflector:
             except (Expired, Gone) as err:
                 log.info("watch of %s expired, re-listing: %s", self._gvr.plural, err)
                 return
-            except (aiohttp.ClientError, OSError, TimeoutError) as err:
+            except TRANSPORT_ERRORS as err:
                 log.info("watch of %s dropped, resuming from %s: %s", self._gvr.plural,
                          self.resource_version, err)
                 await asyncio.sleep(self._backoff.when(self._gvr))

@@ -15,7 +15,11 @@ Flow (``plugins/dynamicresources/dynamicresources.go``):
 - PreBind (binding task): add the ``delete-protection`` finalizer, then write
   ``status.allocation`` + ``status.reservedFor`` through the status subresource, retrying on
   conflicts with a fresh object.  PodGroup claims (KEP-5729, gate DRAWorkloadResourceClaims)
-  are reserved for the group instead of the pod.
+  are reserved for the group instead of the pod.  A write that fails without a clear answer may
+  have been committed: the allocation stays pending (its devices in use) while the claim is
+  re-read and, unless it shows the write, written again (``writes.write_until_known``).
+  Upstream drops the in-flight allocation on any failed write; a lost answer then frees devices
+  a committed allocation holds until the informer catches up.
 - Unreserve: drop pending allocations, restore the cache, remove the pod's reservation.
 - Pod groups: a claim whose pending allocation was chosen for a pod of the same group instance
   is usable by the others as if allocated (a gang's members wait at Permit before anything is
@@ -35,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fakeapi.scheduler.assume_cache import ClaimAssumeCache
-from fakeapi.scheduler.client import RESOURCE_CLAIMS, ApiClient
+from fakeapi.scheduler.client import RESOURCE_CLAIMS, ApiClient, outcome_unknown
 from fakeapi.scheduler.dra.allocator import AllocationError, Allocator, DeviceIndex, NodeAllocationError
 from fakeapi.scheduler.framework.cycle_state import CycleState
 from fakeapi.scheduler.framework.interface import (
@@ -59,6 +63,7 @@ from fakeapi.scheduler.rules.claims import (
     is_deallocation,
     is_owned_by,
     is_reserved_for,
+    is_written,
     pod_claim_keys,
     pod_claim_name,
     pod_consumer_ref,
@@ -74,6 +79,7 @@ from fakeapi.scheduler.rules.podgroups import (
     pod_group_instance,
 )
 from fakeapi.scheduler.snapshot import NodeInfo
+from fakeapi.scheduler.writes import write_until_known
 
 from fakeapi.errors import Conflict, StatusError
 from fakeapi.machinery.nodeselector import node_selector_matches
@@ -87,15 +93,10 @@ ERR_NOT_AVAILABLE = "resourceclaim not available on the node"
 ERR_IN_USE = "resourceclaim in use"
 NO_CLAIMS_TO_DEALLOCATE = "no new claims to deallocate"
 DEALLOCATED = "deallocation of ResourceClaim completed"
-_CONFLICT_RETRIES = 5
 _SIBLING_WRITE_TIMEOUT = 30.0   # bound on waiting for a group member's allocation write
 
 
 # --- pure helpers ------------------------------------------------------------------------------
-
-def _has_consumer(claim: dict[str, Any], consumer: dict[str, Any]) -> bool:
-    return any(ref.get("uid") == consumer.get("uid") for ref in reserved_for(claim))
-
 
 def _being_allocated(claim: dict[str, Any]) -> Status:
     return unresolvable(NAME, f"resource claim {object_key(claim)} is in the process of being allocated")
@@ -415,23 +416,26 @@ class DynamicResources:
 
     # -- API writes -----------------------------------------------------------------------------
     async def _bind_claim(self, info: _ClaimInfo) -> None:
-        claim, allocation = info.claim, info.allocation
+        """Write ``info``'s allocation (if any) and reservation; keep the allocation pending until
+        the server's answer says whether it was written (a lost answer must not free the devices)."""
+        claim, allocation, consumer = info.claim, info.allocation, info.consumer
         meta = claim["metadata"]
-        namespace, uid = meta.get("namespace", ""), meta["uid"]
+        namespace, name, uid = meta.get("namespace", ""), meta["name"], meta["uid"]
+
+        async def write() -> dict[str, Any]:
+            return await self._write_claim(claim, allocation, consumer)
+
+        async def landed() -> dict[str, Any] | None:
+            nonlocal claim
+            claim = await self._api.get(RESOURCE_CLAIMS, namespace, name)
+            if claim["metadata"].get("uid") != uid:
+                raise ValueError(f"claim {object_key(claim)} got deleted in the meantime")
+            # Ours, or a group member reserved it for the group meanwhile.
+            return claim if is_written(claim, allocation, consumer) else None
+
         written = None
         try:
-            for attempt in range(_CONFLICT_RETRIES):
-                if attempt:
-                    claim = await self._api.get(RESOURCE_CLAIMS, namespace, meta["name"])
-                    if allocation is None and _has_consumer(claim, info.consumer):
-                        written = claim   # a group member reserved it for the group meanwhile
-                        break
-                try:
-                    written = await self._write_claim(claim, allocation, info.consumer)
-                    break
-                except Conflict:
-                    if attempt == _CONFLICT_RETRIES - 1:
-                        raise
+            written = await write_until_known(write, landed, what=f"reserve claim {namespace}/{name}")
         finally:
             if written is not None:
                 self._claims.assume(written)
@@ -442,6 +446,7 @@ class DynamicResources:
 
     async def _write_claim(self, claim: dict[str, Any], allocation: dict[str, Any] | None,
                            consumer: dict[str, Any]) -> dict[str, Any]:
+        """One attempt; a 409 or a failure of unknown outcome is raised as is, for a re-read."""
         meta = claim["metadata"]
         namespace, ref = meta.get("namespace", ""), object_key(claim)
         if meta.get("deletionTimestamp"):
@@ -456,7 +461,7 @@ class DynamicResources:
                 try:
                     claim = await self._api.update(RESOURCE_CLAIMS, namespace, claim)
                 except StatusError as exc:
-                    if isinstance(exc, Conflict):
+                    if isinstance(exc, Conflict) or outcome_unknown(exc):
                         raise
                     raise ValueError(f"add finalizer to claim {ref}: {exc}") from exc
             status = dict(claim.get("status") or {})
@@ -466,7 +471,7 @@ class DynamicResources:
             return await self._api.update(RESOURCE_CLAIMS, namespace, {**claim, "status": status},
                                           subresource="status")
         except StatusError as exc:
-            if isinstance(exc, Conflict):
+            if isinstance(exc, Conflict) or outcome_unknown(exc):
                 raise
             what = "allocation and reservation" if allocation is not None else "reservation"
             raise ValueError(f"add {what} to claim {ref}: {exc}") from exc

@@ -44,6 +44,7 @@ from fakeapi.scheduler.framework.interface import (
 from fakeapi.scheduler.framework.runtime import WaitingPod
 from fakeapi.scheduler.rules.podgroups import GroupLookup, PodGroupInstance, is_group_object, pod_group_instance
 from fakeapi.scheduler.rules.pods import is_assigned
+from fakeapi.scheduler.writes import write_until_known
 
 from fakeapi.errors import NotFound, StatusError
 from fakeapi.machinery.timestamps import now_rfc3339
@@ -296,17 +297,31 @@ class GangScheduling:
             return
         if status == "True":
             self._scheduled_written[instance] = uid
-        meta = group["metadata"]
-        patch = {"metadata": {"uid": uid},
-                 "status": {"conditions": [scheduled_condition(status, reason, message, meta.get("generation"))]}}
-        task = asyncio.get_running_loop().create_task(self._patch_status(instance, patch))
+        task = asyncio.get_running_loop().create_task(
+            self._patch_status(instance, group["metadata"], status, reason, message))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _patch_status(self, instance: PodGroupInstance, patch: dict[str, Any]) -> None:
+    async def _patch_status(self, instance: PodGroupInstance, meta: dict[str, Any], status: str, reason: str,
+                            message: str) -> None:
+        """Write the condition; a lost answer re-reads the group and writes again if it is not there."""
+        uid = meta.get("uid", "")
+        patch = {"metadata": {"uid": uid},
+                 "status": {"conditions": [scheduled_condition(status, reason, message, meta.get("generation"))]}}
+
+        async def write() -> dict[str, Any]:
+            return await self._api.patch(PODGROUPS, instance.namespace, instance.pod_group, patch,
+                                         patch_type="strategic", subresource="status")
+
+        async def landed() -> dict[str, Any] | None:
+            group = await self._api.get(PODGROUPS, instance.namespace, instance.pod_group)
+            if group["metadata"].get("uid") != uid:
+                raise NotFound(f'podgroups.scheduling.k8s.io "{instance.pod_group}" not found')
+            conditions = (group.get("status") or {}).get("conditions") or ()
+            return None if condition_update_needed(conditions, status, reason, message) else group
+
         try:
-            await self._api.patch(PODGROUPS, instance.namespace, instance.pod_group, patch,
-                                  patch_type="strategic", subresource="status")
+            await write_until_known(write, landed, what=f"set {CONDITION_SCHEDULED} of PodGroup {instance.key}")
         except NotFound:
             pass   # deleted meanwhile
         except StatusError as exc:

@@ -185,6 +185,22 @@ def group_consumer_ref(group_obj: dict, instance: PodGroupInstance) -> dict:
             "name": meta.get("name", instance.object_name), "uid": meta.get("uid", "")}
 
 
+def _device_results(allocation: dict | None) -> list[tuple[str, str, str, str]]:
+    results = ((allocation or {}).get("devices") or {}).get("results") or ()
+    return sorted((r.get("request", ""), r.get("driver", ""), r.get("pool", ""), r.get("device", ""))
+                  for r in results)
+
+
+def is_written(claim: dict, allocation: dict | None, consumer: dict) -> bool:
+    """Whether ``claim`` shows the scheduler's write: reserved for ``consumer`` (by UID) and, if
+    ``allocation`` is given, allocated exactly its devices.  After a write whose answer was lost,
+    this tells a committed write from one that never happened (or lost to someone else's)."""
+    if not any(ref.get("uid") == consumer.get("uid") for ref in reserved_for(claim)):
+        return False
+    return allocation is None or (
+        is_allocated(claim) and _device_results(claim["status"]["allocation"]) == _device_results(allocation))
+
+
 def is_pod_consumer(ref: dict, pod_uid: str | None) -> bool:
     """Whether a ``reservedFor`` entry reserves the claim for the pod with ``pod_uid``."""
     return not ref.get("apiGroup") and ref.get("resource") == "pods" and ref.get("uid") == pod_uid

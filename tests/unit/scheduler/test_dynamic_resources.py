@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
+import aiohttp
 import pytest
 from fakeapi.scheduler.assume_cache import ClaimAssumeCache
 from fakeapi.scheduler.dra.allocator import DeviceIndex, Features
@@ -67,13 +69,17 @@ DEVICE_CLASS = {"kind": "DeviceClass", "apiVersion": "resource.k8s.io/v1", "meta
 
 
 class FakeApi:
-    """Records writes; optionally answers the first status update with a Conflict."""
+    """Records writes; status updates may answer with a Conflict, or break the connection before
+    (``resets``) or after (``lost``) committing."""
 
-    def __init__(self, conflicts: int = 0) -> None:
+    def __init__(self, conflicts: int = 0, *, resets: int = 0, lost: int = 0) -> None:
         self.calls: list[tuple[str, Any]] = []
         self.conflicts = conflicts
+        self.resets = resets
+        self.lost = lost
         self.server: dict[str, dict[str, Any]] = {}
         self.rv = 10
+        self.on_get: Callable[[], None] = lambda: None
 
     def _store(self, body: dict[str, Any]) -> dict[str, Any]:
         self.rv += 1
@@ -88,10 +94,18 @@ class FakeApi:
         if subresource == "status" and self.conflicts:
             self.conflicts -= 1
             raise Conflict("the object has been modified")
-        return self._store(body)
+        if subresource == "status" and self.resets:
+            self.resets -= 1
+            raise aiohttp.ClientOSError(104, "Connection reset by peer")
+        stored = self._store(body)
+        if subresource == "status" and self.lost:
+            self.lost -= 1
+            raise aiohttp.ServerDisconnectedError()
+        return stored
 
     async def get(self, gvr: Any, namespace: str, name: str) -> dict[str, Any]:
         self.calls.append(("get", name))
+        self.on_get()
         return copy.deepcopy(self.server[name])
 
     async def patch(self, gvr: Any, namespace: str, name: str, body: dict[str, Any], **kwargs: Any) -> dict:
@@ -184,13 +198,19 @@ def test_bad_cel_is_an_error_not_a_crash() -> None:
     assert status.code == Code.ERROR and status.plugin == NAME
 
 
-async def test_pre_bind_writes_finalizer_then_allocation_and_reservation() -> None:
-    plugin, cache, api = _setup()
+def _reserved(plugin: DynamicResources, cache: ClaimAssumeCache, api: FakeApi) -> tuple[CycleState, Any]:
+    """Claim c1 on the server and in the cache, a pod using it through Reserve on n1."""
     cache.on_upsert(claim("c1"))
     api.server["c1"] = claim("c1")
     p = _pod_with("c1")
     state, _ = _cycle(plugin, p, node("n1"))
-    plugin.reserve(state, p, "n1")
+    assert plugin.reserve(state, p, "n1").is_success
+    return state, p
+
+
+async def test_pre_bind_writes_finalizer_then_allocation_and_reservation() -> None:
+    plugin, cache, api = _setup()
+    state, p = _reserved(plugin, cache, api)
     assert (await plugin.pre_bind(state, p, "n1")).is_success
     (first, finalizer_body), (second, status_body) = api.calls
     assert first == "update/" and finalizer_body["metadata"]["finalizers"] == [FINALIZER]
@@ -205,11 +225,7 @@ async def test_pre_bind_writes_finalizer_then_allocation_and_reservation() -> No
 async def test_pre_bind_retries_on_conflict_with_fresh_object() -> None:
     api = FakeApi(conflicts=1)
     plugin, cache, _ = _setup(api=api)
-    cache.on_upsert(claim("c1"))
-    api.server["c1"] = claim("c1")
-    p = _pod_with("c1")
-    state, _ = _cycle(plugin, p, node("n1"))
-    plugin.reserve(state, p, "n1")
+    state, p = _reserved(plugin, cache, api)
     assert (await plugin.pre_bind(state, p, "n1")).is_success
     assert [c[0] for c in api.calls] == ["update/", "update/status", "get", "update/status"]
 
@@ -227,3 +243,25 @@ async def test_shared_allocated_claim_gets_another_reservation() -> None:
     assert (await plugin.pre_bind(state, p, "n1")).is_success
     ((verb, body),) = api.calls
     assert verb == "update/status" and [r["name"] for r in body["status"]["reservedFor"]] == ["p0", "p"]
+
+
+async def test_pre_bind_keeps_the_devices_until_a_lost_answer_is_known() -> None:
+    """The status write is committed but its answer lost: the re-read finds it, and until then
+    the allocation stays pending, so no other pod can get its device."""
+    plugin, cache, api = _setup(api=FakeApi(lost=1))
+    pending_at_reread: list[bool] = []
+    api.on_get = lambda: pending_at_reread.append(cache.has_pending("claim-c1"))
+    state, p = _reserved(plugin, cache, api)
+    assert (await plugin.pre_bind(state, p, "n1")).is_success
+    assert [c[0] for c in api.calls] == ["update/", "update/status", "get"]
+    assert pending_at_reread == [True]
+    assert not cache.has_pending("claim-c1")
+    assert cache.get("default", "c1")["status"]["allocation"]
+
+
+async def test_pre_bind_writes_again_when_the_write_never_arrived() -> None:
+    plugin, cache, api = _setup(api=FakeApi(resets=2))
+    state, p = _reserved(plugin, cache, api)
+    assert (await plugin.pre_bind(state, p, "n1")).is_success
+    assert [c[0] for c in api.calls] == ["update/", "update/status", "get", "update/status", "get", "update/status"]
+    assert api.server["c1"]["status"]["reservedFor"][0]["uid"] == p["metadata"]["uid"]

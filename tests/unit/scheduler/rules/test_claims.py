@@ -236,3 +236,31 @@ def test_is_reserved_for(c, consumer, instance, reserved):
 )
 def test_claim_allows_pod(c, p, allowed):
     assert rc.claim_allows_pod(c, p) is allowed
+
+
+def _allocation(*devices):
+    return {"devices": {"results": [{"request": "gpu", "driver": "d", "pool": "n1", "device": d} for d in devices]}}
+
+
+def _with(c, allocation):
+    c["status"]["allocation"] = allocation
+    return c
+
+
+@pytest.mark.parametrize(
+    ("c", "allocation", "written"),
+    [
+        (_with(claim(reserved=[POD_REF]), _allocation("gpu-0")), _allocation("gpu-0"), True),
+        (_with(claim(reserved=[POD_REF]), _allocation("gpu-1", "gpu-0")), _allocation("gpu-0", "gpu-1"), True),
+        (_with(claim(reserved=[POD_REF]), _allocation("gpu-1")), _allocation("gpu-0"), False),
+        (claim(reserved=[POD_REF]), _allocation("gpu-0"), False),
+        (_with(claim(reserved=[]), _allocation("gpu-0")), _allocation("gpu-0"), False),
+        (_with(claim(reserved=[{**POD_REF, "uid": "old"}]), _allocation("gpu-0")), _allocation("gpu-0"), False),
+        (claim(reserved=[PG_REF, POD_REF]), None, True),
+        (claim(reserved=[PG_REF]), None, False),
+    ],
+    ids=["ours", "same-devices-any-order", "other-devices", "reserved-not-allocated", "allocated-not-reserved",
+         "replaced-pod", "reservation-only", "reservation-missing"],
+)
+def test_is_written(c, allocation, written):
+    assert rc.is_written(c, allocation, POD_REF) is written
