@@ -37,7 +37,7 @@ OBJECT_META: Schema = {
 }
 KINDS: dict[tuple[str, str], Schema] = {
     ("v1", "ConfigMap"): {1: ("metadata", OBJECT_META), 2: ("data", ("map", "string")),
-                          3: ("binaryData", ("map", "bytes")), 4: ("immutable", "bool")},
+                          3: ("binaryData", ("map", "bytes")), 4: ("immutable", "bool?")},
     ("v1", "Namespace"): {1: ("metadata", OBJECT_META), 2: ("spec", {1: ("finalizers", ("repeated", "string"))}),
                           3: ("status", {1: ("phase", "string")})},
 }
@@ -64,31 +64,31 @@ CONTAINER: Schema = {
 }
 POD_SPEC: Schema = {
     2: ("containers", ("repeated", CONTAINER)), 3: ("restartPolicy", "string"),
-    4: ("terminationGracePeriodSeconds", "int"), 5: ("activeDeadlineSeconds", "int"), 6: ("dnsPolicy", "string"),
+    4: ("terminationGracePeriodSeconds", "int?"), 5: ("activeDeadlineSeconds", "int?"), 6: ("dnsPolicy", "string"),
     7: ("nodeSelector", ("map", "string")), 8: ("serviceAccountName", "string"), 10: ("nodeName", "string"),
     16: ("hostname", "string"), 17: ("subdomain", "string"), 19: ("schedulerName", "string"),
     20: ("initContainers", ("repeated", CONTAINER)), 24: ("priorityClassName", "string"),
 }
 POD_TEMPLATE: Schema = {1: ("metadata", OBJECT_META), 2: ("spec", POD_SPEC)}
 JOB_SPEC: Schema = {
-    1: ("parallelism", "int"), 2: ("completions", "int"), 3: ("activeDeadlineSeconds", "int"),
-    4: ("selector", LABEL_SELECTOR), 5: ("manualSelector", "bool"), 6: ("template", POD_TEMPLATE),
-    7: ("backoffLimit", "int"), 8: ("ttlSecondsAfterFinished", "int"), 9: ("completionMode", "string"),
-    10: ("suspend", "bool"), 12: ("backoffLimitPerIndex", "int"), 13: ("maxFailedIndexes", "int"),
+    1: ("parallelism", "int?"), 2: ("completions", "int?"), 3: ("activeDeadlineSeconds", "int?"),
+    4: ("selector", LABEL_SELECTOR), 5: ("manualSelector", "bool?"), 6: ("template", POD_TEMPLATE),
+    7: ("backoffLimit", "int?"), 8: ("ttlSecondsAfterFinished", "int?"), 9: ("completionMode", "string"),
+    10: ("suspend", "bool?"), 12: ("backoffLimitPerIndex", "int?"), 13: ("maxFailedIndexes", "int?"),
     14: ("podReplacementPolicy", "string"), 15: ("managedBy", "string"),
 }
 WORKLOAD_KINDS: dict[tuple[str, str], Schema] = {
     ("apps/v1", "Deployment"): {1: ("metadata", OBJECT_META), 2: ("spec", {
-        1: ("replicas", "int"), 2: ("selector", LABEL_SELECTOR), 3: ("template", POD_TEMPLATE),
+        1: ("replicas", "int?"), 2: ("selector", LABEL_SELECTOR), 3: ("template", POD_TEMPLATE),
         4: ("strategy", {1: ("type", "string"), 2: ("rollingUpdate", {1: ("maxUnavailable", "intstr"),
                                                                       2: ("maxSurge", "intstr")})}),
-        5: ("minReadySeconds", "int"), 6: ("revisionHistoryLimit", "int"), 7: ("paused", "bool"),
-        9: ("progressDeadlineSeconds", "int")})},
+        5: ("minReadySeconds", "int"), 6: ("revisionHistoryLimit", "int?"), 7: ("paused", "bool"),
+        9: ("progressDeadlineSeconds", "int?")})},
     ("batch/v1", "Job"): {1: ("metadata", OBJECT_META), 2: ("spec", JOB_SPEC)},
     ("batch/v1", "CronJob"): {1: ("metadata", OBJECT_META), 2: ("spec", {
-        1: ("schedule", "string"), 2: ("startingDeadlineSeconds", "int"), 3: ("concurrencyPolicy", "string"),
-        4: ("suspend", "bool"), 5: ("jobTemplate", {1: ("metadata", OBJECT_META), 2: ("spec", JOB_SPEC)}),
-        6: ("successfulJobsHistoryLimit", "int"), 7: ("failedJobsHistoryLimit", "int"),
+        1: ("schedule", "string"), 2: ("startingDeadlineSeconds", "int?"), 3: ("concurrencyPolicy", "string"),
+        4: ("suspend", "bool?"), 5: ("jobTemplate", {1: ("metadata", OBJECT_META), 2: ("spec", JOB_SPEC)}),
+        6: ("successfulJobsHistoryLimit", "int?"), 7: ("failedJobsHistoryLimit", "int?"),
         8: ("timeZone", "string")})},
     ("policy/v1", "PodDisruptionBudget"): {1: ("metadata", OBJECT_META), 2: ("spec", {
         1: ("minAvailable", "intstr"), 2: ("selector", LABEL_SELECTOR), 3: ("maxUnavailable", "intstr"),
@@ -97,8 +97,8 @@ WORKLOAD_KINDS: dict[tuple[str, str], Schema] = {
 KINDS.update(WORKLOAD_KINDS)
 # kubectl drain deletes pods with a protobuf DeleteOptions body, whatever group version it names.
 DELETE_OPTIONS: Schema = {
-    1: ("gracePeriodSeconds", "int"), 2: ("preconditions", {1: ("uid", "string"), 2: ("resourceVersion", "string")}),
-    3: ("orphanDependents", "bool"), 4: ("propagationPolicy", "string"), 5: ("dryRun", ("repeated", "string")),
+    1: ("gracePeriodSeconds", "int?"), 2: ("preconditions", {1: ("uid", "string"), 2: ("resourceVersion", "string")}),
+    3: ("orphanDependents", "bool?"), 4: ("propagationPolicy", "string"), 5: ("dryRun", ("repeated", "string")),
 }
 TIME: Schema = {1: ("seconds", "int"), 2: ("nanos", "int")}
 # kubectl drain evicts pods with a protobuf policy/v1 Eviction.
@@ -139,6 +139,39 @@ KINDS.update({
     ("authentication.k8s.io/v1", "SelfSubjectReview"): {1: ("metadata", OBJECT_META)},
     ("authentication.k8s.io/v1", "TokenReview"): {
         1: ("metadata", OBJECT_META), 2: ("spec", {1: ("token", "string"), 2: ("audiences", _STRINGS)})},
+})
+
+
+# The everyday kinds kubectl's generators send: create secret, create serviceaccount, create token,
+# expose and create service, create quota (k8s.io/api core/v1 and authentication/v1 generated.proto).
+_OBJECT_REFERENCE: Schema = {1: ("kind", "string"), 2: ("namespace", "string"), 3: ("name", "string"),
+                             4: ("uid", "string"), 5: ("apiVersion", "string"), 6: ("resourceVersion", "string"),
+                             7: ("fieldPath", "string")}
+_SERVICE_PORT: Schema = {1: ("name", "string"), 2: ("protocol", "string"), 3: ("port", "int"),
+                         4: ("targetPort", "intstr"), 5: ("nodePort", "int"), 6: ("appProtocol", "string")}
+_SERVICE_SPEC: Schema = {
+    1: ("ports", ("repeated", _SERVICE_PORT)), 2: ("selector", ("map", "string")), 3: ("clusterIP", "string"),
+    4: ("type", "string"), 5: ("externalIPs", _STRINGS), 7: ("sessionAffinity", "string"),
+    8: ("loadBalancerIP", "string"), 9: ("loadBalancerSourceRanges", _STRINGS), 10: ("externalName", "string"),
+    11: ("externalTrafficPolicy", "string"), 12: ("healthCheckNodePort", "int"),
+    13: ("publishNotReadyAddresses", "bool"),
+    14: ("sessionAffinityConfig", {1: ("clientIP", {1: ("timeoutSeconds", "int?")})}), 17: ("ipFamilyPolicy", "string"),
+    18: ("clusterIPs", _STRINGS), 19: ("ipFamilies", _STRINGS), 20: ("allocateLoadBalancerNodePorts", "bool?"),
+    21: ("loadBalancerClass", "string"), 22: ("internalTrafficPolicy", "string"), 23: ("trafficDistribution", "string"),
+}
+KINDS.update({
+    ("v1", "Secret"): {1: ("metadata", OBJECT_META), 2: ("data", ("map", "bytes")), 3: ("type", "string"),
+                       4: ("stringData", ("map", "string")), 5: ("immutable", "bool?")},
+    ("v1", "ServiceAccount"): {1: ("metadata", OBJECT_META), 2: ("secrets", ("repeated", _OBJECT_REFERENCE)),
+                               3: ("imagePullSecrets", ("repeated", {1: ("name", "string")})),
+                               4: ("automountServiceAccountToken", "bool?")},
+    ("v1", "Service"): {1: ("metadata", OBJECT_META), 2: ("spec", _SERVICE_SPEC)},
+    ("v1", "ResourceQuota"): {1: ("metadata", OBJECT_META), 2: ("spec", {1: ("hard", RESOURCE_LIST),
+                                                                         2: ("scopes", _STRINGS)})},
+    ("authentication.k8s.io/v1", "TokenRequest"): {1: ("metadata", OBJECT_META), 2: ("spec", {
+        1: ("audiences", _STRINGS), 4: ("expirationSeconds", "int?"),
+        3: ("boundObjectRef", {1: ("kind", "string"), 2: ("apiVersion", "string"), 3: ("name", "string"),
+                               4: ("uid", "string")})})},
 })
 
 
@@ -185,6 +218,7 @@ class _Reader:
 
 
 def _scalar(kind: str, value: Any) -> Any:
+    kind = kind.rstrip("?") if isinstance(kind, str) else kind
     if kind == "string":
         return bytes(value).decode()
     if kind == "bytes":
@@ -213,7 +247,7 @@ def _wire_type(kind: Any) -> int:
     length-delimited for everything else (strings, bytes, messages, map entries)."""
     if isinstance(kind, tuple):
         return 2 if kind[0] == "map" else _wire_type(kind[1])
-    return 0 if kind in ("int", "bool") else 2
+    return 0 if kind in ("int", "bool", "int?", "bool?") else 2
 
 
 def _message(schema: Schema, data: bytes) -> dict[str, Any]:
@@ -229,9 +263,11 @@ def _message(schema: Schema, data: bytes) -> dict[str, Any]:
             out.setdefault(name, {})[entry.get("key", "")] = entry.get("value", "" if kind[1] == "string" else None)
         elif isinstance(kind, tuple) and kind[0] == "repeated":
             out.setdefault(name, []).append(_scalar(kind[1], value))
-        elif kind != "string" or value:
-            # Go's generated marshallers write empty strings of non-pointer fields too; its JSON
-            # (omitempty) and defaulting treat them as unset, so they are left out here.
+        elif value or kind not in ("string", "int", "bool"):
+            # Go's generated marshallers write the zero values of non-pointer fields too ("", 0,
+            # false); its JSON (omitempty) and defaulting treat them as unset, so they are left
+            # out here.  Pointer fields ("int?", "bool?": replicas, suspend, gracePeriodSeconds)
+            # are only written when set, and their zero is a value.
             out[name] = _scalar(kind, value)
     return out
 

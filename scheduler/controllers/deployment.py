@@ -437,7 +437,7 @@ class DeploymentController:
 
     def _queue_after(self, d: dict[str, Any], seconds: float) -> None:
         key = owner_key(d)
-        self._clock.call_later(max(seconds, 0.0) + 0.001, lambda: self._queue.add(key))
+        self._clock.call_later(max(seconds, 0.0), lambda: self._queue.add(key))
 
     async def _patch_status(self, d: dict[str, Any], status: dict[str, Any]) -> None:
         meta = d["metadata"]

@@ -146,7 +146,7 @@ class JobController:
 
     def _after(self, job: dict[str, Any], seconds: float) -> None:
         key = owner_key(job)
-        self._clock.call_later(max(seconds, 0.0) + 0.001, lambda: self._queue.add(key))
+        self._clock.call_later(max(seconds, 0.0), lambda: self._queue.add(key))
 
     # -- sync -------------------------------------------------------------------------------------
     async def _sync(self, key: Key) -> None:
