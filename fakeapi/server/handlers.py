@@ -50,7 +50,10 @@ def json_response(body: Any, status: int = 200, warnings: list[str] | None = Non
 
 
 def _escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace('"', '\\"')
+    """Warning text as a quoted-string: quotes and backslashes escaped, and control characters (an
+    unknown field's name may hold any) written as ``\\uXXXX``, since a header cannot carry them."""
+    text = text.replace("\\", "\\\\").replace('"', '\\"')
+    return "".join(c if c.isprintable() or c == "\t" else f"\\u{ord(c):04x}" for c in text)
 
 
 def _check_type_meta(body: Any, target: Target, kind: str | None = None, sub_api_version: str = "") -> None:

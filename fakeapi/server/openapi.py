@@ -38,6 +38,7 @@ LIST_PARAMS = [_param(n) for n in ("labelSelector", "fieldSelector", "resourceVe
                                                    _param("timeoutSeconds", schema_type="integer")]
 PATCH_MEDIA = ["application/json-patch+json", "application/merge-patch+json",
                "application/strategic-merge-patch+json", "application/apply-patch+yaml"]
+SUBRESOURCE_METHODS = {"get": "get", "create": "post", "update": "put", "patch": "patch"}
 
 
 def schema_name(rt: ResourceType) -> str:
@@ -56,18 +57,43 @@ def _ref(rt: ResourceType) -> dict[str, Any]:
 
 
 def _op(rt: ResourceType, action: str, params: list[dict[str, Any]], body: bool = False,
-        media: list[str] | None = None) -> dict[str, Any]:
+        media: list[str] | None = None, schema: dict[str, Any] | None = None, suffix: str = "") -> dict[str, Any]:
+    """One operation; ``schema`` is the body's when it is not the kind's (a subresource's Binding)."""
+    schema = schema or _ref(rt)
     op: dict[str, Any] = {
-        "operationId": f"{action}{rt.kind}",
+        "operationId": f"{action}{rt.kind}{suffix}",
         "parameters": params,
-        "responses": {"200": {"description": "OK", "content": {"application/json": {"schema": _ref(rt)}}}},
+        "responses": {"200": {"description": "OK", "content": {"application/json": {"schema": schema}}}},
         "x-kubernetes-action": action,
         "x-kubernetes-group-version-kind": {"group": rt.group, "version": rt.version, "kind": rt.kind},
     }
     if body:
-        op["requestBody"] = {"content": {m: {"schema": _ref(rt)} for m in (media or ["application/json"])},
+        op["requestBody"] = {"content": {m: {"schema": schema} for m in (media or ["application/json"])},
                              "required": True}
     return op
+
+
+def _subresource_paths(rt: ResourceType, item: str, item_params: list[dict[str, Any]]) -> dict[str, Any]:
+    """The subresources with handlers of their own (``pods/binding``, ``namespaces/finalize``, ...),
+    each verb with the body kind it takes, as upstream's documents list them."""
+    paths: dict[str, Any] = {}
+    for sub in rt.subresources:
+        if sub.handler is None:
+            continue  # status: the kind's own operations, above
+        group, _, version = (sub.api_version or rt.api_version).rpartition("/")
+        model = MODELS.get((group, version, sub.kind)) if sub.kind else rt.model
+        if model is not None:
+            from fakeapi.models.schema import schema_name as model_schema_name
+
+            schema = {"$ref": f"#/components/schemas/{model_schema_name(group, version, sub.kind or rt.kind)}"}
+        else:
+            schema = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+        suffix = sub.name[:1].upper() + sub.name[1:]
+        paths[f"{item}/{sub.name}"] = {
+            method: _op(rt, method, item_params + (WRITE_PARAMS if method != "get" else []), body=method != "get",
+                        media=PATCH_MEDIA[:3] if method == "patch" else None, schema=schema, suffix=suffix)
+            for method in (SUBRESOURCE_METHODS[verb] for verb in sub.verbs)}
+    return paths
 
 
 def _paths(rt: ResourceType) -> dict[str, Any]:
@@ -97,6 +123,7 @@ def _paths(rt: ResourceType) -> dict[str, Any]:
             "put": _op(rt, "put", item_params + WRITE_PARAMS, body=True),
             "patch": _op(rt, "patch", [*item_params, *WRITE_PARAMS, _param("force", schema_type="boolean")],
                          body=True, media=PATCH_MEDIA)}
+    paths.update(_subresource_paths(rt, item, item_params))
     return paths
 
 

@@ -231,3 +231,21 @@ async def test_hand_made_mistakes_get_upstreams_answer(api: Api, method: str, pa
     _assert_client_error_or_success(got, answer, path)
     assert (got, answer["message"][:len(message)]) == (status, message), answer
     assert api.cluster.registry.reads.resource_version == before  # nothing was stored
+
+
+async def test_a_warning_about_a_field_named_with_control_characters(api: Api) -> None:
+    # A header cannot carry control characters: the connection used to drop without an answer.
+    body = orjson.dumps({"metadata": {"name": "w"}, "\x10a\x1f": 1})
+    async with api.session.post(f"{CMS}?fieldValidation=Warn", data=body,
+                                headers={"Content-Type": "application/json"}) as resp:
+        assert resp.status == 201
+        assert resp.headers["Warning"] == '299 - "unknown field \\"\\u0010a\\u001f\\""'
+
+
+async def test_an_empty_value_set_selects_the_empty_value(api: Api) -> None:
+    # Upstream's labels parser reads "()" as the set {""}: accepted, and it selects a="" (not a 400).
+    await api.ok("POST", CMS, {"metadata": {"name": "empty", "labels": {"a": ""}}})
+    await api.ok("POST", CMS, {"metadata": {"name": "x", "labels": {"a": "x"}}})
+    await api.ok("POST", CMS, {"metadata": {"name": "none"}})
+    listed = await api.ok("GET", f"{CMS}?labelSelector=a%20in%20()")
+    assert [c["metadata"]["name"] for c in listed["items"]] == ["empty"]
