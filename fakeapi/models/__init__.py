@@ -12,6 +12,7 @@ from pydantic import BaseModel
 import fakeapi.models.apps_v1 as apps_v1  # the workload kinds, kept apart from the lines above
 import fakeapi.models.authentication_v1 as authentication_v1
 import fakeapi.models.authorization_v1 as authorization_v1
+import fakeapi.models.autoscaling_v1 as autoscaling_v1
 import fakeapi.models.batch_v1 as batch_v1
 import fakeapi.models.policy_v1 as policy_v1
 import fakeapi.models.rbac_v1 as rbac_v1
@@ -27,3 +28,6 @@ MODELS.update({model.gvk: model for module in (apps_v1, batch_v1, policy_v1) for
 # RBAC and the access reviews (rbac.authorization.k8s.io, authorization.k8s.io, authentication.k8s.io).
 MODELS.update({model.gvk: model for module in (rbac_v1, authorization_v1, authentication_v1)
                for model in module.MODELS.values()})
+# The bodies of subresources that take a kind of their own (pods/eviction, .../scale): not stored,
+# but decoded like every other body.
+MODELS.update({model.gvk: model for model in (policy_v1.Eviction, autoscaling_v1.Scale)})

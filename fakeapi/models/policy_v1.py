@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 
 from fakeapi.models.base import Int32, Int64, IntOrString, KubeModel, Time, TopLevel, list_map, opt, patch_merge
 from fakeapi.models.meta import Condition, LabelSelector, ObjectMeta
+from fakeapi.models.options import DeleteOptions
 
 OPENAPI_PACKAGE = "io.k8s.api.policy.v1"
 GROUP, VERSION = "policy", "v1"
@@ -20,7 +21,7 @@ class Eviction(TopLevel):
 
     gvk: ClassVar[tuple[str, str, str]] = ('policy', 'v1', 'Eviction')
     api_version: str | None = opt('policy/v1')
-    delete_options: Open | None = opt('deleteOptions may be provided')
+    delete_options: DeleteOptions | None = opt('deleteOptions may be provided')
     kind: str | None = opt('Eviction')
     metadata: ObjectMeta | None = opt('metadata describes the pod that is being evicted.')
 

@@ -193,6 +193,11 @@ CASES = [
      400, "the namespace of the provided object does not match the namespace sent on the request"),
     ("binding-other-name", "POST", BINDING, binding(metadata={"name": "q"}), None, 400,
      "name in URL does not match name in Binding object"),
+    ("eviction-preconditions-a-string", "POST", f"{POD}/p/eviction",
+     {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "p"},
+      "deleteOptions": {"preconditions": "x"}},
+     None, 400, 'Eviction in version "v1" cannot be handled as a Eviction: json: cannot unmarshal string into Go '
+     "struct field DeleteOptions.deleteOptions.preconditions of type v1.Preconditions"),
     ("create-as-text", "POST", CMS, {"metadata": {"name": "t"}}, "text/plain", 415,
      "the body of the request was in an unknown format - accepted media types include: application/json, "
      "application/yaml, application/vnd.kubernetes.protobuf"),
