@@ -22,7 +22,14 @@ from typing import Any
 
 from fakeapi.scheduler.client import ApiClient
 from fakeapi.scheduler.clock import Clock
-from fakeapi.scheduler.controllers.podcontrol import CRONJOBS, JOBS, Key, owner_key
+from fakeapi.scheduler.controllers.podcontrol import (
+    CRONJOBS,
+    JOBS,
+    Key,
+    controlled_by,
+    index_by_controller,
+    owner_key,
+)
 from fakeapi.scheduler.events import NORMAL, WARNING, EventRecorder
 from fakeapi.scheduler.informers import InformerFactory
 from fakeapi.scheduler.rules.jobs import is_finished
@@ -36,12 +43,7 @@ log = logging.getLogger(__name__)
 
 SCHEDULED_TIMESTAMP = "batch.kubernetes.io/cronjob-scheduled-timestamp"
 NEXT_SCHEDULE_DELTA = 0.1
-_OWNER_INDEX = "cronjob/owner"
 
-
-def _owner_uids(obj: dict[str, Any]) -> list[str]:
-    ref = controller_of(obj)
-    return [ref["uid"]] if ref and ref.get("uid") else []
 
 
 def job_name(cronjob: str, scheduled: datetime) -> str:
@@ -65,7 +67,7 @@ class CronJobController:
         self._queue: WorkQueue[Key] = WorkQueue()
         self._cronjobs = factory.informer(CRONJOBS)
         self._jobs = factory.informer(JOBS)
-        self._jobs.add_index(_OWNER_INDEX, _owner_uids)
+        index_by_controller(self._jobs)
         self._cronjobs.add_event_handler(self._enqueue, lambda old, new: self._enqueue(new))
         self._jobs.add_event_handler(self._on_job, lambda old, new: self._on_job(new), self._on_job)
 
@@ -87,7 +89,7 @@ class CronJobController:
             return
         cj = copy.deepcopy(cached)
         status = cj.setdefault("status", {})
-        children = self._jobs.lister.by_index(_OWNER_INDEX, cj["metadata"]["uid"])
+        children = controlled_by(self._jobs, cj["metadata"]["uid"])
         self._reconcile_active(cj, children)
         await self._cleanup(cj, children)
         spec = cj.get("spec") or {}

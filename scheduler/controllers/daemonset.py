@@ -23,6 +23,8 @@ from fakeapi.scheduler.controllers.podcontrol import (
     Key,
     PodControl,
     claim_objects,
+    controlled_by,
+    index_by_controller,
     owner_key,
 )
 from fakeapi.scheduler.controllers.revisions import REVISION_LABEL, CollisionError, ensure_revision, truncate_history
@@ -45,12 +47,7 @@ from fakeapi.errors import NotFound
 log = logging.getLogger(__name__)
 
 TEMPLATE_GENERATION = "pod-template-generation"
-_OWNER_INDEX = "daemonset/owner"
 
-
-def _owner_uids(obj: dict[str, Any]) -> list[str]:
-    ref = controller_of(obj)
-    return [ref["uid"]] if ref and ref.get("uid") else []
 
 
 class DaemonSetController:
@@ -67,8 +64,8 @@ class DaemonSetController:
         self._pods = factory.informer(PODS)
         self._nodes = factory.informer(NODES)
         self._revisions = factory.informer(CONTROLLER_REVISIONS)
-        self._pods.add_index(_OWNER_INDEX, _owner_uids)
-        self._revisions.add_index(_OWNER_INDEX, _owner_uids)
+        index_by_controller(self._pods)
+        index_by_controller(self._revisions)
         self._sets.add_event_handler(self._enqueue, lambda old, new: self._enqueue(new))
         self._pods.add_event_handler(self._on_pod_add, lambda old, new: self._on_pod(new), self._on_pod)
         self._nodes.add_event_handler(self._on_node, lambda old, new: self._on_node(new), self._on_node)
@@ -102,10 +99,10 @@ class DaemonSetController:
         ds = copy.deepcopy(cached)
         spec, status = ds.get("spec") or {}, ds.setdefault("status", {})
         uid = ds["metadata"]["uid"]
-        candidates = self._pods.lister.by_index(_OWNER_INDEX, uid) + [
+        candidates = controlled_by(self._pods, uid) + [
             p for p in self._pods.lister.list(key[0]) if controller_of(p) is None]
         pods = await claim_objects(self._api, PODS, ds, spec.get("selector"), candidates)
-        revisions = self._revisions.lister.by_index(_OWNER_INDEX, uid)
+        revisions = controlled_by(self._revisions, uid)
         try:
             revision, revisions = await ensure_revision(self._api, ds, revisions, status.get("collisionCount"))
         except CollisionError:
@@ -180,7 +177,7 @@ class DaemonSetController:
         strategy = (ds.get("spec") or {}).get("updateStrategy") or {}
         if strategy.get("type", "RollingUpdate") != "RollingUpdate":
             return
-        pods = [p for p in self._pods.lister.by_index(_OWNER_INDEX, ds["metadata"]["uid"]) if is_pod_active(p)]
+        pods = [p for p in controlled_by(self._pods, ds["metadata"]["uid"]) if is_pod_active(p)]
         desired = sum(1 for v in eligible.values() if v)
         budget = max(scaled_value((strategy.get("rollingUpdate") or {}).get("maxUnavailable", 1), desired,
                                   round_up=True), 1)
@@ -199,7 +196,7 @@ class DaemonSetController:
                 unavailable += 1
 
     async def _write_status(self, ds: dict[str, Any], eligible: dict[str, bool], revision: str) -> None:
-        pods = [p for p in self._pods.lister.by_index(_OWNER_INDEX, ds["metadata"]["uid"]) if is_pod_active(p)]
+        pods = [p for p in controlled_by(self._pods, ds["metadata"]["uid"]) if is_pod_active(p)]
         min_ready = int((ds.get("spec") or {}).get("minReadySeconds") or 0)
         now = self._clock.now()
         scheduled = {node_of(p): p for p in pods if (p.get("spec") or {}).get("nodeName")}

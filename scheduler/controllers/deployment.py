@@ -52,14 +52,6 @@ from fakeapi.errors import AlreadyExists, NotFound
 
 log = logging.getLogger(__name__)
 
-_OWNER_INDEX = "deployment/owner"
-
-
-def _owner_uids(obj: dict[str, Any]) -> list[str]:
-    ref = controller_of(obj)
-    return [ref["uid"]] if ref and ref.get("uid") else []
-
-
 class DeploymentController:
     """Rolls Deployments out through ReplicaSets."""
 
@@ -71,7 +63,6 @@ class DeploymentController:
         self._deployments = factory.informer(DEPLOYMENTS)
         self._sets = factory.informer(REPLICASETS)
         self._pods = factory.informer(PODS)
-        self._sets.add_index(_OWNER_INDEX, _owner_uids)
         self._deployments.add_event_handler(self._enqueue, lambda old, new: self._enqueue(new))
         self._sets.add_event_handler(self._on_set, lambda old, new: self._on_set(new), self._on_set)
         self._pods.add_event_handler(on_delete=self._on_pod_delete)

@@ -32,6 +32,9 @@ from fakeapi.scheduler.controllers.podcontrol import (
     Key,
     PodControl,
     claim_objects,
+    controlled_by,
+    controlling_owner,
+    index_by_controller,
     owner_key,
     slow_start,
 )
@@ -59,13 +62,7 @@ from fakeapi.errors import AlreadyExists, NotFound
 
 log = logging.getLogger(__name__)
 
-_OWNER_INDEX = "job/owner"
 MAX_PODS_PER_SYNC = 500
-
-
-def _owner_uids(obj: dict[str, Any]) -> list[str]:
-    ref = controller_of(obj)
-    return [ref["uid"]] if ref and ref.get("uid") else []
 
 
 def _finished_pod(pod: dict[str, Any], job: dict[str, Any]) -> str | None:
@@ -95,14 +92,14 @@ class JobController:
         self._failures: dict[str, tuple[int, float]] = {}
         self._jobs = factory.informer(JOBS)
         self._pods = factory.informer(PODS)
-        self._pods.add_index(_OWNER_INDEX, _owner_uids)
+        index_by_controller(self._pods)
         self._jobs.add_event_handler(self._enqueue, lambda old, new: self._enqueue(new), self._on_job_delete)
         self._pods.add_event_handler(self._on_pod_add, lambda old, new: self._on_pod(new), self._on_pod_delete)
         if self._workload_gate:
             self._workloads = factory.informer(WORKLOADS_V1BETA1)
             self._groups = factory.informer(PODGROUPS)
-            self._workloads.add_index(_OWNER_INDEX, _owner_uids)
-            self._groups.add_index(_OWNER_INDEX, _owner_uids)
+            index_by_controller(self._workloads)
+            index_by_controller(self._groups)
 
     async def run(self) -> None:
         """Sync Jobs until cancelled."""
@@ -115,15 +112,11 @@ class JobController:
     def _on_job_delete(self, job: dict[str, Any]) -> None:
         self._expectations.forget(owner_key(job))
         self._failures.pop(job["metadata"]["uid"], None)
-        for pod in self._pods.lister.by_index(_OWNER_INDEX, job["metadata"]["uid"]):
+        for pod in controlled_by(self._pods, job["metadata"]["uid"]):
             self._queue.add(("", f"orphan/{pod['metadata']['namespace']}/{pod['metadata']['name']}"))
 
     def _owner(self, pod: dict[str, Any]) -> dict[str, Any] | None:
-        ref = controller_of(pod)
-        if ref is None or ref.get("kind") != "Job":
-            return None
-        job = self._jobs.lister.get(pod["metadata"]["namespace"], ref["name"])
-        return job if job is not None and job["metadata"]["uid"] == ref.get("uid") else None
+        return controlling_owner(self._jobs.lister, pod, "Job")
 
     def _on_pod_add(self, pod: dict[str, Any]) -> None:
         job = self._owner(pod)
@@ -171,7 +164,7 @@ class JobController:
         await self._reconcile(job, pods, group)
 
     def _candidates(self, job: dict[str, Any]) -> list[dict[str, Any]]:
-        owned = self._pods.lister.by_index(_OWNER_INDEX, job["metadata"]["uid"])
+        owned = controlled_by(self._pods, job["metadata"]["uid"])
         orphans = [p for p in self._pods.lister.list(job["metadata"]["namespace"])
                    if controller_of(p) is None and is_pod_active(p)]
         return owned + orphans
@@ -209,7 +202,7 @@ class JobController:
         if not self._workload_gate or jr.management_mode(job, True) != "both":
             return None
         uid = job["metadata"]["uid"]
-        workloads = [w for w in self._workloads.lister.by_index(_OWNER_INDEX, uid)
+        workloads = [w for w in controlled_by(self._workloads, uid)
                      if ((w.get("spec") or {}).get("controllerRef") or {}).get("name") == job["metadata"]["name"]]
         if len(workloads) > 1:
             return None  # ambiguous: upstream falls back to plain scheduling
@@ -222,7 +215,7 @@ class JobController:
             return None
         template = ((workload.get("spec") or {}).get("podGroupTemplates") or [{}])[0]
         workload_name = workload["metadata"]["name"]
-        groups = [g for g in self._groups.lister.by_index(_OWNER_INDEX, uid)
+        groups = [g for g in controlled_by(self._groups, uid)
                   if ((g.get("spec") or {}).get("workloadRef") or {}).get("workloadName") == workload_name]
         if groups:
             group = groups[0]

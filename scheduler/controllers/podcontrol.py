@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from typing import Any
 from fakeapi.scheduler.client import GVR, PODS, ApiClient
 from fakeapi.scheduler.clock import Clock
 from fakeapi.scheduler.events import NORMAL, WARNING, EventRecorder
+from fakeapi.scheduler.informers import Informer, Lister
 from fakeapi.scheduler.rules.workloads import controller_of, controller_ref, selects
 
 from fakeapi.errors import Conflict, NotFound, StatusError
@@ -35,6 +37,7 @@ JOBS = GVR("batch", "v1", "jobs", True)
 CRONJOBS = GVR("batch", "v1", "cronjobs", True)
 PDBS = GVR("policy", "v1", "poddisruptionbudgets", True)
 
+CONTROLLER_INDEX = "workloads/controller-uid"
 EXPECTATIONS_TIMEOUT = 300.0
 BURST_REPLICAS = 500
 Key = tuple[str, str]
@@ -43,6 +46,32 @@ Key = tuple[str, str]
 def owner_key(obj: dict[str, Any]) -> Key:
     meta = obj["metadata"]
     return (meta.get("namespace", ""), meta["name"])
+
+
+def controller_uids(obj: dict[str, Any]) -> list[str]:
+    """The UID of the object's controller, as an index value."""
+    ref = controller_of(obj)
+    return [ref["uid"]] if ref and ref.get("uid") else []
+
+
+def index_by_controller(informer: Informer) -> None:
+    """Index ``informer`` by controller UID (shared by every controller that asks)."""
+    with contextlib.suppress(ValueError):  # another controller added it already
+        informer.add_index(CONTROLLER_INDEX, controller_uids)
+
+
+def controlled_by(informer: Informer, uid: str) -> list[dict[str, Any]]:
+    """The cached objects whose controller has ``uid`` (after :func:`index_by_controller`)."""
+    return informer.lister.by_index(CONTROLLER_INDEX, uid)
+
+
+def controlling_owner(owners: Lister, obj: dict[str, Any], kind: str) -> dict[str, Any] | None:
+    """The cached ``kind`` controlling ``obj`` (same name and UID), or None."""
+    ref = controller_of(obj)
+    if ref is None or ref.get("kind") != kind:
+        return None
+    owner = owners.get(obj["metadata"].get("namespace"), ref["name"])
+    return owner if owner is not None and owner["metadata"]["uid"] == ref.get("uid") else None
 
 
 @dataclass

@@ -23,6 +23,9 @@ from fakeapi.scheduler.controllers.podcontrol import (
     Key,
     PodControl,
     claim_objects,
+    controlled_by,
+    controlling_owner,
+    index_by_controller,
     owner_key,
     slow_start,
 )
@@ -45,14 +48,6 @@ from fakeapi.scheduler.workqueue import WorkQueue, process
 from fakeapi.errors import NotFound, StatusError
 
 log = logging.getLogger(__name__)
-
-_OWNER_INDEX = "replicaset/owner"
-
-
-def pod_owner_uids(pod: dict[str, Any]) -> list[str]:
-    ref = controller_of(pod)
-    return [ref["uid"]] if ref and ref.get("uid") else []
-
 
 def replica_status(rs: dict[str, Any], pods: list[dict[str, Any]], now: float) -> dict[str, Any]:
     """``calculateStatus``: counts over the ReplicaSet's pods (conditions aside)."""
@@ -83,7 +78,7 @@ class ReplicaSetController:
         self._queue: WorkQueue[Key] = WorkQueue()
         self._sets = factory.informer(REPLICASETS)
         self._pods = factory.informer(PODS)
-        self._pods.add_index(_OWNER_INDEX, pod_owner_uids)
+        index_by_controller(self._pods)
         self._sets.add_event_handler(self._enqueue, lambda old, new: self._enqueue(new), self._on_set_delete)
         self._pods.add_event_handler(self._on_pod_add, self._on_pod_update, self._on_pod_delete)
 
@@ -99,11 +94,7 @@ class ReplicaSetController:
         self._expectations.forget(owner_key(rs))
 
     def _owner(self, pod: dict[str, Any]) -> dict[str, Any] | None:
-        ref = controller_of(pod)
-        if ref is None or ref.get("kind") != "ReplicaSet":
-            return None
-        rs = self._sets.lister.get(pod["metadata"]["namespace"], ref["name"])
-        return rs if rs is not None and rs["metadata"]["uid"] == ref.get("uid") else None
+        return controlling_owner(self._sets.lister, pod, "ReplicaSet")
 
     def _on_pod_add(self, pod: dict[str, Any]) -> None:
         rs = self._owner(pod)
@@ -203,11 +194,11 @@ class ReplicaSetController:
         """Pods of every ReplicaSet with the same controller (the whole Deployment)."""
         owner = controller_of(rs)
         if owner is None:
-            return self._pods.lister.by_index(_OWNER_INDEX, rs["metadata"]["uid"])
+            return controlled_by(self._pods, rs["metadata"]["uid"])
         related: list[dict[str, Any]] = []
         for sibling in self._sets.lister.list(rs["metadata"]["namespace"]):
             if (controller_of(sibling) or {}).get("uid") == owner.get("uid"):
-                related += self._pods.lister.by_index(_OWNER_INDEX, sibling["metadata"]["uid"])
+                related += controlled_by(self._pods, sibling["metadata"]["uid"])
         return related
 
     async def _write_status(self, rs: dict[str, Any], pods: list[dict[str, Any]],

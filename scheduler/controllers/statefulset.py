@@ -24,6 +24,8 @@ from fakeapi.scheduler.controllers.podcontrol import (
     STATEFULSETS,
     Key,
     claim_objects,
+    controlled_by,
+    index_by_controller,
     owner_key,
 )
 from fakeapi.scheduler.controllers.revisions import (
@@ -51,12 +53,7 @@ log = logging.getLogger(__name__)
 
 POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
 POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"
-_OWNER_INDEX = "statefulset/owner"
 
-
-def _owner_uids(obj: dict[str, Any]) -> list[str]:
-    ref = controller_of(obj)
-    return [ref["uid"]] if ref and ref.get("uid") else []
 
 
 def ordinal_of(set_name: str, pod: dict[str, Any]) -> int | None:
@@ -80,8 +77,8 @@ class StatefulSetController:
         self._sets = factory.informer(STATEFULSETS)
         self._pods = factory.informer(PODS)
         self._revisions = factory.informer(CONTROLLER_REVISIONS)
-        self._pods.add_index(_OWNER_INDEX, _owner_uids)
-        self._revisions.add_index(_OWNER_INDEX, _owner_uids)
+        index_by_controller(self._pods)
+        index_by_controller(self._revisions)
         self._sets.add_event_handler(self._enqueue, lambda old, new: self._enqueue(new))
         self._pods.add_event_handler(self._on_pod, lambda old, new: self._on_pod(new), self._on_pod)
 
@@ -104,10 +101,10 @@ class StatefulSetController:
         sts = copy.deepcopy(cached)
         spec, status = sts.get("spec") or {}, sts.setdefault("status", {})
         uid = sts["metadata"]["uid"]
-        candidates = self._pods.lister.by_index(_OWNER_INDEX, uid) + [
+        candidates = controlled_by(self._pods, uid) + [
             p for p in self._pods.lister.list(key[0]) if controller_of(p) is None]
         pods = await claim_objects(self._api, PODS, sts, spec.get("selector"), candidates)
-        revisions = self._revisions.lister.by_index(_OWNER_INDEX, uid)
+        revisions = controlled_by(self._revisions, uid)
         try:
             update, revisions = await ensure_revision(self._api, sts, revisions, status.get("collisionCount"))
         except CollisionError:
@@ -118,7 +115,7 @@ class StatefulSetController:
         current = by_name.get(status.get("currentRevision") or "", update)
         if not sts["metadata"].get("deletionTimestamp"):
             await self._manage(sts, pods, current, update)
-        pods = self._pods.lister.by_index(_OWNER_INDEX, uid)
+        pods = controlled_by(self._pods, uid)
         await self._write_status(sts, pods, current, update)
         keep = {current["metadata"]["name"], update["metadata"]["name"]} | {
             (p["metadata"].get("labels") or {}).get(REVISION_LABEL, "") for p in pods}

@@ -50,6 +50,11 @@ def job(name: str, tpl: dict[str, Any], **spec: Any) -> dict[str, Any]:
     return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name}, "spec": {"template": tpl, **spec}}
 
 
+def live(pods: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The pods not being deleted."""
+    return [p for p in pods if not p["metadata"].get("deletionTimestamp")]
+
+
 async def pods_of(api: ApiClient, label: str) -> list[dict[str, Any]]:
     return (await api.list(PODS, NS, label_selector=label))["items"]
 

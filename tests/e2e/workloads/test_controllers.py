@@ -20,15 +20,12 @@ from tests.e2e.workloads.conftest import (
     deployment,
     has_condition,
     job,
+    live,
     node,
     pods_of,
     template,
     wait_status,
 )
-
-
-def live(pods: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [p for p in pods if not p["metadata"].get("deletionTimestamp")]
 
 
 def ready(pods: list[dict[str, Any]]) -> list[dict[str, Any]]:

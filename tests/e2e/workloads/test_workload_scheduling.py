@@ -30,6 +30,7 @@ from tests.e2e.workloads.conftest import (
     deployment,
     has_condition,
     job,
+    live,
     node,
     pods_of,
     template,
@@ -41,10 +42,6 @@ MANIFESTS = resources.files("fakeapi.fixtures") / "manifests"
 
 def manifest(name: str) -> str:
     return (MANIFESTS / name).read_text()
-
-
-def live(pods: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [p for p in pods if not p["metadata"].get("deletionTimestamp")]
 
 
 @pytest.mark.fakeapi(feature_gates="WorkloadWithJob=true")
