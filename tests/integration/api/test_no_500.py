@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 import pytest
 
+from fakeapi.registry import reads
 from tests.e2e.models.objects import ALL
 from tests.integration.api.conftest import Api
 from tests.unit.server import test_protobuf as pb
@@ -254,3 +255,13 @@ async def test_an_empty_value_set_selects_the_empty_value(api: Api) -> None:
     await api.ok("POST", CMS, {"metadata": {"name": "none"}})
     listed = await api.ok("GET", f"{CMS}?labelSelector=a%20in%20()")
     assert [c["metadata"]["name"] for c in listed["items"]] == ["empty"]
+
+
+async def test_a_continue_token_from_the_future_is_504(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The watch cache waits for a revision it has not reached, then answers "Too large resource
+    # version"; it never lists as if it had it.
+    monkeypatch.setattr(reads, "RV_WAIT_SECONDS", 0.05)
+    future = token({"v": "meta.k8s.io/v1", "rv": 10**12, "start": ["default", "a"]})
+    status, body = await api.request("GET", f"{CMS}?limit=1&continue={future}")
+    assert (status, body["reason"], body["details"]["causes"][0]["reason"]) == (
+        504, "Timeout", "ResourceVersionTooLarge"), body

@@ -109,3 +109,17 @@ async def test_close_wakes_a_waiting_reader_and_unregisters() -> None:
     assert watcher.closed and store.hub.count() == 0
     store.commit(CM, ADDED, obj("a"))
     assert await watcher.next_lines(timeout=0) == []
+
+
+async def test_a_watcher_whose_filter_fails_is_closed_and_the_others_still_get_the_event() -> None:
+    store = ObjectStore()
+
+    def broken(o: dict) -> bool:
+        raise KeyError("a bug in a filter")
+
+    failing = store.open_watch(CM, WatchFilter(predicate=broken), since=None)
+    healthy = store.open_watch(CM, WatchFilter(), since=None)
+    store.commit(CM, ADDED, obj("a"))
+    assert await drain(healthy) == [(ADDED, "a", "1")]
+    assert failing.closed and await drain(failing) == []
+    assert store.get(CM, ("default", "a")) is not None
