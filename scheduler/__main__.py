@@ -24,7 +24,7 @@ async def _run(args: argparse.Namespace) -> int:
         loop.add_signal_handler(sig, stop.set)
     server = from_kubeconfig(args.kubeconfig) if args.kubeconfig else Connection(args.server)
     async with ControlPlane(server, gates=FeatureGates.parse(args.feature_gates),
-                            kubelet=not args.no_kubelet, gang_scheduling_timeout=args.gang_scheduling_timeout):
+                            kubelet=not args.no_kubelet):
         tune_gc_for_server()
         print(f"control plane running against {server.server}", flush=True)
         await stop.wait()
@@ -38,8 +38,6 @@ def main() -> int:
     where.add_argument("--kubeconfig", help="a kubeconfig naming the server, its CA and a bearer token")
     parser.add_argument("--feature-gates", default="", help="NAME=true|false,...")
     parser.add_argument("--no-kubelet", action="store_true", help="do not emulate kubelets")
-    parser.add_argument("--gang-scheduling-timeout", type=float, default=None,
-                        help="seconds a gang waits for its quorum (default: upstream's 5 minutes)")
     return asyncio.run(_run(parser.parse_args()))
 
 

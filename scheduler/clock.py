@@ -1,8 +1,8 @@
 """The one clock of the control plane: every duration, deadline and timer goes through it.
 
 Pod lifecycles (``fakeapi.dev/run-for``, ``ready-after``), CronJob schedules, Job deadlines and
-backoffs, TTLs after finish, Deployment progress deadlines, the scheduler's pod backoff and the
-gang Permit timeout all read :meth:`Clock.now` and wait with :meth:`Clock.call_later`, so a
+backoffs, TTLs after finish, Deployment progress deadlines and the scheduling queue's backoffs
+all read :meth:`Clock.now` and wait with :meth:`Clock.call_later`, so a
 test can swap the real clock for a :class:`ManualClock` and move time forward instead of
 sleeping::
 

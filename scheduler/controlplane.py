@@ -42,16 +42,12 @@ class ControlPlane:
     """Scheduler, ResourceClaim controller and kubelet emulation against one API server URL."""
 
     def __init__(self, server: str | Connection, *, gates: FeatureGates = _DEFAULT_GATES, kubelet: bool = True,
-                 sync_timeout: float = 10.0, gang_scheduling_timeout: float | None = None,
-                 clock: Clock | None = None) -> None:
+                 sync_timeout: float = 10.0, clock: Clock | None = None) -> None:
         """``server``: a URL, or a :class:`Connection` with the CA and token of a secure server.
-        ``gang_scheduling_timeout``: seconds a gang waits at Permit for its quorum (None: 5 min).
         ``clock``: the control plane's time (:class:`~fakeapi.scheduler.clock.ManualClock` in tests)."""
         self.clock = clock or Clock()
         self._connection = server if isinstance(server, Connection) else Connection(server)
         self.server_url = self._connection.server
-        self._scheduler_options = ({} if gang_scheduling_timeout is None
-                                   else {"gang_scheduling_timeout": gang_scheduling_timeout})
         self.gates = gates
         self._with_kubelet = kubelet
         self._sync_timeout = sync_timeout
@@ -75,7 +71,7 @@ class ControlPlane:
         loops: dict[str, Coroutine[Any, Any, None]] = {}
         try:
             loops["scheduler"] = Scheduler(api, factory, self.gates, self._recorder(SCHEDULER_COMPONENT),
-                                           **self._scheduler_options).run()
+                                           clock=self.clock).run()
             controller = ResourceClaimController(api, factory, self.gates,
                                                  self._recorder(CLAIM_CONTROLLER_COMPONENT))
             loops["resourceclaim-controller"] = controller.run()

@@ -1,16 +1,28 @@
 """The scheduling queue: active heap, backoff heap and unschedulable pool (``scheduling_queue.go``).
 
-- *active*: pods ready for a scheduling attempt, highest ``spec.priority`` first, then FIFO.
-- *backoff*: pods that failed recently; they return to *active* when their backoff expires
-  (``initial * 2**(attempts-1)``, capped; upstream 1 s / 10 s, configurable here).
-- *unschedulable*: pods rejected by plugins, or gated by a PreEnqueue plugin.  They leave the
-  pool only when a cluster event registered by a rejecting plugin arrives *and* that plugin's
-  queueing hint says the event may help — requeue on events, not by polling — or, as a safety
-  net, after ``max_unschedulable`` seconds.
+What is queued is an *entity*: a plain pod, or a pod-group instance (gate ``GenericWorkload``)
+holding the pending pods of one PodGroup or one v1alpha1 (workload, podGroup, replicaKey).  A
+group member is never queued alone; its group is popped as a whole and scheduled in one
+pod-group cycle.
 
-Events that arrive while a pod is in flight (popped, its attempt not finished) are remembered
-and replayed through the hints when the pod comes back rejected, so a device freed during a
-binding cycle is never missed.  The clock is injected so the backoff logic tests without sleeping.
+- *active*: entities ready for an attempt, highest priority first (a group's is its members'),
+  then FIFO.
+- *backoff*: entities that failed recently; they return to *active* when their backoff expires
+  (``initial * 2**(attempts-1)``, capped at ``max`` — for a group ``max * sqrt(size)``;
+  upstream 1 s / 10 s).
+- *gated*: entities a PreEnqueue check holds back: a member's own (a claim not generated yet)
+  or the group's (its PodGroup missing, fewer than ``minCount`` members observed).  One gated
+  member holds back its whole group.
+- *unschedulable*: entities rejected by plugins.  They leave the pool only when a cluster event
+  registered by a rejecting plugin arrives *and* that plugin's queueing hint says the event may
+  help one of their pods — requeue on events, not by polling — or, as a safety net, after
+  ``max_unschedulable`` seconds.
+
+Events that arrive while an entity is in flight (popped, its attempt not finished) are
+remembered and replayed through the hints when it comes back rejected, so a device freed
+during a binding cycle is never missed.  Members created while their group is in flight wait
+in the group's ``pending`` buffer and join it once the attempt is over.  Time comes from the
+control plane's clock (``now`` and ``call_later``), so backoffs run on a manual clock in tests.
 """
 
 from __future__ import annotations
@@ -18,14 +30,15 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
-import time
+import math
 from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from fakeapi.scheduler.backoff import Backoff
 from fakeapi.scheduler.framework.interface import (
+    SUCCESS,
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
@@ -33,6 +46,15 @@ from fakeapi.scheduler.framework.interface import (
     QueueingHint,
     Status,
 )
+from fakeapi.scheduler.rules.podgroups import PodGroupInstance
+
+
+class QueueClock(Protocol):
+    """What the queue needs of :class:`fakeapi.scheduler.clock.Clock`."""
+
+    def now(self) -> float: ...
+
+    def call_later(self, delay: float, callback: Callable[[], None]) -> Any: ...
 
 
 @dataclass(eq=False)
@@ -45,40 +67,86 @@ class QueuedPodInfo:
     rejected_by: frozenset[str] = frozenset()   # plugins whose events may move it
     gated_by: str = ""                      # PreEnqueue plugin holding it back
     pop_seq: int = 0
+    initial_timestamp: float = 0.0          # first time it was queued (orders group members)
+    group: QueuedGroupInfo | None = None    # the pod-group entity it belongs to, if any
 
     @property
     def uid(self) -> str:
         return self.pod["metadata"]["uid"]
 
     @property
+    def key(self) -> str:
+        return self.uid
+
+    @property
     def priority(self) -> int:
         return int((self.pod.get("spec") or {}).get("priority") or 0)
 
+    def infos(self) -> list[QueuedPodInfo]:
+        return [self]
+
+
+@dataclass(eq=False)
+class QueuedGroupInfo:
+    """A pod-group instance with its pending members, queued and popped as one entity."""
+
+    instance: PodGroupInstance
+    timestamp: float
+    members: dict[str, QueuedPodInfo] = field(default_factory=dict)   # uid -> member, arrival order
+    pending: dict[str, QueuedPodInfo] = field(default_factory=dict)   # arrived while in flight
+    attempts: int = 0
+    rejected_by: frozenset[str] = frozenset()
+    gated_by: str = ""
+    pop_seq: int = 0
+    in_flight: bool = False
+
+    @property
+    def key(self) -> str:
+        return "podgroup/" + self.instance.key
+
+    @property
+    def priority(self) -> int:
+        # Members must share their group's priority (the cycle checks it): any member tells it.
+        return max((m.priority for m in self.members.values()), default=0)
+
+    def infos(self) -> list[QueuedPodInfo]:
+        """The members in cycle order: higher priority first, then the earliest queued."""
+        return sorted(self.members.values(), key=lambda m: (-m.priority, m.initial_timestamp))
+
+
+Entity = QueuedPodInfo | QueuedGroupInfo
+
 
 class SchedulingQueue:
-    """Priority queue of pending pods with backoff and event-driven requeue."""
+    """Priority queue of pending pods and pod groups with backoff and event-driven requeue."""
 
-    def __init__(self, pre_enqueue: Callable[[dict[str, Any]], Status], *,
-                 clock: Callable[[], float] = time.monotonic,
+    def __init__(self, pre_enqueue: Callable[[dict[str, Any]], Status], clock: QueueClock, *,
+                 group_of: Callable[[dict[str, Any]], PodGroupInstance | None] = lambda pod: None,
+                 group_gate: Callable[[PodGroupInstance], Status] = lambda instance: SUCCESS,
                  initial_backoff: float = 1.0, max_backoff: float = 10.0,
                  max_unschedulable: float = 300.0) -> None:
+        """``group_of`` names a pod's group (None: scheduled alone); ``group_gate`` is the
+        group-level PreEnqueue check (group exists, quorum observed)."""
         self._pre_enqueue = pre_enqueue
+        self._group_of = group_of
+        self._group_gate = group_gate
         self._clock = clock
-        # Per-pod attempts live in QueuedPodInfo, so only the delay arithmetic is used.
-        self._backoff_delay: Backoff[str] = Backoff(initial_backoff, max_backoff)
+        self._initial_backoff = initial_backoff
+        self._max_backoff = max_backoff
         self.max_unschedulable = max_unschedulable
         self._seq = itertools.count()
-        self._active: list[tuple[int, float, int, str]] = []       # (-priority, timestamp, seq, uid)
-        self._active_entry: dict[str, int] = {}                    # uid -> seq of its live heap entry
-        # (expiry, seq, uid); pods rejected by plugins and pods that hit an error back off apart.
+        self._active: list[tuple[int, float, int, str]] = []       # (-priority, timestamp, seq, key)
+        self._active_entry: dict[str, int] = {}                    # key -> seq of its live heap entry
+        # (expiry, seq, key); entities rejected by plugins and entities that hit an error back off apart.
         self._backoff: list[tuple[float, int, str]] = []
         self._error_backoff: list[tuple[float, int, str]] = []
         self._backoff_entry: dict[str, int] = {}
         # Both pools are in insertion (= timestamp) order, so the oldest entry comes first.
-        self._unschedulable: dict[str, QueuedPodInfo] = {}
-        self._gated: dict[str, QueuedPodInfo] = {}
+        self._unschedulable: dict[str, Entity] = {}
+        self._gated: dict[str, Entity] = {}
+        self._entities: dict[str, Entity] = {}                     # every queued or in-flight entity
         self._infos: dict[str, QueuedPodInfo] = {}                 # every queued or in-flight pod
-        self._in_flight: dict[str, int] = {}                       # uid -> pop seq (pop order)
+        self._in_flight: dict[str, int] = {}                       # pod uid -> pop seq (pop order)
         self._in_flight_events: deque[tuple[int, ClusterEvent, Any, Any]] = deque()
         self._registered: dict[str, list[ClusterEventWithHint]] = {}
         self._wakeup = asyncio.Event()
@@ -95,9 +163,24 @@ class SchedulingQueue:
         if uid in self._infos:
             self.update(pod)
             return
-        info = QueuedPodInfo(pod, self._clock())
+        now = self._clock.now()
+        info = QueuedPodInfo(pod, now, initial_timestamp=now)
         self._infos[uid] = info
-        self._activate_or_gate(info)
+        info.gated_by = self._pod_gate(pod)
+        instance = self._group_of(pod)
+        if instance is None:
+            self._entities[info.key] = info
+            self._activate_or_gate(info)
+            return
+        group = self._join(info, instance)
+        key = group.key
+        if group.in_flight or self._is_queued(key):
+            return
+        if key in self._unschedulable:
+            self._move(group)   # a new member is what a parked group may wait for (upstream hint)
+            return
+        self._gated.pop(key, None)
+        self._activate_or_gate(group)
 
     def update(self, pod: dict[str, Any]) -> None:
         uid = pod["metadata"]["uid"]
@@ -106,68 +189,116 @@ class SchedulingQueue:
             self.add(pod)
             return
         old, info.pod = info.pod, pod
-        if uid in self._gated:
-            del self._gated[uid]
-            self._activate_or_gate(info)
-        elif uid in self._unschedulable and self._hints_say_queue(
-                info, ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.UPDATE), old, pod):
-            self._move(info)
+        entity = self._entity_of(info)
+        if entity is None or uid in self._in_flight:
+            return
+        if info.gated_by:
+            info.gated_by = self._pod_gate(pod)
+        if entity.key in self._gated:
+            del self._gated[entity.key]
+            self._activate_or_gate(entity)
+        elif entity.key in self._unschedulable and self._hints_say_queue(
+                entity, ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.UPDATE), old, pod, [info]):
+            self._move(entity)
 
     def delete(self, uid: str) -> None:
-        self._infos.pop(uid, None)
-        self._active_entry.pop(uid, None)
-        self._backoff_entry.pop(uid, None)
-        self._unschedulable.pop(uid, None)
-        self._gated.pop(uid, None)
+        info = self._infos.pop(uid, None)
+        if info is None:
+            return
+        group = info.group
+        if group is None:
+            self._drop(info.key)
+            return
+        group.members.pop(uid, None)
+        group.pending.pop(uid, None)
+        info.group = None
+        if not group.members and not group.pending and not group.in_flight:
+            self._drop(group.key)
+
+    def _drop(self, key: str) -> None:
+        self._entities.pop(key, None)
+        self._active_entry.pop(key, None)
+        self._backoff_entry.pop(key, None)
+        self._unschedulable.pop(key, None)
+        self._gated.pop(key, None)
 
     def __contains__(self, uid: str) -> bool:
         return uid in self._infos
 
-    # -- popping -------------------------------------------------------------------------------
-    def pop_nowait(self) -> QueuedPodInfo | None:
-        """The next pod to schedule, or None.
+    def _entity_of(self, info: QueuedPodInfo) -> Entity | None:
+        entity = info.group if info.group is not None else info
+        return entity if self._entities.get(entity.key) is entity else None
 
-        Expired backoffs move to active first.  When nothing is active, a pod still backing off
-        after a *rejection* is taken early (upstream SchedulerPopFromBackoffQ, on by default
-        since 1.33): an idle scheduler has no reason to wait.  Pods backing off after an error
-        always wait their full backoff.
+    def _join(self, info: QueuedPodInfo, instance: PodGroupInstance) -> QueuedGroupInfo:
+        """Put a member into its group entity (created if needed), or into the group's pending
+        buffer while the group is in flight."""
+        key = "podgroup/" + instance.key
+        group = self._entities.get(key)
+        if not isinstance(group, QueuedGroupInfo):
+            group = QueuedGroupInfo(instance, info.timestamp)
+            self._entities[key] = group
+        info.group = group
+        (group.pending if group.in_flight else group.members)[info.uid] = info
+        return group
+
+    def _is_queued(self, key: str) -> bool:
+        return key in self._active_entry or key in self._backoff_entry
+
+    # -- popping -------------------------------------------------------------------------------
+    def pop_nowait(self) -> Entity | None:
+        """The next pod or pod group to schedule, or None.
+
+        Expired backoffs move to active first.  When nothing is active, an entity still backing
+        off after a *rejection* is taken early (upstream SchedulerPopFromBackoffQ, on by default
+        since 1.33): an idle scheduler has no reason to wait.  Entities backing off after an
+        error always wait their full backoff.
         """
         self.flush()
-        uid = self._pop_live(self._active, self._active_entry, 2)
-        if uid is None:
-            uid = self._pop_live(self._backoff, self._backoff_entry, 1)
-        if uid is None:
+        key = self._pop_live(self._active, self._active_entry, 2)
+        if key is None:
+            key = self._pop_live(self._backoff, self._backoff_entry, 1)
+        if key is None:
             return None
-        info = self._infos[uid]
-        info.attempts += 1
-        info.pop_seq = next(self._seq)
-        self._in_flight[uid] = info.pop_seq
-        return info
+        entity = self._entities[key]
+        if isinstance(entity, QueuedGroupInfo) and any(m.gated_by for m in entity.members.values()):
+            # A member that joined while the group was queued holds it back.
+            self._gated[key] = entity
+            return self.pop_nowait()
+        entity.attempts += 1
+        entity.pop_seq = next(self._seq)
+        if isinstance(entity, QueuedGroupInfo):
+            entity.in_flight = True
+        for info in entity.infos():
+            self._in_flight[info.uid] = entity.pop_seq
+        return entity
 
     @staticmethod
     def _pop_live(heap: list[Any], entries: dict[str, int], seq_at: int) -> str | None:
         """Pop the first heap entry still current in ``entries`` (lazy deletion)."""
         while heap:
             entry = heapq.heappop(heap)
-            uid = entry[-1]
-            if entries.get(uid) == entry[seq_at]:
-                del entries[uid]
-                return uid
+            key = entry[-1]
+            if entries.get(key) == entry[seq_at]:
+                del entries[key]
+                return key
         return None
 
-    async def pop(self) -> QueuedPodInfo:
-        """Wait for the next pod; wakes up on adds, moves and backoff expiry."""
+    async def pop(self) -> Entity:
+        """Wait for the next entity; wakes up on adds, moves and backoff expiry."""
         while True:
-            info = self.pop_nowait()
-            if info is not None:
-                return info
+            entity = self.pop_nowait()
+            if entity is not None:
+                return entity
             if self._closed:
                 raise asyncio.CancelledError
             self._wakeup.clear()
+            deadline = self._next_deadline()
+            timer = None if deadline is None else self._clock.call_later(deadline, self._wakeup.set)
             try:
-                await asyncio.wait_for(self._wakeup.wait(), self._next_deadline())
-            except TimeoutError:
-                pass
+                await self._wakeup.wait()
+            finally:
+                if timer is not None:
+                    timer.cancel()
 
     def close(self) -> None:
         self._closed = True
@@ -184,17 +315,17 @@ class SchedulingQueue:
             deadlines.append(next(iter(self._unschedulable.values())).timestamp + self.max_unschedulable)
         if not deadlines:
             return None
-        return max(0.0, min(deadlines) - self._clock())
+        return max(0.0, min(deadlines) - self._clock.now())
 
     def flush(self) -> None:
-        """Move expired backoffs to active and long-unschedulable pods out of the pool."""
-        now = self._clock()
+        """Move expired backoffs to active and long-unschedulable entities out of the pool."""
+        now = self._clock.now()
         for heap in (self._backoff, self._error_backoff):
             while heap and heap[0][0] <= now:
-                _, seq, uid = heapq.heappop(heap)
-                if self._backoff_entry.get(uid) == seq:
-                    del self._backoff_entry[uid]
-                    self._push_active(self._infos[uid])
+                _, seq, key = heapq.heappop(heap)
+                if self._backoff_entry.get(key) == seq:
+                    del self._backoff_entry[key]
+                    self._push_active(self._entities[key])
         while self._unschedulable:
             oldest = next(iter(self._unschedulable.values()))
             if now - oldest.timestamp < self.max_unschedulable:
@@ -202,51 +333,83 @@ class SchedulingQueue:
             self._move(oldest)
 
     # -- after an attempt ----------------------------------------------------------------------
-    def backoff_duration(self, attempts: int) -> float:
-        """How long a pod backs off after ``attempts`` attempts (none before its first)."""
-        return self._backoff_delay.delay(attempts - 1) if attempts > 0 else 0.0
+    def backoff_duration(self, attempts: int, size: int = 1) -> float:
+        """How long an entity of ``size`` pods backs off after ``attempts`` attempts.
+
+        A group's cap grows with the square root of its size (upstream's entity backoff).
+        """
+        if attempts <= 0:
+            return 0.0
+        cap = self._max_backoff * (math.sqrt(size) if size > 1 else 1.0)
+        return Backoff[str](self._initial_backoff, cap).delay(attempts - 1)
 
     def add_unschedulable(self, info: QueuedPodInfo, rejected_by: Iterable[str] = ()) -> None:
-        """Return a pod after a failed attempt.
+        """Return a pod after a failed attempt (or a failed binding of a group member).
 
         ``rejected_by`` names the plugins that rejected it; their events may move it back.  An
-        empty set (an error, not a rejection) sends the pod to backoff directly.
+        empty set (an error, not a rejection) sends it to backoff directly.  A group member
+        rejoins its group entity, which is then requeued as a whole.
         """
         uid = info.uid
-        if uid not in self._infos:
+        if self._infos.get(uid) is not info:
             self.done(uid)
             return   # deleted meanwhile
-        info.timestamp = self._clock()
-        info.rejected_by = frozenset(rejected_by)
-        if not info.rejected_by:
-            self._push_backoff(info, self._error_backoff)
-        elif any(self._hints_say_queue(info, event, old, new)
-                 for seq, event, old, new in self._in_flight_events if seq > info.pop_seq):
-            self._push_backoff(info)
-        else:
-            self._unschedulable[uid] = info
+        instance = self._group_of(info.pod)
+        if instance is None:
+            self._requeue(info, rejected_by)
+            self.done(uid)
+            return
+        group = self._join(info, instance)
+        key = group.key
+        if key in self._unschedulable:
+            group.rejected_by |= frozenset(rejected_by)
+        elif not (group.in_flight or self._is_queued(key) or key in self._gated):
+            self._requeue(group, rejected_by)
         self.done(uid)
 
+    def requeue_group(self, group: QueuedGroupInfo, failed: Iterable[QueuedPodInfo],
+                      rejected_by: Iterable[str] = ()) -> None:
+        """End a pod-group attempt: ``failed`` members return with the group, the others went
+        to binding (they come back through :meth:`add_unschedulable` if binding fails).
+        Members that arrived during the attempt join now."""
+        failed_uids = {info.uid for info in failed}
+        for uid in list(group.members):
+            if uid not in failed_uids:
+                member = group.members.pop(uid)
+                member.group = None
+        group.in_flight = False
+        group.members.update(group.pending)
+        group.pending.clear()
+        members = list(group.members.values())
+        if not members:
+            self._drop(group.key)
+        elif not failed_uids:
+            # Nothing was tried and rejected: the new arrivals go through PreEnqueue.
+            self._activate_or_gate(group)
+        else:
+            self._requeue(group, rejected_by)
+        for uid in failed_uids:
+            self.done(uid)
+
+    def _requeue(self, entity: Entity, rejected_by: Iterable[str]) -> None:
+        entity.timestamp = self._clock.now()
+        entity.rejected_by = frozenset(rejected_by)
+        infos = entity.infos()
+        if not entity.rejected_by:
+            self._push_backoff(entity, self._error_backoff)
+        elif any(self._hints_say_queue(entity, event, old, new, infos)
+                 for seq, event, old, new in self._in_flight_events if seq > entity.pop_seq):
+            self._push_backoff(entity)
+        else:
+            self._unschedulable[entity.key] = entity
+
     def done(self, uid: str) -> None:
-        """The attempt (scheduling and binding) for ``uid`` is over."""
+        """The attempt (scheduling and binding) for pod ``uid`` is over."""
         if self._in_flight.pop(uid, None) is None:
             return
         oldest = next(iter(self._in_flight.values()), None)
         while self._in_flight_events and (oldest is None or self._in_flight_events[0][0] < oldest):
             self._in_flight_events.popleft()
-
-    def activate(self, uids: Iterable[str]) -> None:
-        """Move these pods from the unschedulable pool or backoff straight to active (upstream ``Activate``).
-
-        A gang member waiting at Permit uses it so its peers get their attempt now instead of
-        after a backoff or an event.  Gated and in-flight pods are left alone.
-        """
-        for uid in uids:
-            info = self._unschedulable.pop(uid, None)
-            if info is None and self._backoff_entry.pop(uid, None) is not None:
-                info = self._infos[uid]
-            if info is not None:
-                self._push_active(info)
 
     def forget(self, uid: str) -> None:
         """The pod was bound: it leaves the queue for good."""
@@ -256,7 +419,7 @@ class SchedulingQueue:
     # -- events --------------------------------------------------------------------------------
     def on_event(self, event: ClusterEvent, old: Any = None, new: Any = None,
                  only: Iterable[str] | None = None) -> None:
-        """A cluster change: move the parked pods it may help (queueing hints decide).
+        """A cluster change: move the parked entities it may help (queueing hints decide).
 
         ``only`` restricts the candidates to these pod UIDs when the caller knows, from an
         index, that no other pod can care (e.g. pods referencing a changed claim).
@@ -264,21 +427,40 @@ class SchedulingQueue:
         if self._in_flight:
             self._in_flight_events.append((next(self._seq), event, old, new))
         if only is None:
-            gated, parked = list(self._gated.values()), list(self._unschedulable.values())
+            gated = [(e, e.infos()) for e in self._gated.values()]
+            parked = [(e, e.infos()) for e in self._unschedulable.values()]
         else:
-            uids = list(only)
-            gated = [self._gated[u] for u in uids if u in self._gated]
-            parked = [self._unschedulable[u] for u in uids if u in self._unschedulable]
-        for info in gated:
-            if self._plugin_interested(info.gated_by, info, event, old, new):
-                del self._gated[info.uid]
-                self._activate_or_gate(info)
-        for info in parked:
-            if self._hints_say_queue(info, event, old, new):
-                self._move(info)
+            by_entity: dict[str, tuple[Entity, list[QueuedPodInfo]]] = {}
+            for uid in only:
+                info = self._infos.get(uid)
+                entity = self._entity_of(info) if info is not None else None
+                if entity is not None:
+                    by_entity.setdefault(entity.key, (entity, []))[1].append(info)   # type: ignore[arg-type]
+            gated = [v for k, v in by_entity.items() if k in self._gated]
+            parked = [v for k, v in by_entity.items() if k in self._unschedulable]
+        for entity, infos in gated:
+            if self._gate_may_open(entity, infos, event, old, new):
+                del self._gated[entity.key]
+                self._activate_or_gate(entity)
+        for entity, infos in parked:
+            if self._hints_say_queue(entity, event, old, new, infos):
+                self._move(entity)
 
-    def _hints_say_queue(self, info: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> bool:
-        return any(self._plugin_interested(p, info, event, old, new) for p in info.rejected_by)
+    def _gate_may_open(self, entity: Entity, infos: list[QueuedPodInfo], event: ClusterEvent,
+                       old: Any, new: Any) -> bool:
+        """Re-run the member checks the event may have changed; whether the entity may pass now."""
+        changed = False
+        for info in infos:
+            if info.gated_by and self._plugin_interested(info.gated_by, info, event, old, new):
+                info.gated_by = self._pod_gate(info.pod)
+                changed = True
+        if isinstance(entity, QueuedGroupInfo) and entity.gated_by:
+            changed = changed or any(self._plugin_interested(entity.gated_by, i, event, old, new) for i in infos)
+        return changed
+
+    def _hints_say_queue(self, entity: Entity, event: ClusterEvent, old: Any, new: Any,
+                         infos: list[QueuedPodInfo]) -> bool:
+        return any(self._plugin_interested(p, info, event, old, new) for p in entity.rejected_by for info in infos)
 
     def _plugin_interested(self, plugin: str, info: QueuedPodInfo, event: ClusterEvent,
                            old: Any, new: Any) -> bool:
@@ -289,38 +471,51 @@ class SchedulingQueue:
         return False
 
     # -- moving between sub-queues -------------------------------------------------------------
-    def _activate_or_gate(self, info: QueuedPodInfo) -> None:
-        status = self._pre_enqueue(info.pod)
-        if status.is_success:
-            info.gated_by = ""
-            self._push_active(info)
-        else:
-            info.gated_by = status.plugin or "PreEnqueue"
-            self._gated[info.uid] = info
+    def _pod_gate(self, pod: dict[str, Any]) -> str:
+        status = self._pre_enqueue(pod)
+        return "" if status.is_success else (status.plugin or "PreEnqueue")
 
-    def _move(self, info: QueuedPodInfo) -> None:
+    def _activate_or_gate(self, entity: Entity) -> None:
+        """PreEnqueue for the whole entity: every member's own checks, then the group's."""
+        gated = any(info.gated_by for info in entity.infos())
+        if isinstance(entity, QueuedGroupInfo):
+            entity.gated_by = ""
+            if not gated:
+                status = self._group_gate(entity.instance)
+                entity.gated_by = "" if status.is_success else (status.plugin or "PreEnqueue")
+                gated = bool(entity.gated_by)
+        if gated:
+            self._gated[entity.key] = entity
+        else:
+            self._push_active(entity)
+
+    def _move(self, entity: Entity) -> None:
         """Leave the unschedulable pool: to backoff while it lasts, else straight to active."""
-        self._unschedulable.pop(info.uid, None)
-        if self._clock() < info.timestamp + self.backoff_duration(info.attempts):
-            self._push_backoff(info)
+        self._unschedulable.pop(entity.key, None)
+        if self._clock.now() < entity.timestamp + self._backoff_for(entity):
+            self._push_backoff(entity)
         else:
-            self._push_active(info)
+            self._push_active(entity)
 
-    def _push_active(self, info: QueuedPodInfo) -> None:
+    def _backoff_for(self, entity: Entity) -> float:
+        size = len(entity.members) if isinstance(entity, QueuedGroupInfo) else 1
+        return self.backoff_duration(entity.attempts, size)
+
+    def _push_active(self, entity: Entity) -> None:
         seq = next(self._seq)
-        self._active_entry[info.uid] = seq
-        heapq.heappush(self._active, (-info.priority, info.timestamp, seq, info.uid))
+        self._active_entry[entity.key] = seq
+        heapq.heappush(self._active, (-entity.priority, entity.timestamp, seq, entity.key))
         self._wakeup.set()
 
-    def _push_backoff(self, info: QueuedPodInfo, heap: list[tuple[float, int, str]] | None = None) -> None:
+    def _push_backoff(self, entity: Entity, heap: list[tuple[float, int, str]] | None = None) -> None:
         seq = next(self._seq)
-        self._backoff_entry[info.uid] = seq
-        expiry = info.timestamp + self.backoff_duration(info.attempts)
-        heapq.heappush(self._backoff if heap is None else heap, (expiry, seq, info.uid))
+        self._backoff_entry[entity.key] = seq
+        expiry = entity.timestamp + self._backoff_for(entity)
+        heapq.heappush(self._backoff if heap is None else heap, (expiry, seq, entity.key))
         self._wakeup.set()
 
     def stats(self) -> dict[str, int]:
-        """Sizes of the sub-queues (for tests and debugging)."""
+        """Sizes of the sub-queues in entities (for tests and debugging)."""
         return {"active": len(self._active_entry), "backoff": len(self._backoff_entry),
                 "unschedulable": len(self._unschedulable), "gated": len(self._gated),
                 "in_flight": len(self._in_flight)}

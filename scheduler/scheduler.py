@@ -1,13 +1,17 @@
-"""The scheduler loop: scheduling cycle, binding cycle and failure handling (``schedule_one.go``).
+"""The scheduler loop: pod and pod-group cycles, binding cycle and failure handling (``schedule_one.go``).
 
-One pod at a time goes through a synchronous *scheduling cycle* on the live cache (PreFilter,
-Filter over nodes until enough feasible ones are found, Score, Reserve, Permit).  Because it
-never awaits, informer handlers cannot interleave: the cache is a consistent snapshot for the
-whole cycle.  The *binding cycle* (wait on Permit, PreBind API writes, Bind) then runs as its own
-asyncio task, so the next pod's scheduling cycle overlaps the API round trips of this one.
-Failures put the pod back into the queue (rejections wait for a helpful event, errors back
-off) and are explained on the pod: ``PodScheduled=False`` with reason ``Unschedulable`` or
-``SchedulerError`` and a ``FailedScheduling`` Event; successes get a ``Scheduled`` Event.
+What the queue yields is a plain pod or a pod group (gate ``GenericWorkload``).  A pod goes
+through a synchronous *scheduling cycle* on the live cache (PreFilter, Filter over nodes until
+enough feasible ones are found, Score, Reserve, Permit); a pod group goes through one *pod-group
+cycle* (:mod:`fakeapi.scheduler.podgroup_cycle`) that places its members one after another on
+the same view and either keeps them all or reverts them all.  Because neither cycle awaits,
+informer handlers cannot interleave: the cache is a consistent snapshot for the whole cycle.
+The *binding cycle* (wait on Permit, PreBind API writes, Bind) then runs as its own asyncio task
+per pod, so the next cycle overlaps the API round trips of this one.
+Failures put the pod (or the group) back into the queue (rejections wait for a helpful event,
+errors back off) and are explained on the pod: ``PodScheduled=False`` with reason
+``Unschedulable`` or ``SchedulerError`` and a ``FailedScheduling`` Event, and on a v1beta1
+PodGroup by its ``PodGroupInitiallyScheduled`` condition; successes get a ``Scheduled`` Event.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import asyncio
 import logging
 import random
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from fakeapi.scheduler.assume_cache import ClaimAssumeCache
@@ -32,6 +36,7 @@ from fakeapi.scheduler.client import (
     WORKLOADS_V1ALPHA1,
     ApiClient,
 )
+from fakeapi.scheduler.clock import Clock
 from fakeapi.scheduler.dra.allocator import DeviceIndex, Features
 from fakeapi.scheduler.events import NORMAL, WARNING, EventRecorder
 from fakeapi.scheduler.framework.cycle_state import CycleState
@@ -41,22 +46,31 @@ from fakeapi.scheduler.framework.interface import (
     Code,
     EventResource,
     Status,
+    error,
 )
-from fakeapi.scheduler.framework.runtime import Framework, WaitingPod
+from fakeapi.scheduler.framework.runtime import Framework
 from fakeapi.scheduler.informers import InformerFactory
 from fakeapi.scheduler.plugins.default_binder import DefaultBinder
 from fakeapi.scheduler.plugins.dynamic_resources import DynamicResources
-from fakeapi.scheduler.plugins.gang import DEFAULT_TIMEOUT, GangScheduling
 from fakeapi.scheduler.plugins.gang import NAME as GANG_SCHEDULING
+from fakeapi.scheduler.plugins.gang import GangScheduling, gang_min_count
 from fakeapi.scheduler.plugins.node_affinity import NodeAffinity
 from fakeapi.scheduler.plugins.node_name import NodeName
 from fakeapi.scheduler.plugins.node_resources_fit import NodeResourcesFit
 from fakeapi.scheduler.plugins.node_unschedulable import NodeUnschedulable
 from fakeapi.scheduler.plugins.taint_toleration import TaintToleration
-from fakeapi.scheduler.queue import QueuedPodInfo, SchedulingQueue
+from fakeapi.scheduler.podgroup_cycle import (
+    GroupResult,
+    MemberResult,
+    member_message,
+    run_group_algorithm,
+    validate_group,
+)
+from fakeapi.scheduler.podgroup_status import REASON_SCHEDULED, PodGroupStatusWriter
+from fakeapi.scheduler.queue import QueuedGroupInfo, QueuedPodInfo, SchedulingQueue
 from fakeapi.scheduler.rules.claims import is_deallocation, pod_claim_keys
 from fakeapi.scheduler.rules.keys import object_key
-from fakeapi.scheduler.rules.podgroups import PodGroupInstance, pod_group_instance, pod_group_keys
+from fakeapi.scheduler.rules.podgroups import PodGroupInstance, group_priority, pod_group_instance, pod_group_keys
 from fakeapi.scheduler.rules.pods import is_assigned, is_pod_terminal, is_terminating
 from fakeapi.scheduler.snapshot import NodeCache, NodeInfo
 
@@ -76,7 +90,6 @@ MIN_FEASIBLE_PERCENTAGE = 5
 BASE_PERCENTAGE = 50
 _CLAIM_INDEX = "claims"
 _GROUP_INDEX = "podgroup"
-_ADD_UPDATE = ActionType.ADD | ActionType.UPDATE
 
 
 # --- pure helpers ------------------------------------------------------------------------------
@@ -133,9 +146,9 @@ class Scheduler:
     """kube-scheduler's default profile over the wire; see the module docstring for the flow."""
 
     def __init__(self, api: ApiClient, factory: InformerFactory, gates: FeatureGates,
-                 recorder: EventRecorder, *, initial_backoff: float = 1.0, max_backoff: float = 10.0,
-                 percentage_of_nodes_to_score: int = 0, filter_timeout: float = 10.0,
-                 gang_scheduling_timeout: float = DEFAULT_TIMEOUT) -> None:
+                 recorder: EventRecorder, *, clock: Clock | None = None, initial_backoff: float = 1.0,
+                 max_backoff: float = 10.0, percentage_of_nodes_to_score: int = 0,
+                 filter_timeout: float = 10.0) -> None:
         self._api = api
         self._recorder = recorder
         self._percentage = percentage_of_nodes_to_score
@@ -145,33 +158,32 @@ class Scheduler:
         self.index = DeviceIndex(Features.from_gates(gates))
         self._next_start = 0
         self._binding_tasks: set[asyncio.Task[None]] = set()
+        # (reason, message) of the PodScheduled condition last sent per pod, until the informer shows it.
+        self._explained: dict[str, tuple[str, str]] = {}
 
         self._pods = factory.informer(PODS)
         self._pods.add_index(_CLAIM_INDEX, pod_claim_keys)
         self._pods.add_index(_GROUP_INDEX, pod_group_keys)
         classes = factory.informer(DEVICE_CLASSES)
-        group_informers = {}
+        self._group_informers = {}
         if gates.GenericWorkload:
-            group_informers = {False: factory.informer(PODGROUPS), True: factory.informer(WORKLOADS_V1ALPHA1)}
-
-        def group_lookup(instance: PodGroupInstance) -> dict[str, Any] | None:
-            informer = group_informers[instance.is_workload_shape]
-            return informer.lister.get(instance.namespace, instance.object_name)
-
-        self._gang = GangScheduling(api, group_lookup, self._group_members, self._waiting_pod,
-                                    lambda uids: self.queue.activate(uids),
-                                    timeout=gang_scheduling_timeout) if group_informers else None
+            self._group_informers = {False: factory.informer(PODGROUPS), True: factory.informer(WORKLOADS_V1ALPHA1)}
+        groups = self._group_lookup if self._group_informers else None
+        self._gang = GangScheduling(self._group_lookup, self._member_count) if groups else None
+        self._group_status = PodGroupStatusWriter(api)
         self.framework = Framework([
             NodeUnschedulable(), NodeName(), TaintToleration(), NodeAffinity(), NodeResourcesFit(),
             DynamicResources(api, self.claims, self.index,
                              lambda name: classes.lister.get(None, name) is not None,
-                             groups=group_lookup if group_informers and gates.DRAWorkloadResourceClaims else None,
+                             groups=groups if gates.DRAWorkloadResourceClaims else None,
                              prioritized_list=gates.DRAPrioritizedList, filter_timeout=filter_timeout),
             *([self._gang] if self._gang else []),
             DefaultBinder(api),
         ])
-        self.queue = SchedulingQueue(self._pre_enqueue, initial_backoff=initial_backoff,
-                                     max_backoff=max_backoff)
+        self.queue = SchedulingQueue(self.framework.run_pre_enqueue, clock or Clock(),
+                                     group_of=pod_group_instance if groups else lambda pod: None,
+                                     group_gate=self._group_gate,
+                                     initial_backoff=initial_backoff, max_backoff=max_backoff)
         self.queue.register_events(self.framework.events_to_register())
 
         self._pods.add_event_handler(self._on_pod_add, self._on_pod_update, self._on_pod_delete)
@@ -184,7 +196,7 @@ class Scheduler:
         self._watch_index(classes, EventResource.DEVICE_CLASS, self.index.set_class, self.index.remove_class)
         self._watch_index(factory.informer(DEVICE_TAINT_RULES), EventResource.DEVICE_TAINT_RULE,
                           self.index.set_taint_rule, self.index.remove_taint_rule)
-        for informer in group_informers.values():
+        for informer in self._group_informers.values():
             informer.add_event_handler(
                 lambda g: self._event(EventResource.POD_GROUP, ActionType.ADD, None, g),
                 lambda old, new: self._event(EventResource.POD_GROUP, ActionType.UPDATE, old, new))
@@ -212,36 +224,22 @@ class Scheduler:
     def _on_pod_add(self, pod: dict[str, Any]) -> None:
         if is_assigned(pod):
             self.nodes.set_pod(pod)
+            instance = pod_group_instance(pod)
+            if instance is not None:
+                # A bound member may complete a waiting gang's quorum: ask its members only.
+                # (A pending member joins its group in the queue, which re-checks the group then.)
+                members = self._pods.lister.by_index(_GROUP_INDEX, instance.key)
+                self._event(EventResource.ASSIGNED_POD, ActionType.ADD, None, pod,
+                            [p["metadata"]["uid"] for p in members])
         elif is_responsible_for(pod):
             self.queue.add(pod)
-        instance = pod_group_instance(pod)
-        if instance is not None:
-            # Only members of the same gang care that it grew: ask them, not every parked pod.
-            resource = EventResource.ASSIGNED_POD if is_assigned(pod) else EventResource.UNSCHEDULED_POD
-            members = self._pods.lister.by_index(_GROUP_INDEX, instance.key)
-            self._event(resource, ActionType.ADD, None, pod, [p["metadata"]["uid"] for p in members])
-
-    def _pre_enqueue(self, pod: dict[str, Any]) -> Status:
-        status = self.framework.run_pre_enqueue(pod)
-        if status.plugin == GANG_SCHEDULING:
-            # A gang may wait long for its members, so say why on the pod; other gates (a claim
-            # the controller is about to create) clear up in moments and stay silent, as upstream.
-            self._explain(_as_pod(pod), REASON_UNSCHEDULABLE, status.message)
-        return status
-
-    def _group_members(self, instance: PodGroupInstance) -> list[dict[str, Any]]:
-        """The live pods of a gang this scheduler has observed, bound or not."""
-        return [p for p in self._pods.lister.by_index(_GROUP_INDEX, instance.key)
-                if not is_pod_terminal(p) and not is_terminating(p)]
-
-    def _waiting_pod(self, uid: str) -> WaitingPod | None:
-        return self.framework.waiting_pods.get(uid)
 
     def _on_pod_update(self, old: dict[str, Any], new: dict[str, Any]) -> None:
         uid = new["metadata"]["uid"]
         if is_assigned(new):
             if not is_assigned(old):
                 self.queue.forget(uid)
+                self._explained.pop(uid, None)
             self.nodes.set_pod(new)
             if is_pod_terminal(new) and not is_pod_terminal(old):
                 self._event(EventResource.ASSIGNED_POD, ActionType.DELETE, old, None)
@@ -253,6 +251,7 @@ class Scheduler:
     def _on_pod_delete(self, pod: dict[str, Any]) -> None:
         uid = pod["metadata"]["uid"]
         self.queue.delete(uid)
+        self._explained.pop(uid, None)
         waiting = self.framework.waiting_pods.get(uid)
         if waiting is not None:
             waiting.reject("", "pod deleted")
@@ -284,22 +283,51 @@ class Scheduler:
             only = [p["metadata"]["uid"] for p in users]
         self._event(EventResource.RESOURCE_CLAIM, action, old, new, only)
 
+    # -- pod groups --------------------------------------------------------------------------------
+    def _group_lookup(self, instance: PodGroupInstance) -> dict[str, Any] | None:
+        informer = self._group_informers[instance.is_workload_shape]
+        return informer.lister.get(instance.namespace, instance.object_name)
+
+    def _member_count(self, instance: PodGroupInstance) -> int:
+        return self._pods.lister.count_index(_GROUP_INDEX, instance.key)
+
+    def _live_members(self, instance: PodGroupInstance) -> list[dict[str, Any]]:
+        """The pods of a group this scheduler has observed, bound or not, that still count."""
+        return [p for p in self._pods.lister.by_index(_GROUP_INDEX, instance.key)
+                if not is_pod_terminal(p) and not is_terminating(p)]
+
+    def _group_gate(self, instance: PodGroupInstance) -> Status:
+        """The group's PreEnqueue; a gang may wait long for its members, so the pods say why
+        (other gates, such as a claim about to be created, clear up in moments and stay silent)."""
+        assert self._gang is not None
+        status = self._gang.pre_enqueue_group(instance)
+        if not status.is_success:
+            for pod in self._pods.lister.by_index(_GROUP_INDEX, instance.key):
+                if is_responsible_for(pod):
+                    self._explain(_as_pod(pod), REASON_UNSCHEDULABLE, status.message)
+        return status
+
     # -- the loop ----------------------------------------------------------------------------------
     async def run(self) -> None:
-        """Schedule pods until cancelled."""
+        """Schedule pods and pod groups until cancelled."""
         await self._factory.wait_for_cache_sync()
         try:
             while True:
-                info = await self.queue.pop()
+                entity = await self.queue.pop()
                 try:
-                    self.schedule_one(info)
+                    if isinstance(entity, QueuedGroupInfo):
+                        self.schedule_group(entity)
+                    else:
+                        self.schedule_one(entity)
                 except Exception:   # a bug must cost one attempt, not the scheduler
-                    log.exception("scheduling %s failed", info.uid)
-                    self.queue.add_unschedulable(info)
+                    log.exception("scheduling %s failed", entity.key)
+                    if isinstance(entity, QueuedGroupInfo):
+                        self.queue.requeue_group(entity, entity.infos())
+                    else:
+                        self.queue.add_unschedulable(entity)
         finally:
             self.queue.close()
-            if self._gang is not None:
-                self._gang.close()
+            self._group_status.close()
             for task in list(self._binding_tasks):
                 task.cancel()
             await asyncio.gather(*self._binding_tasks, return_exceptions=True)
@@ -312,25 +340,35 @@ class Scheduler:
             return
         state = CycleState()
         result = self._schedule_pod(state, pod)
-        node_name, status = result.node, result.status
-        if node_name is None:
-            self._fail(info, status, result.message, result.rejected_by)
+        if result.node is None:
+            self._fail(info, result.status, result.message, result.rejected_by)
             return
-        self.nodes.assume_pod(pod, node_name)
-        status = self.framework.run_reserve(state, pod, node_name)
-        if status.is_success:
-            status = self.framework.run_permit(state, pod, node_name)
-        if not (status.is_success or status.code == Code.WAIT):
-            self.framework.run_unreserve(state, pod, node_name)
-            self.nodes.forget_pod(info.uid)
+        self.nodes.assume_pod(pod, result.node)
+        status = self.framework.run_reserve(state, pod, result.node)
+        if not status.is_success:
+            self._revert(state, pod, result.node)
             self._fail(info, status, _plugin_message(status, "Reserve" if status.code == Code.ERROR else ""),
                        _rejected_by(status))
             return
-        task = asyncio.get_running_loop().create_task(self._binding_cycle(info, state, node_name))
-        self._binding_tasks.add(task)
-        task.add_done_callback(self._binding_tasks.discard)
+        self._start_binding(info, state, result.node)
 
-    def _schedule_pod(self, state: CycleState, pod: dict[str, Any]) -> _Result:
+    def _start_binding(self, info: QueuedPodInfo, state: CycleState, node_name: str) -> None:
+        """Permit, then the binding cycle as a task (the pod is assumed and reserved on ``node_name``)."""
+        status = self.framework.run_permit(state, info.pod, node_name)
+        if not (status.is_success or status.code == Code.WAIT):
+            self._revert(state, info.pod, node_name)
+            self._fail(info, status, _plugin_message(status, "Permit" if status.code == Code.ERROR else ""),
+                       _rejected_by(status))
+            return
+        self._spawn(self._binding_cycle(info, state, node_name))
+
+    def _revert(self, state: CycleState, pod: dict[str, Any], node_name: str) -> None:
+        """Undo Reserve and the assumption of ``pod`` on ``node_name``."""
+        self.framework.run_unreserve(state, pod, node_name)
+        self.nodes.forget_pod(pod["metadata"]["uid"])
+
+    def _schedule_pod(self, state: CycleState, pod: dict[str, Any], *, post_filter: bool = True) -> _Result:
+        """Filter and score; on failure run PostFilter unless a pod-group cycle handles it."""
         nodes = self.nodes.nodes()
         if not nodes:
             return _Result(None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_NODES_AVAILABLE,)),
@@ -340,7 +378,7 @@ class Scheduler:
             return _Result(None, status, _plugin_message(status, "PreFilter"))
         if not status.is_success:
             statuses = dict.fromkeys((n.name for n in nodes), status)
-            post = self.framework.run_post_filter(state, pod, statuses)
+            post = self.framework.run_post_filter(state, pod, statuses) if post_filter else Status(Code.UNSCHEDULABLE)
             message = fit_error_message(len(nodes), statuses, pre_filter_msg=status.message,
                                         post_filter_msg=post.message)
             return _Result(None, status, message, frozenset({status.plugin}))
@@ -348,11 +386,92 @@ class Scheduler:
         if failed is not None:
             return _Result(None, failed, _plugin_message(failed, "filter"))
         if node is None:
-            post = self.framework.run_post_filter(state, pod, statuses)
+            post = self.framework.run_post_filter(state, pod, statuses) if post_filter else Status(Code.UNSCHEDULABLE)
             return _Result(None, Status(Code.UNSCHEDULABLE),
                            fit_error_message(len(nodes), statuses, post_filter_msg=post.message),
                            frozenset(s.plugin for s in statuses.values()))
         return _Result(node, status)
+
+    # -- pod-group cycle ---------------------------------------------------------------------------
+    def schedule_group(self, group: QueuedGroupInfo) -> None:
+        """One pod-group cycle (``scheduleOnePodGroup``): validate, place the members, submit."""
+        instance = group.instance
+        pending = []
+        for info in group.infos():
+            if is_responsible_for(info.pod):
+                pending.append(info)
+            else:
+                self.queue.forget(info.uid)   # bound, finished or deleting meanwhile
+        group_obj = self._group_lookup(instance)
+        min_count = None
+        if group_obj is not None:
+            try:
+                min_count = gang_min_count(group_obj, instance) or 1   # basic groups: 1
+            except ValueError:
+                pass
+        if not pending or group_obj is None or min_count is None:
+            # Nothing left, or the group went away meanwhile: its PreEnqueue will hold the pods.
+            self.queue.requeue_group(group, pending, {GANG_SCHEDULING})
+            return
+        live = self._live_members(instance)
+        invalid = validate_group(instance, group_priority(group_obj, instance), live)
+        if invalid:
+            self._submit_group(group, group_obj, pending, GroupResult(error("", invalid)))
+            return
+        pending_uids = {info.uid for info in pending}
+        scheduled = sum(1 for p in live if p["metadata"]["uid"] not in pending_uids
+                        and (is_assigned(p) or self.nodes.is_assumed(p["metadata"]["uid"])))
+        result = run_group_algorithm(pending, min_count, scheduled, self)
+        self._submit_group(group, group_obj, pending, result)
+
+    def schedule_member(self, info: QueuedPodInfo) -> MemberResult:
+        """Filter and score one member without PostFilter (:class:`~podgroup_cycle.MemberScheduler`)."""
+        state = CycleState()
+        result = self._schedule_pod(state, info.pod, post_filter=False)
+        return MemberResult(info, state, result.node, result.status, result.message, result.rejected_by)
+
+    def assume_member(self, member: MemberResult) -> Callable[[], None] | Status:
+        """Assume and reserve one placed member; the revert closure, or why Reserve failed."""
+        pod, node_name, state = member.info.pod, member.node, member.state
+        assert node_name is not None
+        self.nodes.assume_pod(pod, node_name)
+        status = self.framework.run_reserve(state, pod, node_name)
+        if not status.is_success:
+            self._revert(state, pod, node_name)
+            message = _plugin_message(status, "Reserve" if status.code == Code.ERROR else "")
+            return Status(status.code, (message,), status.plugin)
+        return lambda: self._revert(state, pod, node_name)
+
+    def _submit_group(self, group: QueuedGroupInfo, group_obj: dict[str, Any], pending: list[QueuedPodInfo],
+                      result: GroupResult) -> None:
+        """``submitPodGroupAlgorithmResult``: bind the placed members of a successful group,
+        explain every other member, set the group's condition and requeue what is left."""
+        status = result.status
+        by_uid = {m.info.uid: m for m in result.members}
+        failed: list[QueuedPodInfo] = []
+        rejected_by: set[str] = set()
+        for info in pending:
+            member = by_uid.get(info.uid)
+            if status.is_success and member is not None and member.fits:
+                assert member.node is not None
+                self._start_binding(info, member.state, member.node)
+                continue
+            failed.append(info)
+            if status.code == Code.ERROR:
+                own = member is not None and member.status.code == Code.ERROR
+                self._report(info, REASON_SCHEDULER_ERROR, member.message if own and member else status.message)
+                continue
+            if member is None or member.fits:
+                rejected_by.update({status.plugin} - {""})
+            else:
+                rejected_by.update(member.rejected_by)
+            self._report(info, REASON_UNSCHEDULABLE, member_message(result, member) if member else status.message)
+        if status.is_success:
+            self._group_status.set(group.instance, group_obj, "True", REASON_SCHEDULED, "")
+        else:
+            reason = REASON_SCHEDULER_ERROR if status.code == Code.ERROR else REASON_UNSCHEDULABLE
+            self._group_status.set(group.instance, group_obj, "False", reason, status.message)
+        self.queue.requeue_group(group, failed, () if status.code == Code.ERROR else rejected_by)
 
     def _find_node(self, state: CycleState, pod: dict[str, Any], nodes: Sequence[NodeInfo]
                    ) -> tuple[str | None, dict[str, Status], Status | None]:
@@ -440,8 +559,7 @@ class Scheduler:
                                  f"Successfully assigned {object_key(pod)} to {node_name}")
             self.queue.done(info.uid)
             return
-        self.framework.run_unreserve(state, pod, node_name)
-        self.nodes.forget_pod(info.uid)
+        self._revert(state, pod, node_name)
         self._fail(info, status, _plugin_message(status, stage if status.code == Code.ERROR else ""),
                    _rejected_by(status))
 
@@ -449,21 +567,27 @@ class Scheduler:
     def _fail(self, info: QueuedPodInfo, status: Status, message: str,
               rejected_by: frozenset[str] = frozenset()) -> None:
         self.queue.add_unschedulable(info, rejected_by)
-        reason = REASON_UNSCHEDULABLE if status.is_rejected else REASON_SCHEDULER_ERROR
+        self._report(info, REASON_UNSCHEDULABLE if status.is_rejected else REASON_SCHEDULER_ERROR, message)
+
+    def _report(self, info: QueuedPodInfo, reason: str, message: str) -> None:
+        """``FailedScheduling`` Event and ``PodScheduled=False`` on the pod."""
         pod = _as_pod(info.pod)
         self._recorder.event(pod, WARNING, "FailedScheduling", message)
         self._explain(pod, reason, message)
 
     def _explain(self, pod: dict[str, Any], reason: str, message: str) -> None:
         """Set ``PodScheduled=False`` with ``reason`` and ``message`` unless the pod already says so."""
+        uid = pod["metadata"]["uid"]
         current = next((c for c in (pod.get("status") or {}).get("conditions") or ()
                         if c.get("type") == "PodScheduled"), None)
         if current and (current.get("status"), current.get("reason"), current.get("message")) == \
                 ("False", reason, message):
+            self._explained.pop(uid, None)
             return
-        task = asyncio.get_running_loop().create_task(self._write_condition(pod, reason, message))
-        self._binding_tasks.add(task)
-        task.add_done_callback(self._binding_tasks.discard)
+        if self._explained.get(uid) == (reason, message):
+            return   # sent already; the informer has not shown it yet
+        self._explained[uid] = (reason, message)
+        self._spawn(self._write_condition(pod, reason, message))
 
     async def _write_condition(self, pod: dict[str, Any], reason: str, message: str) -> None:
         condition = {"type": "PodScheduled", "status": "False", "reason": reason, "message": message,
@@ -477,7 +601,13 @@ class Scheduler:
             pass   # deleted meanwhile
         except (StatusError, *TRANSPORT_ERRORS) as exc:
             # Only an explanation, written again on the pod's next failure: no need to retry.
+            self._explained.pop(meta["uid"], None)
             log.warning("cannot update PodScheduled of %s/%s: %s", meta.get("namespace"), meta["name"], exc)
+
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._binding_tasks.add(task)
+        task.add_done_callback(self._binding_tasks.discard)
 
 
 def _rejected_by(status: Status) -> frozenset[str]:

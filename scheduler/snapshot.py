@@ -173,6 +173,10 @@ class NodeCache:
         self._assumed.add(uid)
         self._place(uid, node_name, pod_requests(pod))
 
+    def is_assumed(self, uid: str) -> bool:
+        """Whether the pod is assumed (binding in flight), not yet seen bound."""
+        return uid in self._assumed
+
     def forget_pod(self, uid: str) -> None:
         """Undo :meth:`assume_pod` after a failed binding (no-op once the binding was observed)."""
         if uid in self._assumed:

@@ -71,6 +71,10 @@ class Store:
             raise KeyError(f"no index named {index_name!r}") from None
         return [self._items[k] for k in sorted(keys)]
 
+    def index_size(self, index_name: str, value: str) -> int:
+        """How many objects :meth:`by_index` would return, without building the list."""
+        return len(self._indices[index_name].get(value, ()))
+
     def _index_one(self, name: str, key: str, obj: dict) -> None:
         index = self._indices[name]
         for value in set(self._index_funcs[name](obj)):
@@ -105,3 +109,7 @@ class Lister:
 
     def by_index(self, index_name: str, value: str) -> list[dict]:
         return self._store.by_index(index_name, value)
+
+    def count_index(self, index_name: str, value: str) -> int:
+        """The number of objects :meth:`by_index` would return (constant time)."""
+        return self._store.index_size(index_name, value)

@@ -22,9 +22,9 @@ Flow (``plugins/dynamicresources/dynamicresources.go``):
   a committed allocation holds until the informer catches up.
 - Unreserve: drop pending allocations, restore the cache, remove the pod's reservation.
 - Pod groups: a claim whose pending allocation was chosen for a pod of the same group instance
-  is usable by the others as if allocated (a gang's members wait at Permit before anything is
-  written, so making them wait for the write would deadlock the gang); their PreBind waits
-  until that member's write landed, then only adds its reservation.
+  is usable by the others as if allocated (the pod-group cycle places every member before
+  anything is written, so making them wait for the write would fail the group); their PreBind
+  waits until that member's write landed, then only adds its reservation.
 - PostFilter: an allocated claim that kept the pod off every node and is reserved by nobody
   gets deallocated so the next attempt can allocate it elsewhere.
 """

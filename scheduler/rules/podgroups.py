@@ -96,6 +96,14 @@ def is_group_object(obj: dict | None, instance: PodGroupInstance) -> bool:
             and is_workload == instance.is_workload_shape)
 
 
+def group_priority(group_obj: dict, instance: PodGroupInstance) -> int | None:
+    """The group's priority (``spec.priority``, unset = 0, as upstream's ``PodGroupPriority``);
+    None for a v1alpha1 Workload, which has none (its pods' priority stands for it)."""
+    if instance.is_workload_shape:
+        return None
+    return int((group_obj.get("spec") or {}).get("priority") or 0)
+
+
 def group_resource_claims(group_obj: dict, instance: PodGroupInstance) -> list[dict]:
     """The instance's ``resourceClaims`` entries, from a PodGroup or a v1alpha1 Workload."""
     spec = group_obj.get("spec") or {}

@@ -38,6 +38,18 @@ async def apply_manifest(api: ApiClient, name: str) -> list[dict[str, Any]]:
     return [await create(api, doc) for doc in docs]
 
 
+async def add_gpu_node(api: ApiClient, name: str, gpus: int = 4, *, cpu: str = "8",
+                       attributes: dict[str, dict[str, Any]] | None = None) -> None:
+    """A node with ``gpus`` devices of the GPU class in its own pool; ``attributes`` go on every device."""
+    await create(api, {"apiVersion": "v1", "kind": "Node",
+                       "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+                       "status": {"allocatable": {"cpu": cpu, "memory": "32Gi", "pods": "110"}}})
+    devices = [{"name": f"gpu-{i}", "attributes": {"index": {"int": i}, **(attributes or {})}} for i in range(gpus)]
+    await create(api, {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": name},
+                       "spec": {"driver": GPU_CLASS, "nodeName": name, "devices": devices,
+                                "pool": {"name": name, "generation": 1, "resourceSliceCount": 1}}})
+
+
 def device_request(name: str = "gpu", count: int | None = None, selectors: list[str] | None = None,
                    mode: str | None = None, **extra: Any) -> dict[str, Any]:
     exactly: dict[str, Any] = {"deviceClassName": GPU_CLASS, **extra}

@@ -1,14 +1,16 @@
-"""Gang scheduling (KEP-4671) end to end: PodGroup and v1alpha1 Workload gangs on the full control plane."""
+"""Gang scheduling (KEP-4671, the 1.37 pod-group cycle) end to end: PodGroup and v1alpha1 Workload gangs
+on the full control plane."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import pytest
 from fakeapi.fixtures.plugin import wait_for
 from fakeapi.scheduler.client import PODGROUPS, PODS, RESOURCE_CLAIMS, WORKLOADS_V1ALPHA1, ApiClient
-from fakeapi.scheduler.plugins.gang import CONDITION_SCHEDULED, WAITING_FOR_PODS
+from fakeapi.scheduler.plugins.gang import WAITING_FOR_PODS
+from fakeapi.scheduler.podgroup_status import CONDITION_SCHEDULED
 from sched_helpers import (
+    add_gpu_node,
     apply_manifest,
     claim_obj,
     claim_spec,
@@ -21,8 +23,6 @@ from sched_helpers import (
     wait_running,
     wait_unschedulable,
 )
-
-SHORT_TIMEOUT = pytest.mark.fakeapi(gang_scheduling_timeout=0.5)
 
 
 def pod_group(name: str, min_count: int | None) -> dict[str, Any]:
@@ -85,8 +85,7 @@ async def test_pod_waits_for_its_pod_group_to_appear(api: ApiClient) -> None:
     await wait_running(api, "early")
 
 
-@SHORT_TIMEOUT
-async def test_gang_that_cannot_fit_is_not_bound_and_releases_its_devices(api: ApiClient) -> None:
+async def test_gang_that_can_never_fit_holds_nothing_and_runs_once_capacity_arrives(api: ApiClient) -> None:
     # Each pod wants a whole node's 4 GPUs: two fit, the third never does.
     await apply_manifest(api, "gpu-cluster.yaml")
     await create(api, template_obj("node-of-gpus", claim_spec(device_request(count=4))))
@@ -104,10 +103,69 @@ async def test_gang_that_cannot_fit_is_not_bound_and_releases_its_devices(api: A
     assert len(claims) == 3 and not any((c.get("status") or {}).get("allocation") for c in claims)
     condition = await scheduled_condition(api, "trio", "False")
     assert condition["reason"] == "Unschedulable" and gang_failed in condition["message"]
-    # The in-flight allocations were released: a lone pod gets a whole node's GPUs.
+    # Nothing is held: an ordinary pod gets a whole node's GPUs at once.
     await create(api, pod_obj("lone", template="node-of-gpus"))
-    assert len((await pod_claim(api, await wait_running(api, "lone")))["status"]["allocation"]["devices"]
-               ["results"]) == 4
+    lone = await wait_running(api, "lone")
+    assert len((await pod_claim(api, lone))["status"]["allocation"]["devices"]["results"]) == 4
+    assert await bound(api) == ["lone"]
+    # Capacity arrives (the lone pod goes, a third GPU node joins): the waiting gang runs.
+    await api.delete(PODS, "default", "lone")
+    await add_gpu_node(api, "gpu-node-3")
+    for name in ("a", "b", "c"):
+        await wait_running(api, name)
+    await scheduled_condition(api, "trio", "True")
+
+
+async def test_two_gangs_competing_for_devices_enough_for_one(api: ApiClient) -> None:
+    # 8 GPUs on two nodes, pods of 2 GPUs: four pods fit, a gang has three.
+    await apply_manifest(api, "gpu-cluster.yaml")
+    await create(api, template_obj("two-gpus", claim_spec(device_request(count=2))))
+    for gang in ("left", "right"):
+        await api.create(PODGROUPS, "default", pod_group(gang, 3))
+    for i in range(3):
+        for gang in ("left", "right"):
+            await create(api, member(f"{gang}-{i}", gang, template="two-gpus"))
+
+    async def one_gang_bound_other_explained() -> str | None:
+        placed = await bound(api)
+        winners = {g for g in ("left", "right") if sum(p.startswith(g) for p in placed) == 3}
+        if len(winners) != 1 or len(placed) != 3:
+            return None
+        loser = ({"left", "right"} - winners).pop()
+        texts = [(await wait_unschedulable(api, f"{loser}-{i}"))["message"] for i in range(3)]
+        return loser if all("minCount (3) cannot be satisfied" in t or "cannot allocate all claims" in t
+                            for t in texts) else None
+    loser = await wait_for(one_gang_bound_other_explained, message="one gang fully bound, the other explained")
+    condition = await scheduled_condition(api, loser, "False")
+    # One member took the last two GPUs, the next found none: the cycle stops there.
+    assert condition["message"] == "minCount (3) cannot be satisfied: 1 scheduled, 1 remaining"
+    allocated = [c for c in (await api.list(RESOURCE_CLAIMS, "default"))["items"]
+                 if (c.get("status") or {}).get("allocation")]
+    assert {c["status"]["reservedFor"][0]["name"].split("-")[0] for c in allocated} == {"left", "right"} - {loser}
+
+
+async def test_lowering_min_count_lets_a_waiting_gang_run(api: ApiClient) -> None:
+    await apply_manifest(api, "gpu-cluster.yaml")
+    await create(api, template_obj("node-of-gpus", claim_spec(device_request(count=4))))
+    await api.create(PODGROUPS, "default", pod_group("trio", 3))
+    for name in ("a", "b", "c"):
+        await create(api, member(name, "trio", template="node-of-gpus"))
+    await scheduled_condition(api, "trio", "False")
+    await api.patch(PODGROUPS, "default", "trio", {"spec": {"schedulingPolicy": {"gang": {"minCount": 2}}}})
+    await scheduled_condition(api, "trio", "True")
+    assert len(await bound(api)) == 2
+
+
+async def test_members_with_different_scheduler_names_are_refused(api: ApiClient) -> None:
+    await apply_manifest(api, "gpu-cluster.yaml")
+    await api.create(PODGROUPS, "default", pod_group("mixed", 2))
+    await create(api, member("ours", "mixed"))
+    await create(api, member("theirs", "mixed", schedulerName="other-scheduler"))
+    condition = await wait_unschedulable(api, "ours", reason="SchedulerError")
+    assert condition["message"] == ('all pods in a pod group hierarchy should have the same .spec.schedulerName '
+                                    'set, got: "other-scheduler" ("theirs") and "default-scheduler" ("ours")')
+    assert (await scheduled_condition(api, "mixed", "False"))["reason"] == "SchedulerError"
+    assert await bound(api) == []
 
 
 async def _whole_or_halves_pool(api: ApiClient) -> None:
@@ -138,7 +196,6 @@ def _whole_or_half_claim(name: str) -> dict[str, Any]:
             "spec": {"devices": {"requests": [{"name": "widget", "firstAvailable": [sub("whole"), sub("half")]}]}}}
 
 
-@SHORT_TIMEOUT
 async def test_pod_group_dra_allocation_conflict_keeps_the_gang_pending(api: ApiClient) -> None:
     # Upstream pod_group_dra_allocation.go (bug #138765): the first pod greedily takes "whole",
     # the second finds no half left, and the gang never reaches minCount.

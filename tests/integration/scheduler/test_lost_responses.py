@@ -15,7 +15,7 @@ import pytest
 from fakeapi.fixtures import wait_for
 from fakeapi.scheduler.client import EVENTS, PODGROUPS, PODS, RESOURCE_CLAIMS, ApiClient
 from fakeapi.scheduler.controlplane import ControlPlane
-from fakeapi.scheduler.plugins.gang import CONDITION_SCHEDULED
+from fakeapi.scheduler.podgroup_status import CONDITION_SCHEDULED
 from sched_helpers import (
     apply_manifest,
     claim_obj,

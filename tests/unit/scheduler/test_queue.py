@@ -1,4 +1,4 @@
-"""Scheduling queue: ordering, backoff with an injected clock, gating and event-driven requeue."""
+"""Scheduling queue: ordering, backoff with an injected clock, gating, event-driven requeue, pod-group entities."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ from fakeapi.scheduler.framework.interface import (
     Status,
     unresolvable,
 )
-from fakeapi.scheduler.queue import SchedulingQueue
+from fakeapi.scheduler.queue import QueuedGroupInfo, SchedulingQueue
+from fakeapi.scheduler.rules.podgroups import PodGroupInstance, pod_group_instance
 
 from .builders import pod
 
@@ -25,15 +26,20 @@ CLAIM_UPDATE = ClusterEvent(EventResource.RESOURCE_CLAIM, ActionType.UPDATE)
 
 
 class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
+    """Time that moves only when the test sets ``t``; timers are never needed by ``pop_nowait``."""
 
-    def __call__(self) -> float:
-        return self.now
+    def __init__(self) -> None:
+        self.t = 1000.0
+
+    def now(self) -> float:
+        return self.t
+
+    def call_later(self, delay: float, callback: Any) -> asyncio.TimerHandle:
+        return asyncio.get_running_loop().call_later(delay, callback)
 
 
 def _queue(clock: Clock, gate: Any = None, **kwargs: Any) -> SchedulingQueue:
-    q = SchedulingQueue(gate or (lambda p: SUCCESS), clock=clock, initial_backoff=1.0, max_backoff=10.0,
+    q = SchedulingQueue(gate or (lambda p: SUCCESS), clock, initial_backoff=1.0, max_backoff=10.0,
                         **kwargs)
     q.register_events([
         ("NodeAffinity", ClusterEventWithHint(NODE_ADD)),
@@ -59,7 +65,7 @@ def test_priority_then_fifo() -> None:
     q = _queue(clock)
     for name, prio in (("low", 0), ("high", 10), ("low2", 0)):
         q.add(pod(name, priority=prio))
-        clock.now += 1
+        clock.t += 1
     assert [_name(q.pop_nowait()) for _ in range(3)] == ["high", "low", "low2"]
     assert q.pop_nowait() is None
 
@@ -72,7 +78,7 @@ def test_error_backs_off_and_is_not_popped_early() -> None:
     q.add_unschedulable(info)            # an error: no rejecting plugin
     assert q.stats()["backoff"] == 1
     assert q.pop_nowait() is None        # an error backoff is always waited out
-    clock.now += 1.0
+    clock.t += 1.0
     assert _name(q.pop_nowait()) == "a"
 
 
@@ -83,7 +89,7 @@ def test_rejected_pod_waits_for_a_registered_event() -> None:
     info = q.pop_nowait()
     q.add_unschedulable(info, {"NodeAffinity"})
     assert q.stats()["unschedulable"] == 1
-    clock.now += 60
+    clock.t += 60
     q.on_event(CLAIM_UPDATE, None, {"helps": True})   # registered by another plugin: ignored
     assert q.pop_nowait() is None
     q.on_event(NODE_ADD, None, {})
@@ -165,9 +171,9 @@ def test_long_unschedulable_pods_are_flushed() -> None:
     q = _queue(clock, max_unschedulable=300.0)
     q.add(pod("a"))
     q.add_unschedulable(q.pop_nowait(), {"NodeAffinity"})
-    clock.now += 299
+    clock.t += 299
     assert q.pop_nowait() is None
-    clock.now += 1
+    clock.t += 1
     assert _name(q.pop_nowait()) == "a"
 
 
@@ -186,3 +192,132 @@ async def test_pop_wakes_up_on_add() -> None:
     q.add(pod("a"))
     info = await asyncio.wait_for(waiter, 1.0)
     assert _name(info) == "a"
+
+
+# --- pod-group entities ------------------------------------------------------------------------------
+
+GROUP_GATE = "GangScheduling"
+
+
+def member(name: str, group: str = "trio", **kwargs: Any) -> dict[str, Any]:
+    p = pod(name, uid=name, **kwargs)
+    p["spec"]["schedulingGroup"] = {"podGroupName": group}
+    return p
+
+
+class _Groups:
+    """A group gate that opens once ``quorum`` members were added (as GangScheduling counts them)."""
+
+    def __init__(self, quorum: int) -> None:
+        self.quorum = quorum
+        self.seen: set[str] = set()
+
+    def gate(self, instance: PodGroupInstance) -> Status:
+        return SUCCESS if len(self.seen) >= self.quorum else unresolvable(GROUP_GATE, "waiting for minCount pods")
+
+
+def _group_queue(clock: Clock, quorum: int = 2, gate: Any = None) -> tuple[SchedulingQueue, _Groups]:
+    groups = _Groups(quorum)
+    q = SchedulingQueue(gate or (lambda p: SUCCESS), clock, group_of=pod_group_instance, group_gate=groups.gate,
+                        initial_backoff=1.0, max_backoff=10.0)
+    q.register_events([("NodeAffinity", ClusterEventWithHint(NODE_ADD))])
+
+    def add(p: dict[str, Any]) -> None:
+        groups.seen.add(p["metadata"]["uid"])
+        q.add(p)
+    q.add_member = add   # type: ignore[attr-defined]
+    return q, groups
+
+
+def _names(entity: Any) -> list[str]:
+    return [i.pod["metadata"]["name"] for i in entity.infos()]
+
+
+def test_group_is_popped_once_with_every_member_after_its_quorum() -> None:
+    clock = Clock()
+    q, _ = _group_queue(clock)
+    q.add_member(member("a"))   # type: ignore[attr-defined]
+    assert q.stats()["gated"] == 1 and q.pop_nowait() is None
+    clock.t += 1
+    q.add_member(member("b"))   # type: ignore[attr-defined]
+    group = q.pop_nowait()
+    assert isinstance(group, QueuedGroupInfo) and _names(group) == ["a", "b"]
+    assert q.pop_nowait() is None
+
+
+def test_members_are_ordered_by_priority_then_arrival() -> None:
+    clock = Clock()
+    q, _ = _group_queue(clock, quorum=3)
+    for name, prio in (("low", 0), ("high", 5), ("low2", 0)):
+        q.add_member(member(name, priority=prio))   # type: ignore[attr-defined]
+        clock.t += 1
+    assert _names(q.pop_nowait()) == ["high", "low", "low2"]
+
+
+def test_one_gated_member_holds_the_group_back() -> None:
+    clock = Clock()
+    ready = {"a"}
+    q, _ = _group_queue(clock, gate=lambda p: SUCCESS if p["metadata"]["name"] in ready
+                        else unresolvable("DynamicResources", "claim not created yet"))
+    q.register_events([("DynamicResources", ClusterEventWithHint(CLAIM_UPDATE))])
+    q.add_member(member("a"))   # type: ignore[attr-defined]
+    q.add_member(member("b"))   # type: ignore[attr-defined]
+    assert q.pop_nowait() is None and q.stats()["gated"] == 1
+    ready.add("b")
+    q.on_event(CLAIM_UPDATE, {}, {}, only=["b"])
+    assert _names(q.pop_nowait()) == ["a", "b"]
+
+
+def test_member_arriving_in_flight_waits_and_joins_after_the_attempt() -> None:
+    clock = Clock()
+    q, _ = _group_queue(clock)
+    for name in ("a", "b"):
+        q.add_member(member(name))   # type: ignore[attr-defined]
+    group = q.pop_nowait()
+    assert isinstance(group, QueuedGroupInfo)
+    q.add_member(member("c"))   # type: ignore[attr-defined]
+    assert q.pop_nowait() is None   # never scheduled alone
+    q.requeue_group(group, group.infos(), {"NodeAffinity"})
+    assert q.stats()["unschedulable"] == 1
+    q.on_event(NODE_ADD)
+    assert _names(q.pop_nowait()) == ["a", "b", "c"]
+
+
+def test_placed_members_leave_and_a_failed_binding_rejoins_the_group() -> None:
+    clock = Clock()
+    q, _ = _group_queue(clock, quorum=1)
+    for name in ("a", "b"):
+        q.add_member(member(name))   # type: ignore[attr-defined]
+    group = q.pop_nowait()
+    assert isinstance(group, QueuedGroupInfo)
+    a, b = group.infos()
+    q.requeue_group(group, [b], {"NodeAffinity"})    # a went to binding
+    assert _names(group) == ["b"] and q.stats()["in_flight"] == 1
+    q.add_unschedulable(a, {"NodeAffinity"})         # a's binding failed
+    assert sorted(_names(group)) == ["a", "b"] and q.stats() == {
+        "active": 0, "backoff": 0, "unschedulable": 1, "gated": 0, "in_flight": 0}
+
+
+def test_new_member_moves_a_parked_group() -> None:
+    clock = Clock()
+    q, _ = _group_queue(clock)
+    for name in ("a", "b"):
+        q.add_member(member(name))   # type: ignore[attr-defined]
+    group = q.pop_nowait()
+    q.requeue_group(group, group.infos(), {"NodeAffinity"})   # type: ignore[arg-type]
+    q.add_member(member("c"))   # type: ignore[attr-defined]
+    assert _names(q.pop_nowait()) == ["a", "b", "c"]
+
+
+def test_deleting_every_member_drops_the_group() -> None:
+    clock = Clock()
+    q, _ = _group_queue(clock, quorum=1)
+    q.add_member(member("a"))   # type: ignore[attr-defined]
+    q.delete("a")
+    assert q.pop_nowait() is None and q.stats()["active"] == 0
+
+
+@pytest.mark.parametrize(("attempts", "size", "want"), [(1, 4, 1.0), (5, 1, 10.0), (5, 4, 16.0), (6, 4, 20.0)],
+                         ids=["first", "single-capped", "group-of-4-below-cap", "group-of-4-capped"])
+def test_group_backoff_cap_grows_with_the_square_root_of_its_size(attempts: int, size: int, want: float) -> None:
+    assert _queue(Clock()).backoff_duration(attempts, size) == want
