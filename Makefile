@@ -41,3 +41,4 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_allocator.py
 	$(BIN)/python bench/bench_cel.py
 	$(BIN)/python bench/bench_scheduler.py
+	$(BIN)/python bench/bench_memory.py
