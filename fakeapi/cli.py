@@ -10,21 +10,31 @@ from collections.abc import Sequence
 
 from fakeapi.config import FeatureGates, tune_gc_for_server
 from fakeapi.errors import StatusError
+from fakeapi.kubeconfig import is_loopback
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="fakeapi", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="run the API server (and the control plane)")
-    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--host", default="127.0.0.1",
+                       help="address to bind; anything but loopback exposes the unauthenticated API")
     serve.add_argument("--port", type=int, default=0, help="0 picks a free port")
-    serve.add_argument("--kubeconfig", default=None, help="where to write a kubeconfig once ready")
+    serve.add_argument("--kubeconfig", default=None,
+                       help="where to write a kubeconfig (mode 0600) once ready; removed at exit")
     serve.add_argument("--no-control-plane", action="store_true",
                        help="serve the API only: no scheduler, controllers or kubelet emulation")
     serve.add_argument("--feature-gates", default="", help="NAME=true|false,...")
     demo = sub.add_parser("demo", help="run the KEP-5729 story end to end and exit")
     demo.add_argument("--feature-gates", default="", help="NAME=true|false,...")
     return parser
+
+
+_EXPOSED = """\
+fakeapi: WARNING: listening on {host}, reachable from the network.
+fakeapi: WARNING: this API server has no authentication: anyone who can connect can read, change
+fakeapi: WARNING: and delete every object (there is no --secure mode yet).  Use --host 127.0.0.1
+fakeapi: WARNING: unless exposing it is what you want."""
 
 
 async def _serve(args: argparse.Namespace) -> int:
@@ -40,6 +50,8 @@ async def _serve(args: argparse.Namespace) -> int:
     await cluster.start()
     tune_gc_for_server()
     try:
+        if not is_loopback(args.host):
+            print(_EXPOSED.format(host=args.host or "every interface"), file=sys.stderr, flush=True)
         print(f"serving on {cluster.url}", flush=True)
         await stop.wait()
     finally:

@@ -7,6 +7,10 @@ This is wiring: the only module besides the CLI that starts both the server and 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
+import os
+import signal
 import sys
 import tempfile
 from dataclasses import replace
@@ -17,32 +21,106 @@ from typing import TYPE_CHECKING, Any, Literal
 from aiohttp import web
 
 from fakeapi.config import FeatureGates, ServerOptions
-from fakeapi.kubeconfig import write_kubeconfig
+from fakeapi.errors import ServiceUnavailable
+from fakeapi.kubeconfig import WrittenKubeconfig, server_url, write_kubeconfig
 from fakeapi.registry.rest import Registry
 from fakeapi.server.app import create_app
+from fakeapi.server.connections import GuardedSite
 from fakeapi.server.state import REGISTRY
 
 if TYPE_CHECKING:
     from fakeapi.scheduler.clock import Clock
 
 
-async def _start_control_plane_process(url: str, gates: FeatureGates, *, kubelet: bool = True,
-                                       gang_scheduling_timeout: float | None = None) -> asyncio.subprocess.Process:
-    """``python -m fakeapi.scheduler`` against ``url``; returns once its caches are synced."""
-    flags = ",".join(f"{name}={str(on).lower()}" for name, on in gates.as_dict().items())
-    args = ["--server", url, "--feature-gates", flags]
-    if not kubelet:
-        args.append("--no-kubelet")
-    if gang_scheduling_timeout is not None:
-        args += ["--gang-scheduling-timeout", str(gang_scheduling_timeout)]
-    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "fakeapi.scheduler", *args,
-                                                stdout=asyncio.subprocess.PIPE)
-    assert proc.stdout is not None
-    line = await asyncio.wait_for(proc.stdout.readline(), 30)
-    if not line:
+log = logging.getLogger("fakeapi")
+READY_TIMEOUT = 30.0  # seconds the control plane process may take to sync its caches
+STOP_TIMEOUT = 10.0  # seconds it may take to stop after SIGTERM before it gets SIGKILL
+
+
+class ControlPlaneExited(RuntimeError):
+    """The control plane's child process exited while the cluster needed it."""
+
+
+def _exit_reason(returncode: int) -> str:
+    if returncode < 0:
+        return f"was killed by {signal.Signals(-returncode).name}"
+    return f"exited with code {returncode}"
+
+
+def _exited(pid: int) -> bool:
+    """Whether child ``pid`` has exited, without reaping it: signalling a dead child through
+    ``Process.terminate`` reaps it behind asyncio's back, which then reports exit code 255."""
+    try:
+        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:  # reaped already; asyncio is about to report it
+        return True
+
+
+class _ControlPlaneProcess:
+    """``python -m fakeapi.scheduler`` against the server, watched for an unexpected exit."""
+
+    def __init__(self, url: str, gates: FeatureGates, *, kubelet: bool = True,
+                 gang_scheduling_timeout: float | None = None) -> None:
+        flags = ",".join(f"{name}={str(on).lower()}" for name, on in gates.as_dict().items())
+        self._args = ["--server", url, "--feature-gates", flags]
+        if not kubelet:
+            self._args.append("--no-kubelet")
+        if gang_scheduling_timeout is not None:
+            self._args += ["--gang-scheduling-timeout", str(gang_scheduling_timeout)]
+        self._spawn: asyncio.Future[asyncio.subprocess.Process] | None = None
+        self._supervisor: asyncio.Task[None] | None = None
+        # Exit codes that mean "stopped by us": none while it should be running.
+        self._expected: tuple[int, ...] = ()
+        self.failure: ControlPlaneExited | None = None
+
+    async def start(self) -> None:
+        """Start the child; return once its caches are synced (it prints one line then)."""
+        # A future of its own, so that stop() finds the child even while it is being spawned.
+        self._spawn = asyncio.ensure_future(asyncio.create_subprocess_exec(
+            sys.executable, "-m", "fakeapi.scheduler", *self._args, stdout=asyncio.subprocess.PIPE))
+        proc = await asyncio.shield(self._spawn)
+        assert proc.stdout is not None
+        line = await asyncio.wait_for(proc.stdout.readline(), READY_TIMEOUT)
+        if not line:
+            how = "was stopped" if self._expected else _exit_reason(await proc.wait())
+            raise ControlPlaneExited(f"the control plane process {how} before it was ready")
+        self._supervisor = asyncio.create_task(self._supervise(proc))
+
+    async def _supervise(self, proc: asyncio.subprocess.Process) -> None:
+        assert proc.stdout is not None
+        # Reading to EOF both notices the exit and keeps the pipe drained: a child blocked on a
+        # full pipe would hang silently.
+        while await proc.stdout.read(1 << 16):
+            pass
+        returncode = await proc.wait()
+        if returncode not in self._expected:
+            self.failure = ControlPlaneExited(
+                f"the control plane process (pid {proc.pid}) {_exit_reason(returncode)}: nothing schedules "
+                "pods, allocates claims or runs pods any more; FakeCluster does not restart it")
+            log.error("%s", self.failure)
+
+    async def stop(self) -> None:
+        """Stop the child however far it got (spawning, starting, running, dead); never raises."""
+        if self._spawn is None:
+            return
+        try:
+            proc = await asyncio.shield(self._spawn)
+        except Exception:  # it never ran
+            return
+        if proc.returncode is None and not _exited(proc.pid):
+            # On SIGTERM it exits 0, or dies of the signal if it has no handler yet.
+            self._expected = (0, -signal.SIGTERM)
+            with contextlib.suppress(ProcessLookupError):  # it exited since the check
+                proc.terminate()
+            try:
+                await asyncio.wait_for(proc.wait(), STOP_TIMEOUT)
+            except TimeoutError:
+                self._expected += (-signal.SIGKILL,)
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
         await proc.wait()
-        raise RuntimeError(f"the control plane process exited with {proc.returncode}")
-    return proc
+        if self._supervisor is not None:
+            await self._supervisor
 
 
 class FakeCluster:
@@ -52,9 +130,19 @@ class FakeCluster:
     (True), not at all (False), or in a child process (``"process"``: both cores work, which
     roughly 1.5x's scheduling throughput on 2 cores).
 
+    A child control plane that exits unexpectedly is not restarted: a restart would hide the
+    crash from the test that caused it (upstream restarts kube-scheduler from its supervisor,
+    a tool outside the cluster).  Instead the exit is logged at once, every API request from
+    then on is answered 503 with the reason, and :meth:`stop` raises
+    :class:`ControlPlaneExited` after cleaning up.
+
+    The kubeconfig is written 0600 and removed at :meth:`stop`, unless something replaced it.
+
     >>> async with FakeCluster() as cluster:
     ...     cluster.url, cluster.kubeconfig_path
     """
+
+    _kubeconfig: WrittenKubeconfig | None = None
 
     def __init__(self, *, host: str | None = None, port: int | None = None,
                  control_plane: bool | Literal["process"] = True, feature_gates: FeatureGates | str | None = None,
@@ -98,45 +186,69 @@ class FakeCluster:
         return clock if clock is not None else Clock()
 
     async def start(self) -> FakeCluster:
+        """Serve, write the kubeconfig, start the control plane; on failure undo all of it."""
+        try:
+            await self._start()
+        except BaseException:
+            await self._shut_down()
+            raise
+        return self
+
+    async def _start(self) -> None:
         app = create_app(self.options)
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0,
-                                     # a client that goes away cancels its handler: abandoned
-                                     # watches are closed at once instead of lingering.
-                                     handler_cancellation=True)
+        if self.control_plane_enabled == "process":
+            app.middlewares.append(self._refuse_without_control_plane)
+        # A client that goes away cancels its handler: abandoned watches close at once.
+        self._runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=1.0, handler_cancellation=True)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.options.host, self.options.port)
-        await site.start()
+        await GuardedSite(self._runner, self.options).start()
         host, port = self._runner.addresses[0][:2]
-        self.url = f"http://{host}:{port}"
+        self.url = server_url(host, port)
         if self._kubeconfig_arg is None:
             self._tmpdir = tempfile.TemporaryDirectory(prefix="fakeapi-")
             self.kubeconfig_path = Path(self._tmpdir.name) / "kubeconfig"
         else:
             self.kubeconfig_path = self._kubeconfig_arg
-        write_kubeconfig(self.kubeconfig_path, self.url)
+        self._kubeconfig = write_kubeconfig(self.kubeconfig_path, self.url)
         if self.control_plane_enabled == "process":
-            self._control_plane = await _start_control_plane_process(self.url, self.gates,
-                                                                     **self._control_plane_options)
+            self._control_plane = _ControlPlaneProcess(self.url, self.gates, **self._control_plane_options)
+            await self._control_plane.start()
         elif self.control_plane_enabled:
             from fakeapi.scheduler.controlplane import ControlPlane
 
             self._control_plane = ControlPlane(self.url, gates=self.gates, **self._control_plane_options)
             await self._control_plane.start()
-        return self
+
+    @web.middleware
+    async def _refuse_without_control_plane(self, request: web.Request,
+                                            handler: web.Handler) -> web.StreamResponse:
+        # Fail the test's next request loudly rather than let it wait for scheduling that
+        # will never happen.
+        if isinstance(self._control_plane, _ControlPlaneProcess) and self._control_plane.failure:
+            raise ServiceUnavailable(str(self._control_plane.failure))
+        return await handler(request)
 
     async def stop(self) -> None:
-        if isinstance(self._control_plane, asyncio.subprocess.Process):
-            self._control_plane.terminate()
-            await self._control_plane.wait()
-        elif self._control_plane is not None:
-            await self._control_plane.stop()
-        self._control_plane = None
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
-        if self._tmpdir is not None:
-            self._tmpdir.cleanup()
-            self._tmpdir = None
+        """Stop everything started; raise :class:`ControlPlaneExited` if the child died on its own."""
+        control_plane = self._control_plane
+        await self._shut_down()
+        if isinstance(control_plane, _ControlPlaneProcess) and control_plane.failure:
+            raise control_plane.failure
+
+    async def _shut_down(self) -> None:
+        # Each part is taken before awaiting, so a stop() racing a failing start() undoes it once.
+        control_plane, self._control_plane = self._control_plane, None
+        if control_plane is not None:
+            await control_plane.stop()
+        runner, self._runner = self._runner, None
+        if runner is not None:
+            await runner.cleanup()
+        kubeconfig, self._kubeconfig = self._kubeconfig, None
+        if kubeconfig is not None:
+            kubeconfig.remove()
+        tmpdir, self._tmpdir = self._tmpdir, None
+        if tmpdir is not None:
+            tmpdir.cleanup()
 
     async def __aenter__(self) -> FakeCluster:
         return await self.start()

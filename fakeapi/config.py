@@ -65,6 +65,18 @@ class ServerOptions:
     watcher_queue_limit: int = 10_000
     # How often watches with allowWatchBookmarks get a BOOKMARK (upstream ~1/min).
     bookmark_interval: float = 60.0
+    # Seconds a kept-alive connection may sit between requests before the server closes it
+    # (upstream's IdleTimeout, which matches Go clients' 90 s idle-connection timeout).  Open
+    # watches are requests in progress, never idle.
+    idle_timeout: float = 90.0
+    # Seconds a client has to deliver a request's headers, from accepting the connection or from
+    # the first byte after an idle gap (upstream's ReadHeaderTimeout): half-sent requests end.
+    header_read_timeout: float = 32.0
+    # Open connections at most.  At the limit a new connection displaces the one that has waited
+    # longest for a request, or is refused with 503 when every connection is busy.  None: half
+    # the open-file limit left after a reserve (448 of the usual 1,024), since a client in the
+    # same process (FakeCluster in a test) spends a descriptor per connection too.
+    max_connections: int | None = None
     # Bytes of watch lines the event log keeps at most, besides ``event_window`` events: older
     # revisions are compacted (410), as etcd compacts its history, so churning large objects
     # holds no more memory than small ones.  None: no byte bound.

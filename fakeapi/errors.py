@@ -118,6 +118,10 @@ class TooManyRequests(StatusError):
     code, reason = 429, "TooManyRequests"
 
 
+class ServiceUnavailable(StatusError):
+    code, reason = 503, "ServiceUnavailable"
+
+
 class Timeout(StatusError):
     code, reason = 504, "Timeout"
 
@@ -126,12 +130,12 @@ _BY_REASON: dict[str, type[StatusError]] = {
     cls.reason: cls
     for cls in (BadRequest, Unauthorized, Forbidden, NotFound, MethodNotAllowed, NotAcceptable, AlreadyExists,
                 Conflict, Expired, Gone, RequestEntityTooLarge, UnsupportedMediaType, Invalid,
-                TooManyRequests, Timeout)
+                TooManyRequests, ServiceUnavailable, Timeout)
 }
 _BY_CODE: dict[int, type[StatusError]] = {
     400: BadRequest, 401: Unauthorized, 403: Forbidden, 404: NotFound, 405: MethodNotAllowed, 406: NotAcceptable,
     409: Conflict, 410: Expired, 413: RequestEntityTooLarge, 415: UnsupportedMediaType,
-    422: Invalid, 429: TooManyRequests, 504: Timeout,
+    422: Invalid, 429: TooManyRequests, 503: ServiceUnavailable, 504: Timeout,
 }
 
 

@@ -1,13 +1,40 @@
-"""Write a kubeconfig pointing at a fakeapi server."""
+"""How clients reach a fakeapi server: the URL to connect to and a kubeconfig naming it."""
 
 from __future__ import annotations
 
+import ipaddress
 import os
+import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
+from yarl import URL
 
 CONTEXT = "default"
+# A server bound to every interface is reached from this machine through loopback.
+_WILDCARD_TO_LOOPBACK = {"": "127.0.0.1", "0.0.0.0": "127.0.0.1", "::": "::1"}
+
+
+def is_loopback(host: str) -> bool:
+    """Whether binding ``host`` keeps the server off the network (a hostname other than
+    ``localhost`` may resolve to anything, so it counts as reachable)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def server_url(bound_host: str, port: int) -> str:
+    """The URL a client on this machine uses for a socket bound to ``bound_host``:``port``.
+
+    A wildcard address is not something to connect to, so it becomes the loopback address of
+    its family; IPv6 addresses get their brackets.
+    """
+    host = _WILDCARD_TO_LOOPBACK.get(bound_host, bound_host)
+    return str(URL.build(scheme="http", host=host, port=port))
 
 
 def kubeconfig_text(url: str, namespace: str = "default") -> str:
@@ -23,11 +50,38 @@ def kubeconfig_text(url: str, namespace: str = "default") -> str:
     return yaml.safe_dump(config, sort_keys=False)
 
 
-def write_kubeconfig(path: str | os.PathLike[str], url: str) -> Path:
-    """Write atomically (rename), so a watcher of the file never reads half of it."""
+@dataclass(frozen=True)
+class WrittenKubeconfig:
+    """A kubeconfig this process wrote: the path and the file's identity, to remove only that."""
+
+    path: Path
+    identity: tuple[int, int]  # (st_dev, st_ino)
+
+    def remove(self) -> None:
+        """Delete the file unless it is gone or something else has replaced it since."""
+        try:
+            stat = self.path.stat()
+        except FileNotFoundError:
+            return
+        if (stat.st_dev, stat.st_ino) == self.identity:
+            self.path.unlink(missing_ok=True)
+
+
+def write_kubeconfig(path: str | os.PathLike[str], url: str) -> WrittenKubeconfig:
+    """Write a kubeconfig for ``url`` readable by the owner only (0600, like kubectl's own).
+
+    Atomically: the text goes to a fresh 0600 file beside the target, which is then renamed
+    over it, so a reader never sees half a file and the file is never briefly world-readable.
+    """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_text(kubeconfig_text(url))
-    tmp.replace(target)
-    return target
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")  # mode 0600
+    try:
+        with os.fdopen(fd, "w") as file:
+            file.write(kubeconfig_text(url))
+            stat = os.fstat(file.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return WrittenKubeconfig(target, (stat.st_dev, stat.st_ino))

@@ -48,7 +48,7 @@ async def test_pod_with_template_claim_runs_in_either_mode(mode: bool | str) -> 
 # FakeCluster drops on its way to the server fails these tests.
 OPTIONS = ServerOptions(feature_gates=FeatureGates(DRAAdminAccess=False), event_window=2, event_window_bytes=1 << 20,
                         watcher_queue_limit=7,
-                        bookmark_interval=0.25)
+                        bookmark_interval=0.25, idle_timeout=30.0, header_read_timeout=20.0, max_connections=40)
 
 
 def test_the_test_options_change_every_tunable_field() -> None:

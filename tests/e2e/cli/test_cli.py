@@ -4,19 +4,31 @@ from __future__ import annotations
 
 import asyncio
 import json
+import resource
 import signal
+import socket
+import stat
 import sys
+import time
 from pathlib import Path
 
+import aiohttp
 import pytest
 import yaml
 from fakeapi.fixtures.plugin import kubectl_binary
+from yarl import URL
+
+from fakeapi.server.connections import REPORT_INTERVAL
 
 
-async def _serve(*args: str) -> tuple[asyncio.subprocess.Process, str]:
+async def _serve(*args: str, fd_limit: int | None = None) -> tuple[asyncio.subprocess.Process, str]:
+    def limit_fds() -> None:
+        if fd_limit is not None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (fd_limit, fd_limit))
+
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "fakeapi", "serve", *args,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, preexec_fn=limit_fds)
     assert proc.stdout is not None
     line = (await asyncio.wait_for(proc.stdout.readline(), 30)).decode().strip()
     return proc, line
@@ -30,6 +42,7 @@ async def test_serve_writes_kubeconfig_prints_url_and_stops_cleanly(tmp_path: Pa
     try:
         assert line.startswith("serving on http://127.0.0.1:")
         url = line.removeprefix("serving on ")
+        assert stat.S_IMODE(kubeconfig.stat().st_mode) == 0o600
         config = yaml.safe_load(kubeconfig.read_text())
         assert config["clusters"][0]["cluster"]["server"] == url
         context = config["contexts"][0]
@@ -45,6 +58,7 @@ async def test_serve_writes_kubeconfig_prints_url_and_stops_cleanly(tmp_path: Pa
         proc.send_signal(signal.SIGTERM)
         code = await asyncio.wait_for(proc.wait(), 15)
     assert code == 0
+    assert list(kubeconfig.parent.iterdir()) == []  # removed at exit, no temporary file left
 
 
 async def test_serve_sigint_also_exits_zero() -> None:
@@ -71,3 +85,80 @@ async def test_demo_runs_the_kep_5729_story_and_exits_zero() -> None:
     text = out.decode()
     assert "reservedFor: [('podgroups', 'training')]" in text
     assert "KEP-5729 story complete" in text
+
+
+async def _stop(proc: asyncio.subprocess.Process) -> str:
+    """SIGTERM, expect exit 0, return what it wrote to stderr."""
+    assert proc.stderr is not None
+    proc.send_signal(signal.SIGTERM)
+    assert await asyncio.wait_for(proc.wait(), 15) == 0
+    return (await proc.stderr.read()).decode()
+
+
+async def _version(url: str) -> dict:
+    async with aiohttp.ClientSession() as session, session.get(f"{url}/version") as resp:
+        assert resp.status == 200
+        return await resp.json()
+
+
+async def test_serve_keeps_a_kubeconfig_that_someone_else_replaced(tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "config"
+    proc, _ = await _serve("--no-control-plane", "--kubeconfig", str(kubeconfig))
+    theirs = tmp_path / "theirs"
+    theirs.write_text("not fakeapi's")
+    theirs.replace(kubeconfig)
+    await _stop(proc)
+    assert kubeconfig.read_text() == "not fakeapi's"
+
+
+async def test_serve_on_every_interface_warns_and_hands_out_a_loopback_url(tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "config"
+    proc, line = await _serve("--no-control-plane", "--host", "0.0.0.0", "--kubeconfig", str(kubeconfig))
+    try:
+        url = line.removeprefix("serving on ")
+        assert URL(url).host == "127.0.0.1"
+        assert yaml.safe_load(kubeconfig.read_text())["clusters"][0]["cluster"]["server"] == url
+        assert (await _version(url))["major"] == "1"
+    finally:
+        err = await _stop(proc)
+    assert "WARNING: listening on 0.0.0.0, reachable from the network" in err
+    assert "no authentication" in err
+
+
+async def test_serve_on_ipv6_loopback_brackets_the_address_and_does_not_warn() -> None:
+    proc, line = await _serve("--no-control-plane", "--host", "::1")
+    try:
+        url = line.removeprefix("serving on ")
+        assert url.startswith("http://[::1]:")
+        await _version(url)
+    finally:
+        err = await _stop(proc)
+    assert "WARNING" not in err
+
+
+async def test_idle_sockets_beyond_the_fd_limit_leave_the_server_answering() -> None:
+    # The reported failure: at a 1,024 fd limit, 1,100 idle sockets stopped the server and
+    # filled its log.  Scaled down to a 100 fd limit (a 16-connection limit), with the worst
+    # arrival: the server is stopped while 300 connections queue up, then wakes to all at once.
+    proc, line = await _serve("--no-control-plane", fd_limit=100)
+    url = URL(line.removeprefix("serving on "))
+    assert url.host == "127.0.0.1"
+    started = time.monotonic()
+    idle = []
+    try:
+        proc.send_signal(signal.SIGSTOP)
+        for _ in range(300):
+            sock = socket.socket()
+            sock.setblocking(False)
+            sock.connect_ex((url.host, url.port))  # the kernel queues what the backlog holds
+            idle.append(sock)
+        proc.send_signal(signal.SIGCONT)
+        await _version(str(url))
+    finally:
+        proc.send_signal(signal.SIGCONT)
+        for sock in idle:
+            sock.close()
+        err = await _stop(proc)
+    assert "Too many open files" not in err
+    # One line for the condition per REPORT_INTERVAL, not one per displaced socket.
+    assert 1 <= err.count("connection limit 16 reached") <= 1 + (time.monotonic() - started) / REPORT_INTERVAL, err

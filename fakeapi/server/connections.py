@@ -1,0 +1,295 @@
+"""Connection hygiene for the API server: idle and header-read timeouts, a connection limit.
+
+What aiohttp already gives is used as is: ``keepalive_timeout`` closes a connection that waits
+for its next request (a request in progress, such as an open watch, is never idle); it is
+:attr:`ServerOptions.idle_timeout`.  What neither aiohttp nor asyncio offers is added here:
+
+- a header-read timeout (upstream's ``ReadHeaderTimeout``), in a :class:`web.RequestHandler`
+  subclass: aiohttp's idle timer, which partial data does not restart, ends a request whose
+  headers never complete only when the idle timeout since the previous response runs out; a
+  timer from the request's first byte bounds it tighter without making idle connections as
+  short-lived.
+- a connection limit: at the limit a new connection displaces the one that has waited longest
+  for a request (as nginx reuses idle keep-alive connections), or gets a 503 and is closed when
+  every connection is busy.  Connections are accepted by hand, a small batch per wake-up:
+  ``loop.create_server`` accepts up to ``backlog`` descriptors per wake-up before any protocol
+  sees them, and once the process runs out of descriptors its accept loop (CPython 3.11) logs a
+  traceback per pending connection, every second, while the server stops answering.
+- one warning per condition and interval, never one per connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import json
+import logging
+import math
+import resource
+import socket
+from typing import Any
+
+from aiohttp import web
+from yarl import URL
+
+from fakeapi.config import ServerOptions
+from fakeapi.errors import ServiceUnavailable
+
+log = logging.getLogger("fakeapi")
+
+# Descriptors kept for the process's own files, listening sockets and child pipes.
+FD_RESERVE = 128
+# Connections accepted per wake-up: bounds the descriptors beyond the limit, those accepted but
+# not yet admitted (a loop iteration later) and those displaced but not yet closed (one more).
+ACCEPT_BATCH = 16
+# Seconds accepting pauses when the process is out of descriptors (asyncio's own choice).
+ACCEPT_RETRY_DELAY = 1.0
+# At most one warning per condition in this many seconds.
+REPORT_INTERVAL = 10.0
+_OUT_OF_RESOURCES = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
+
+
+def connection_limit(configured: int | None) -> int:
+    """The connection limit in force: ``configured``, else derived from ``RLIMIT_NOFILE``.
+
+    Half of what the reserve leaves, because a client in the same process (``FakeCluster`` in a
+    test) holds the other end of each connection in the same descriptor table.
+    """
+    if configured is not None:
+        return configured
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        soft = 1 << 16
+    return max(16, (soft - FD_RESERVE) // 2)
+
+
+class _Throttled:
+    """A recurring condition, logged at most once per interval with how often it happened."""
+
+    def __init__(self, message: str) -> None:
+        self._message = message
+        self._count = 0
+        self._next = -math.inf
+
+    def __call__(self, now: float, *args: object) -> None:
+        self._count += 1
+        if now < self._next:
+            return
+        log.warning(self._message + " (count since the last report: %d; at most one report per %.0f s)",
+                    *args, self._count, REPORT_INTERVAL)
+        self._count = 0
+        self._next = now + REPORT_INTERVAL
+
+
+class ConnectionGuard:
+    """The connections of one site: admission at the limit, and the throttled reports."""
+
+    def __init__(self, options: ServerOptions) -> None:
+        self.limit = connection_limit(options.max_connections)
+        self.header_read_timeout = options.header_read_timeout
+        self._open: dict[_GuardedHandler, None] = {}  # an insertion-ordered set
+        self.closed = False  # the site stopped: connections accepted before arrive too late
+        status = ServiceUnavailable(f"too many open connections (limit {self.limit}), all of them busy; retry")
+        body = json.dumps(status.to_status()).encode()
+        self.refusal = (b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+                        b"Retry-After: 1\r\nConnection: close\r\n"
+                        b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+        self._displaced = _Throttled("connection limit %d reached: closed the connection idle longest "
+                                     "to admit a new one")
+        self._refused = _Throttled("connection limit %d reached with every connection busy: refused a "
+                                   "new connection with 503")
+        self.header_timeouts = _Throttled("closed a connection that sent no complete request headers "
+                                          "within %.3g s")
+        self.out_of_descriptors = _Throttled("accepting connections failed (%s): paused for %.0f s")
+
+    def admit(self, handler: _GuardedHandler, now: float) -> bool:
+        """Count ``handler`` in, making room by closing the longest-idle connection if needed."""
+        if self.closed:
+            return False
+        if len(self._open) >= self.limit:
+            idle = [h for h in self._open if h.waiting_for_request()]
+            if not idle:
+                self._refused(now, self.limit)
+                return False
+            victim = min(idle, key=lambda h: h.last_received)
+            self.release(victim)
+            victim.force_close()
+            self._displaced(now, self.limit)
+        self._open[handler] = None
+        return True
+
+    def release(self, handler: _GuardedHandler) -> None:
+        self._open.pop(handler, None)
+
+
+class _GuardedHandler(web.RequestHandler):
+    """aiohttp's HTTP/1.1 protocol plus the guard's limit and a header-read timer."""
+
+    __slots__ = ("_admitted", "_guard", "_header_timer", "_received", "last_received")
+
+    def __init__(self, guard: ConnectionGuard, manager: web.Server, **kwargs: Any) -> None:
+        super().__init__(manager, **kwargs)
+        self._guard = guard
+        self._header_timer: asyncio.TimerHandle | None = None
+        self._admitted = False
+        self._received = False
+        self.last_received = 0.0
+
+    def waiting_for_request(self) -> bool:
+        """No request in progress: silent, kept alive between requests, or part of the headers in.
+
+        aiohttp has no public idle state; ``_waiter`` is the future its handler loop awaits the
+        next request's headers on (aiohttp 3.10-3.14; the connection tests pin the behaviour).
+        Before that loop first runs, a connection is idle if nothing has arrived yet.
+        """
+        if self._waiter is None:
+            return not self._received
+        return self._waiter.cancelled() or not self._waiter.done()  # cancelled: being closed
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        loop = asyncio.get_running_loop()
+        self.last_received = loop.time()
+        if not self._guard.admit(self, self.last_received):
+            assert isinstance(transport, asyncio.Transport)
+            if not self._guard.closed:
+                transport.write(self._guard.refusal)
+            transport.close()
+            return
+        self._admitted = True
+        super().connection_made(transport)
+        # Like upstream, the first request's headers are due within the header timeout of accept.
+        self._header_timer = loop.call_later(self._guard.header_read_timeout, self._header_deadline)
+
+    def data_received(self, data: bytes) -> None:
+        if not self._admitted:
+            return
+        super().data_received(data)
+        loop = asyncio.get_running_loop()
+        self._received = True
+        self.last_received = loop.time()
+        if not self.waiting_for_request():  # the headers are complete: the request runs
+            self._cancel_header_timer()
+        elif self._header_timer is None:  # the first bytes of a request after an idle gap
+            self._header_timer = loop.call_later(self._guard.header_read_timeout, self._header_deadline)
+
+    def connection_lost(self, exc: BaseException | None) -> None:
+        if not self._admitted:
+            return
+        self._cancel_header_timer()
+        self._guard.release(self)
+        super().connection_lost(exc)
+
+    def _header_deadline(self) -> None:
+        self._header_timer = None
+        if self.waiting_for_request():
+            self._guard.header_timeouts(asyncio.get_running_loop().time(), self._guard.header_read_timeout)
+            self.force_close()
+
+    def _cancel_header_timer(self) -> None:
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+            self._header_timer = None
+
+
+async def _listen(host: str, port: int, backlog: int) -> list[socket.socket]:
+    """Bound, listening, non-blocking sockets for every address of ``host``, as
+    ``loop.create_server`` makes them (``SO_REUSEADDR``; IPv6 sockets are IPv6-only)."""
+    infos = await asyncio.get_running_loop().getaddrinfo(host or None, port, type=socket.SOCK_STREAM,
+                                                         flags=socket.AI_PASSIVE)
+    sockets: list[socket.socket] = []
+    try:
+        for family, kind, proto, _, address in dict.fromkeys(infos):
+            sock = socket.socket(family, kind, proto)
+            sockets.append(sock)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            sock.bind(address)
+            sock.listen(backlog)
+            sock.setblocking(False)
+    except BaseException:
+        for sock in sockets:
+            sock.close()
+        raise
+    return sockets
+
+
+class _Listener(asyncio.AbstractServer):
+    """Listening sockets accepted by hand, a batch per wake-up (see the module)."""
+
+    def __init__(self, sockets: list[socket.socket], guard: ConnectionGuard,
+                 protocol: Any) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._sockets = sockets
+        self._guard = guard
+        self._protocol = protocol
+        self._connecting: set[asyncio.Task[Any]] = set()
+        for sock in sockets:
+            self._loop.add_reader(sock.fileno(), self._accept, sock)
+
+    @property
+    def sockets(self) -> tuple[socket.socket, ...]:
+        return tuple(self._sockets)
+
+    def close(self) -> None:
+        self._guard.closed = True
+        for sock in self._sockets:
+            self._loop.remove_reader(sock.fileno())
+            sock.close()
+        self._sockets = []
+
+    def _accept(self, sock: socket.socket) -> None:
+        for _ in range(ACCEPT_BATCH):
+            try:
+                conn, _ = sock.accept()
+            except (BlockingIOError, InterruptedError, ConnectionAbortedError):
+                return
+            except OSError as exc:
+                if exc.errno not in _OUT_OF_RESOURCES:
+                    raise
+                self._guard.out_of_descriptors(self._loop.time(), exc.strerror, ACCEPT_RETRY_DELAY)
+                self._loop.remove_reader(sock.fileno())
+                self._loop.call_later(ACCEPT_RETRY_DELAY, self._resume, sock)
+                return
+            conn.setblocking(False)
+            task = self._loop.create_task(self._loop.connect_accepted_socket(self._protocol, conn))
+            self._connecting.add(task)
+            task.add_done_callback(self._connected)
+
+    def _connected(self, task: asyncio.Task[Any]) -> None:
+        self._connecting.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("setting up an accepted connection failed: %s", task.exception())
+
+    def _resume(self, sock: socket.socket) -> None:
+        if sock in self._sockets:
+            self._loop.add_reader(sock.fileno(), self._accept, sock)
+
+
+class GuardedSite(web.BaseSite):
+    """A TCP site whose connections follow the options' timeouts and connection limit.
+
+    It builds the protocol objects itself, so the handlers' options are set here; the runner
+    keeps the server-wide ones (``handler_cancellation``).
+    """
+
+    __slots__ = ("_guard", "_handler_args", "_host", "_port")
+
+    def __init__(self, runner: web.BaseRunner, options: ServerOptions) -> None:
+        super().__init__(runner)
+        self._host = options.host
+        self._port = options.port
+        self._guard = ConnectionGuard(options)
+        self._handler_args: dict[str, Any] = {"keepalive_timeout": options.idle_timeout, "access_log": None}
+
+    @property
+    def name(self) -> str:
+        return str(URL.build(scheme="http", host=self._host, port=self._port))
+
+    async def start(self) -> None:
+        await super().start()
+        server = self._runner.server
+        assert server is not None
+        loop = asyncio.get_running_loop()
+        self._server = _Listener(await _listen(self._host, self._port, self._backlog), self._guard,
+                                 lambda: _GuardedHandler(self._guard, server, loop=loop, **self._handler_args))

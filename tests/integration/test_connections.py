@@ -1,0 +1,176 @@
+"""Connection hygiene over real sockets: idle and header-read timeouts, the connection limit.
+
+Timeouts are shortened through ``ServerOptions``; every wait has a deadline, and "still open
+after the timeout" is shown by a sentinel connection that the same timeout has closed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import AsyncIterator
+
+import aiohttp
+import pytest
+from yarl import URL
+
+from fakeapi.cluster import FakeCluster
+from fakeapi.config import ServerOptions
+
+SHORT = 0.3  # a shortened timeout, seconds
+LONG = 60.0  # a timeout that must not be the one that fires
+DEADLINE = 10.0
+CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
+
+
+@pytest.fixture
+async def cluster(request: pytest.FixtureRequest) -> AsyncIterator[FakeCluster]:
+    async with FakeCluster(control_plane=False, options=request.param) as running:
+        yield running
+
+
+def options(**changes: float | int) -> pytest.MarkDecorator:
+    return pytest.mark.parametrize("cluster", [ServerOptions(**changes)], indirect=True, ids=["options"])
+
+
+async def connect(cluster: FakeCluster) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    url = URL(cluster.url)
+    assert url.host == "127.0.0.1"
+    return await asyncio.open_connection(url.host, url.port)
+
+
+def request(path: str) -> bytes:
+    return f"GET {path} HTTP/1.1\r\nHost: fakeapi\r\n\r\n".encode()
+
+
+async def read_response(reader: asyncio.StreamReader) -> tuple[bytes, bytes]:
+    """Status line and body of one non-chunked response, leaving the connection open."""
+    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), DEADLINE)
+    length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                  if line.lower().startswith(b"content-length:"))
+    return head.split(b"\r\n")[0], await asyncio.wait_for(reader.readexactly(length), DEADLINE)
+
+
+async def closed_by_server(reader: asyncio.StreamReader) -> float:
+    """Seconds until the server closes the connection without sending anything."""
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    assert await asyncio.wait_for(reader.read(), DEADLINE) == b""
+    return loop.time() - started
+
+
+@options(header_read_timeout=SHORT, idle_timeout=LONG)
+async def test_a_silent_new_connection_is_closed_after_the_header_read_timeout(cluster: FakeCluster) -> None:
+    reader, _ = await connect(cluster)
+    assert await closed_by_server(reader) >= SHORT * 0.8
+
+
+@options(idle_timeout=SHORT, header_read_timeout=LONG)
+async def test_a_kept_alive_connection_is_closed_after_the_idle_timeout(cluster: FakeCluster) -> None:
+    reader, writer = await connect(cluster)
+    writer.write(request("/version"))
+    status, _ = await read_response(reader)
+    assert status == b"HTTP/1.1 200 OK"
+    assert await closed_by_server(reader) >= SHORT * 0.8
+
+
+@pytest.mark.parametrize("after_a_request", [False, True], ids=["first-request", "after-a-request"])
+@options(header_read_timeout=SHORT, idle_timeout=LONG)
+async def test_a_half_sent_request_is_closed_after_the_header_read_timeout(cluster: FakeCluster,
+                                                                           after_a_request: bool) -> None:
+    reader, writer = await connect(cluster)
+    if after_a_request:
+        writer.write(request("/version"))
+        await read_response(reader)
+    writer.write(request("/version")[:-2])  # the blank line that ends the headers never comes
+    assert await closed_by_server(reader) >= SHORT * 0.8
+
+
+@options(header_read_timeout=SHORT, idle_timeout=LONG)
+async def test_closed_half_sent_requests_are_logged_once_per_interval(cluster: FakeCluster,
+                                                                      caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, "fakeapi")
+    connections = [await connect(cluster) for _ in range(5)]
+    for _, writer in connections:
+        writer.write(request("/version")[:-2])
+    await asyncio.gather(*(closed_by_server(reader) for reader, _ in connections))
+    lines = [r for r in caplog.records if "no complete request headers" in r.getMessage()]
+    assert len(lines) == 1
+
+
+@options(idle_timeout=SHORT, header_read_timeout=SHORT)
+async def test_an_open_watch_outlives_both_timeouts(cluster: FakeCluster) -> None:
+    async with aiohttp.ClientSession(base_url=cluster.url) as session, \
+            session.get(CONFIGMAPS, params={"watch": "1"}, timeout=aiohttp.ClientTimeout(total=DEADLINE)) as watch:
+        assert watch.status == 200
+        # A connection opened after the watch's, closed by the same timers: they have fired.
+        sentinel, _ = await connect(cluster)
+        await closed_by_server(sentinel)
+        async with session.post(CONFIGMAPS, json={"metadata": {"name": "after-the-timeouts"}}) as created:
+            assert created.status == 201
+        event = json.loads(await asyncio.wait_for(watch.content.readline(), DEADLINE))
+    assert (event["type"], event["object"]["metadata"]["name"]) == ("ADDED", "after-the-timeouts")
+
+
+LIMIT = 50
+
+
+@options(max_connections=LIMIT)
+async def test_idle_connections_beyond_the_limit_do_not_keep_requests_out(cluster: FakeCluster,
+                                                                         caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, "fakeapi")
+    idle = [await connect(cluster) for _ in range(2 * LIMIT)]
+    async with aiohttp.ClientSession(base_url=cluster.url) as session, session.get("/version") as resp:
+        assert resp.status == 200
+    # The longest-idle connections made room, one per newcomer: the server holds LIMIT at most.
+    pending = {asyncio.ensure_future(closed_by_server(reader)) for reader, _ in idle}
+    displaced = 0
+    async with asyncio.timeout(DEADLINE):
+        while displaced < LIMIT + 1:
+            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            displaced += len(done)
+    for task in pending:
+        task.cancel()
+    lines = [r for r in caplog.records if f"connection limit {LIMIT} reached" in r.getMessage()]
+    assert len(lines) == 1
+
+
+async def open_watch(cluster: FakeCluster) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    reader, writer = await connect(cluster)
+    writer.write(request(f"{CONFIGMAPS}?watch=1"))
+    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), DEADLINE)
+    assert head.startswith(b"HTTP/1.1 200 OK")
+    return reader, writer
+
+
+@options(max_connections=3)
+async def test_at_the_limit_with_every_connection_busy_a_new_one_gets_503(cluster: FakeCluster,
+                                                                         caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, "fakeapi")
+    watches = [await open_watch(cluster) for _ in range(3)]
+    for _ in range(3):
+        reader, writer = await connect(cluster)
+        writer.write(request("/version"))
+        answer = await asyncio.wait_for(reader.read(), DEADLINE)
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 503 Service Unavailable")
+        status = json.loads(body)
+        assert (status["kind"], status["reason"], status["code"]) == ("Status", "ServiceUnavailable", 503)
+    lines = [r for r in caplog.records if "every connection busy" in r.getMessage()]
+    assert len(lines) == 1
+    # The busy connections were left alone: with one watch ended, the others see a new object.
+    watches.pop()[1].close()
+    async with aiohttp.ClientSession(base_url=cluster.url) as session, asyncio.timeout(DEADLINE):
+        while True:  # until the server has seen the watch go; a refusal may also be a reset
+            with contextlib.suppress(aiohttp.ClientConnectionError):
+                async with session.post(CONFIGMAPS, json={"metadata": {"name": "made-room"}}) as created:
+                    if created.status != 503:
+                        assert created.status == 201
+                        break
+    for reader, writer in watches:
+        size = int(await asyncio.wait_for(reader.readline(), DEADLINE), 16)  # chunked encoding
+        event = json.loads(await asyncio.wait_for(reader.readexactly(size), DEADLINE))
+        assert event["object"]["metadata"]["name"] == "made-room"
+        writer.close()
