@@ -42,3 +42,4 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_cel.py
 	$(BIN)/python bench/bench_scheduler.py
 	$(BIN)/python bench/bench_memory.py
+	$(BIN)/python bench/bench_connections.py
