@@ -104,6 +104,14 @@ class ClaimAssumeCache:
     def has_pending(self, uid: str) -> bool:
         return uid in self._pending
 
+    def current_allocation(self, namespace: str, name: str) -> dict[str, Any] | None:
+        """The claim's allocation as the scheduler sees it: pending (chosen, not yet written) or written."""
+        claim = self.get(namespace, name)
+        if claim is None:
+            return None
+        pending = self._pending.get(claim["metadata"].get("uid", ""))
+        return _allocation(pending if pending is not None else claim)
+
     def _recount(self, uid: str) -> None:
         pending = self._pending.get(uid)
         if pending is not None:

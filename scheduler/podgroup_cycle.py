@@ -64,8 +64,8 @@ class GroupResult:
 class MemberScheduler(Protocol):
     """The scheduler's per-member steps, on its live (cycle-consistent) caches."""
 
-    def schedule_member(self, info: QueuedPodInfo) -> MemberResult:
-        """Filter and score one member (no preemption): a node, or why none fits."""
+    def schedule_member(self, info: QueuedPodInfo, placement: dict[str, Any]) -> MemberResult:
+        """Filter and score one member (no preemption) under ``placement``: a node, or why none fits."""
         ...
 
     def assume_member(self, result: MemberResult) -> Callable[[], None] | Status:
@@ -74,11 +74,12 @@ class MemberScheduler(Protocol):
 
 
 def run_group_algorithm(members: Sequence[QueuedPodInfo], min_count: int, scheduled: int,
-                        scheduler: MemberScheduler) -> GroupResult:
+                        scheduler: MemberScheduler, placement: dict[str, Any] | None = None) -> GroupResult:
     """``podGroupSchedulingDefaultAlgorithm``: place ``members`` in order until done or hopeless.
 
-    ``scheduled`` counts members already bound or binding.  Success keeps the assumptions (the
-    caller binds or reverts them); any other outcome has reverted them already.
+    ``scheduled`` counts members already bound or binding; ``placement`` is what this attempt
+    fixed for every member (by plugin name).  Success keeps the assumptions (the caller binds
+    or reverts them); any other outcome has reverted them already.
     """
     feasible = placement_feasible(min_count, scheduled, len(members))
     result = GroupResult(_group_status(feasible))
@@ -86,7 +87,7 @@ def run_group_algorithm(members: Sequence[QueuedPodInfo], min_count: int, schedu
         return result
     remaining = len(members)
     for info in members:
-        member = scheduler.schedule_member(info)
+        member = scheduler.schedule_member(info, placement or {})
         if member.fits:
             revert = scheduler.assume_member(member)
             if isinstance(revert, Status):
@@ -116,6 +117,25 @@ def _group_status(feasible: Status) -> Status:
     if feasible.code == Code.WAIT:
         return Status(Code.UNSCHEDULABLE, feasible.reasons, feasible.plugin)
     return feasible
+
+
+def run_placements(members: Sequence[QueuedPodInfo], min_count: int, scheduled: int,
+                   scheduler: MemberScheduler, placements: Sequence[dict[str, Any]], nothing_to_try: str
+                   ) -> GroupResult:
+    """Upstream's placement algorithm, for the choices a plugin offers: the first placement that
+    succeeds wins; when none does, the first one's outcome is reported as upstream words it.
+    ``nothing_to_try`` is the group's status when there is no placement at all."""
+    first: GroupResult | None = None
+    for placement in placements:
+        result = run_group_algorithm(members, min_count, scheduled, scheduler, placement)
+        if result.status.is_success or result.status.code == Code.ERROR:
+            return result
+        first = first or result
+    if first is None:
+        return GroupResult(unschedulable("", nothing_to_try))
+    first.status = Status(Code.UNSCHEDULABLE, (f"0/{len(placements)} placements are available, first placement "
+                                               f"status: {first.status.message}",), first.status.plugin)
+    return first
 
 
 def member_message(group: GroupResult, member: MemberResult) -> str:

@@ -51,6 +51,7 @@ from fakeapi.scheduler.framework.interface import (
 from fakeapi.scheduler.framework.runtime import Framework
 from fakeapi.scheduler.informers import InformerFactory
 from fakeapi.scheduler.plugins.default_binder import DefaultBinder
+from fakeapi.scheduler.plugins.dynamic_resources import NAME as DYNAMIC_RESOURCES
 from fakeapi.scheduler.plugins.dynamic_resources import DynamicResources
 from fakeapi.scheduler.plugins.gang import NAME as GANG_SCHEDULING
 from fakeapi.scheduler.plugins.gang import GangScheduling, gang_min_count
@@ -64,6 +65,7 @@ from fakeapi.scheduler.podgroup_cycle import (
     MemberResult,
     member_message,
     run_group_algorithm,
+    run_placements,
     validate_group,
 )
 from fakeapi.scheduler.podgroup_status import REASON_SCHEDULED, PodGroupStatusWriter
@@ -171,12 +173,14 @@ class Scheduler:
         groups = self._group_lookup if self._group_informers else None
         self._gang = GangScheduling(self._group_lookup, self._member_count) if groups else None
         self._group_status = PodGroupStatusWriter(api)
+        group_claims = groups is not None and gates.DRAWorkloadResourceClaims
+        self._dra = DynamicResources(api, self.claims, self.index,
+                                     lambda name: classes.lister.get(None, name) is not None,
+                                     groups=groups if group_claims else None,
+                                     members=self._live_members if group_claims else None,
+                                     prioritized_list=gates.DRAPrioritizedList, filter_timeout=filter_timeout)
         self.framework = Framework([
-            NodeUnschedulable(), NodeName(), TaintToleration(), NodeAffinity(), NodeResourcesFit(),
-            DynamicResources(api, self.claims, self.index,
-                             lambda name: classes.lister.get(None, name) is not None,
-                             groups=groups if gates.DRAWorkloadResourceClaims else None,
-                             prioritized_list=gates.DRAPrioritizedList, filter_timeout=filter_timeout),
+            NodeUnschedulable(), NodeName(), TaintToleration(), NodeAffinity(), NodeResourcesFit(), self._dra,
             *([self._gang] if self._gang else []),
             DefaultBinder(api),
         ])
@@ -421,12 +425,22 @@ class Scheduler:
         pending_uids = {info.uid for info in pending}
         scheduled = sum(1 for p in live if p["metadata"]["uid"] not in pending_uids
                         and (is_assigned(p) or self.nodes.is_assumed(p["metadata"]["uid"])))
-        result = run_group_algorithm(pending, min_count, scheduled, self)
+        placements = None
+        if min_count > 1:   # a basic group's first member picks first-fit, the others follow
+            placements = self._dra.group_placements(instance, group_obj, [i.pod for i in pending],
+                                                    min_count - scheduled)
+        if placements is None:
+            result = run_group_algorithm(pending, min_count, scheduled, self)
+        else:
+            result = run_placements(pending, min_count, scheduled, self,
+                                    [{DYNAMIC_RESOURCES: p} for p in placements],
+                                    f"no device attribute value of the pod group's constraint has room for "
+                                    f"minCount ({min_count})")
         self._submit_group(group, group_obj, pending, result)
 
-    def schedule_member(self, info: QueuedPodInfo) -> MemberResult:
+    def schedule_member(self, info: QueuedPodInfo, placement: dict[str, Any]) -> MemberResult:
         """Filter and score one member without PostFilter (:class:`~podgroup_cycle.MemberScheduler`)."""
-        state = CycleState()
+        state = CycleState(placement)
         result = self._schedule_pod(state, info.pod, post_filter=False)
         return MemberResult(info, state, result.node, result.status, result.message, result.rejected_by)
 

@@ -22,7 +22,7 @@ from fractions import Fraction
 from typing import Any
 
 from fakeapi.scheduler.dra import capacity
-from fakeapi.scheduler.dra.constraints import Constraint, build_constraints
+from fakeapi.scheduler.dra.constraints import Constraint, MatchAttribute, build_constraints
 from fakeapi.scheduler.dra.counters import CounterSets, CounterTracker
 from fakeapi.scheduler.dra.devices import Device, DeviceID, device_id_text
 from fakeapi.scheduler.dra.errors import AllocationError, NodeAllocationError
@@ -35,10 +35,21 @@ from fakeapi.scheduler.dra.taints import taints_block
 
 from fakeapi.machinery.cel import CelError, CompiledSelector, compile_selector
 
-__all__ = ["AllocatedState", "AllocationError", "Allocator", "DeviceIndex", "Features", "NodeAllocationError"]
+__all__ = ["AllocatedState", "AllocationError", "Allocator", "DeviceIndex", "Features", "GroupMatch",
+           "NodeAllocationError"]
 
 MAX_RESULTS = 32  # resourceapi.AllocationResultsMaxSize
 _DEADLINE_EVERY = 64  # search steps between clock reads
+
+
+@dataclass(frozen=True)
+class GroupMatch:
+    """A ``matchAttribute`` across several of the claims being allocated (a pod group's, fakeapi's
+    draft extension), optionally pinned to the typed value its other devices already have."""
+
+    attribute: str
+    claims: frozenset[int]  # positions in the ``claims`` passed to :meth:`Allocator.allocate`
+    value: tuple[str, Any] | None = None
 
 
 class _MaxSizeExceeded(Exception):
@@ -91,8 +102,11 @@ class Allocator:
         self._compiled: dict[str, CompiledSelector | CelError] = {}
         self._counters: dict[PoolID, CounterSets] = {}
 
-    def allocate(self, node: dict[str, Any], claims: Sequence[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    def allocate(self, node: dict[str, Any], claims: Sequence[dict[str, Any]],
+                 group_matches: Sequence[GroupMatch] = ()) -> list[dict[str, Any]] | None:
         """One AllocationResult per claim, or None if the claims do not fit on ``node``.
+
+        ``group_matches`` add constraints spanning claims, checked like a claim's own.
 
         Raises :class:`NodeAllocationError` when only this node is broken (invalid pools) and
         :class:`AllocationError` when the pod cannot be allocated anywhere.  Inputs are never
@@ -101,7 +115,7 @@ class Allocator:
         prepared = [self._prepare(claim) for claim in claims]
         pools = self._index.pools_for_node(node)
         run = _Search(self, node, pools, prepared)
-        run.prepass()
+        run.prepass(group_matches)
         try:
             done = run.one(0, 0, 0, 0, False, (0, 0, 0))
         except _MaxSizeExceeded:
@@ -250,8 +264,9 @@ class _Search:
 
     # -- pre-pass --------------------------------------------------------------------------------
 
-    def prepass(self) -> None:
-        """Validate requests, enumerate ``All`` requests, check the 32-device limit."""
+    def prepass(self, group_matches: Sequence[GroupMatch] = ()) -> None:
+        """Validate requests, enumerate ``All`` requests, check the 32-device limit, and set up
+        the constraints of each claim (its own, then the group's that span it)."""
         for claim in self.claims:
             if claim.error:
                 raise claim.error
@@ -271,6 +286,10 @@ class _Search:
                 raise AllocationError(f"claim {claim.ref}: number of requested devices {minimum} exceeds "
                                       f"the claim limit of {MAX_RESULTS}")
             self.constraints.append(build_constraints(claim.ref, claim.constraint_specs))
+        for match in group_matches:
+            spanning = MatchAttribute(match.attribute, (), match.value)
+            for c in match.claims:
+                self.constraints[c].append(spanning)
 
     def _enumerate_all(self, claim: _Claim, req: _Request) -> None:
         found: list[tuple[Pool, Device]] = []

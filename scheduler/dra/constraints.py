@@ -17,7 +17,8 @@ from fakeapi.machinery.cel import parse_semver
 _SCALAR_KINDS = ("string", "int", "bool", "version")
 
 
-def _typed(attr: dict[str, Any]) -> tuple[str, Any] | None:
+def typed_value(attr: dict[str, Any]) -> tuple[str, Any] | None:
+    """An attribute's (type, value) as constraints compare it; None for list or unknown types."""
     for kind in _SCALAR_KINDS:
         if kind in attr:
             return kind, attr[kind]
@@ -48,7 +49,7 @@ class Constraint:
         if not self.applies(request, sub_request):
             return True
         attr = device.attribute(self.attribute)
-        return attr is not None and self._accept(device, _typed(attr))
+        return attr is not None and self._accept(device, typed_value(attr))
 
     def remove(self, request: str, sub_request: str, device: Device) -> None:
         """Undo the matching :meth:`add`."""
@@ -63,12 +64,16 @@ class Constraint:
 
 
 class MatchAttribute(Constraint):
-    """All devices carry the attribute with the same type and value."""
+    """All devices carry the attribute with the same type and value.
 
-    def __init__(self, attribute: str, requests: Sequence[str]) -> None:
+    ``pinned`` fixes that value in advance (a pod group's devices chose it already); the
+    constraint then never forgets it.
+    """
+
+    def __init__(self, attribute: str, requests: Sequence[str], pinned: tuple[str, Any] | None = None) -> None:
         super().__init__(attribute, requests)
-        self._value: tuple[str, Any] | None = None
-        self._count = 0
+        self._value: tuple[str, Any] | None = pinned
+        self._count = 0 if pinned is None else 1
 
     def _accept(self, device: Device, value: tuple[str, Any] | None) -> bool:
         if self._count == 0:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from fakeapi.scheduler.dra.devices import Device, Slice, build_slice
+from fakeapi.scheduler.dra.devices import Device, DeviceID, Slice, build_slice
 from fakeapi.scheduler.dra.features import Features
 from fakeapi.scheduler.dra.pools import Pool, PoolID, gather_pools
 from fakeapi.scheduler.dra.taints import rule_taints
@@ -38,6 +38,7 @@ class DeviceIndex:
         self._rules: dict[str, dict[str, Any]] = {}
         self._rule_taints: dict[tuple[str, str, str], tuple[dict[str, Any], ...]] = {}
         self._node_pools: dict[Any, list[Pool]] = {}
+        self._devices: dict[DeviceID, Device] = {}
         # Node labels only matter when some slice or device selects nodes by label.
         self._label_selectors = 0
 
@@ -60,6 +61,8 @@ class DeviceIndex:
         self._by_pool.setdefault(record.pool_id, {})[name] = record
         self._label_selectors += _uses_labels(record)
         self._node_pools.clear()
+        for device in record.devices:
+            self._devices[device.id] = device
 
     def remove_slice(self, name: str) -> None:
         """Forget a ResourceSlice (unknown names are ignored)."""
@@ -74,6 +77,9 @@ class DeviceIndex:
         self._by_pool.get(record.pool_id, {}).pop(name, None)
         self._label_selectors -= _uses_labels(record)
         self._node_pools.clear()
+        for device in record.devices:
+            if self._devices.get(device.id) is device:
+                del self._devices[device.id]
 
     def set_class(self, cls: dict[str, Any]) -> None:
         """Add or replace a DeviceClass."""
@@ -111,6 +117,15 @@ class DeviceIndex:
             pools = gather_pools(candidates, node, self.features, self._pool_slices)
             self._node_pools[key] = pools
         return pools
+
+    def device(self, device_id: DeviceID) -> Device | None:
+        """The published device with this (driver, pool, device) ID, if any."""
+        return self._devices.get(device_id)
+
+    def devices(self) -> list[Device]:
+        """Every published device in first-fit order: pools by (driver, name), slices by name."""
+        ordered = sorted(self._slices.values(), key=lambda s: (s.pool_id, s.name))
+        return list({d.id: d for record in ordered for d in record.devices}.values())
 
     def taints(self, device: Device) -> tuple[dict[str, Any], ...]:
         """Slice taints plus DeviceTaintRule taints of a device."""

@@ -12,12 +12,15 @@ class CycleState:
     shared between pods, so no locking is needed even though binding runs as a separate task.
     """
 
-    __slots__ = ("_data", "skip_filter", "skip_score")
+    __slots__ = ("_data", "placement", "skip_filter", "skip_score")
 
-    def __init__(self) -> None:
+    def __init__(self, placement: dict[str, Any] | None = None) -> None:
         self._data: dict[str, Any] = {}
         self.skip_filter: set[str] = set()
         self.skip_score: set[str] = set()
+        # What a pod-group cycle fixed for all its members in this attempt, by plugin name
+        # (upstream's PlacementCycleState); empty outside pod-group cycles.
+        self.placement: dict[str, Any] = placement or {}
 
     def write(self, key: str, value: Any) -> None:
         self._data[key] = value

@@ -25,6 +25,12 @@ Flow (``plugins/dynamicresources/dynamicresources.go``):
   is usable by the others as if allocated (the pod-group cycle places every member before
   anything is written, so making them wait for the write would fail the group); their PreBind
   waits until that member's write landed, then only adds its reservation.
+- Group-level constraint (fakeapi's draft extension, v1alpha1): the member claims an entry
+  with ``constraints`` covers get each ``matchAttribute`` as a constraint spanning them, pinned
+  to the value the instance's allocated claims (pending ones included) already hold.  With no
+  value held, a pod-group cycle tries the candidates :meth:`DynamicResources.group_placements`
+  lists, one per attempt, through the cycle state's ``placement``; a basic group's first member
+  picks first-fit.
 - PostFilter: an allocated claim that kept the pod off every node and is reserved by nobody
   gets deallocated so the next attempt can allocate it elsewhere.
 """
@@ -32,6 +38,7 @@ Flow (``plugins/dynamicresources/dynamicresources.go``):
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -40,7 +47,14 @@ from typing import Any
 
 from fakeapi.scheduler.assume_cache import ClaimAssumeCache
 from fakeapi.scheduler.client import RESOURCE_CLAIMS, ApiClient, outcome_unknown
-from fakeapi.scheduler.dra.allocator import AllocationError, Allocator, DeviceIndex, NodeAllocationError
+from fakeapi.scheduler.dra.allocator import AllocationError, Allocator, DeviceIndex, GroupMatch, NodeAllocationError
+from fakeapi.scheduler.dra.group_values import (
+    TypedValue,
+    candidate_values,
+    constraint_reason,
+    device_values,
+    devices_per_claim,
+)
 from fakeapi.scheduler.framework.cycle_state import CycleState
 from fakeapi.scheduler.framework.interface import (
     SUCCESS,
@@ -71,8 +85,10 @@ from fakeapi.scheduler.rules.claims import (
 )
 from fakeapi.scheduler.rules.keys import object_key
 from fakeapi.scheduler.rules.podgroups import (
+    GroupDeviceConstraint,
     GroupLookup,
     PodGroupInstance,
+    group_device_constraints,
     group_resource_claims,
     is_group_object,
     matching_group_claim,
@@ -121,10 +137,25 @@ def unsupported_request(claim: dict[str, Any], request: dict[str, Any], prioriti
     return ""
 
 
+def _covered_claim_names(pod: dict[str, Any], constraint: GroupDeviceConstraint) -> list[str]:
+    """Names of the pod's claims a group-level constraint covers (those generated so far)."""
+    names = []
+    for pod_claim in (pod.get("spec") or {}).get("resourceClaims") or ():
+        if constraint.covers(pod_claim):
+            try:
+                name, _ = pod_claim_name(pod, pod_claim)
+            except ValueError:   # not generated yet, or an unusable entry: nothing allocated
+                continue
+            if name:
+                names.append(name)
+    return names
+
+
 # --- per-attempt state -------------------------------------------------------------------------
 
 @dataclass
 class _ClaimInfo:
+    pod_claim: dict[str, Any]          # the pod's spec.resourceClaims[] entry
     claim: dict[str, Any]
     consumer: dict[str, Any]           # the reservedFor entry this pod needs
     reserved: bool                     # already reserved for that consumer
@@ -146,7 +177,10 @@ class _GroupPending:
 class _State:
     infos: list[_ClaimInfo]
     instance: PodGroupInstance | None
+    group: dict[str, Any] | None
     to_allocate: list[int] = field(default_factory=list)
+    group_matches: list[GroupMatch] = field(default_factory=list)
+    group_reason: str = ""              # the rejection naming the group's attributes
     allocator: Allocator | None = None
     node_allocations: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     unavailable: set[int] = field(default_factory=set)
@@ -161,8 +195,11 @@ class DynamicResources:
 
     def __init__(self, api: ApiClient, claims: ClaimAssumeCache, index: DeviceIndex,
                  class_exists: Callable[[str], bool], *, groups: GroupLookup | None = None,
+                 members: Callable[[PodGroupInstance], list[dict[str, Any]]] | None = None,
                  prioritized_list: bool = True, filter_timeout: float = 10.0) -> None:
+        """``groups`` finds a pod's group object, ``members`` its live pods (both None: gate off)."""
         self._api = api
+        self._members = members
         self._claims = claims
         self._index = index
         self._class_exists = class_exists
@@ -239,8 +276,10 @@ class DynamicResources:
         instance = pod_group_instance(pod)
         return instance, (self._groups(instance) if instance is not None else None)
 
-    def _pod_claims(self, pod: dict[str, Any]) -> tuple[list[_ClaimInfo], PodGroupInstance | None]:
-        """The pod's claims with their consumers; raises ValueError with the user-facing reason."""
+    def _pod_claims(self, pod: dict[str, Any]) -> tuple[list[_ClaimInfo], PodGroupInstance | None,
+                                                        dict[str, Any] | None]:
+        """The pod's claims with their consumers, its group instance and object; raises
+        ValueError with the user-facing reason."""
         instance, group = self._group(pod)
         group_claims = group_resource_claims(group, instance) if group is not None and instance else []
         pod_consumer = pod_consumer_ref(pod)
@@ -260,8 +299,8 @@ class DynamicResources:
                 raise ValueError(f"ResourceClaim {namespace}/{name} was not created for pod "
                                  f"{object_key(pod)} (pod is not owner)")
             consumer = group_consumer_ref(group, instance) if is_group_claim and group and instance else pod_consumer
-            infos.append(_ClaimInfo(claim, consumer, is_reserved_for(claim, consumer, instance)))
-        return infos, instance
+            infos.append(_ClaimInfo(pod_claim, claim, consumer, is_reserved_for(claim, consumer, instance)))
+        return infos, instance, group
 
     # -- extension points -----------------------------------------------------------------------
     def pre_enqueue(self, pod: dict[str, Any]) -> Status:
@@ -277,12 +316,12 @@ class DynamicResources:
         if not (pod.get("spec") or {}).get("resourceClaims"):
             return skip(NAME)
         try:
-            infos, instance = self._pod_claims(pod)
+            infos, instance, group = self._pod_claims(pod)
         except ValueError as exc:
             return unresolvable(NAME, str(exc))
         if not infos:
             return skip(NAME)
-        st = _State(infos, instance)
+        st = _State(infos, instance, group)
         state.write(NAME, st)   # before any rejection: PostFilter looks at these claims too
         for index, info in enumerate(infos):
             claim = info.claim
@@ -302,7 +341,83 @@ class DynamicResources:
         if st.to_allocate:
             st.allocator = Allocator(self._index, self._claims.allocated,
                                      deadline=time.monotonic() + self._filter_timeout)
+            self._add_group_matches(st, state.placement.get(NAME) or {})
         return SUCCESS
+
+    # -- the group-level constraint (fakeapi's draft extension) -----------------------------------
+    def _constraints(self, instance: PodGroupInstance | None, group: dict[str, Any] | None
+                     ) -> list[GroupDeviceConstraint]:
+        if instance is None or group is None or self._members is None:
+            return []
+        return group_device_constraints(group, instance)
+
+    def _add_group_matches(self, st: _State, placement: dict[tuple[int, str], TypedValue]) -> None:
+        """Constraints spanning the claims to allocate that a group-level constraint covers."""
+        values: dict[str, TypedValue | None] = {}
+        attributes: list[str] = []
+        for k, constraint in enumerate(self._constraints(st.instance, st.group)):
+            positions = frozenset(j for j, i in enumerate(st.to_allocate) if constraint.covers(st.infos[i].pod_claim))
+            if not positions:
+                continue
+            held = self._held_values(st.instance, constraint)   # type: ignore[arg-type]
+            for attribute in constraint.attributes:
+                value = held.get(attribute) or placement.get((k, attribute))
+                st.group_matches.append(GroupMatch(attribute, positions, value))
+                values[attribute] = value
+                attributes.append(attribute)
+        if attributes:
+            st.group_reason = constraint_reason(attributes, values)
+
+    def _held_values(self, instance: PodGroupInstance, constraint: GroupDeviceConstraint) -> dict[str, TypedValue]:
+        """The values the instance's allocated (or being allocated) constrained claims hold."""
+        assert self._members is not None
+        held: dict[str, TypedValue] = {}
+        for member in self._members(instance):
+            namespace = member["metadata"].get("namespace", "")
+            for name in _covered_claim_names(member, constraint):
+                allocation = self._claims.current_allocation(namespace, name)
+                for result in ((allocation or {}).get("devices") or {}).get("results") or ():
+                    device = self._index.device((result.get("driver", ""), result.get("pool", ""),
+                                                 result.get("device", "")))
+                    values = device_values(device, constraint.attributes) if device is not None else None
+                    if values is not None:
+                        for attribute, value in zip(constraint.attributes, values, strict=True):
+                            held.setdefault(attribute, value)
+                if len(held) == len(constraint.attributes):
+                    return held
+        return held
+
+    def group_placements(self, instance: PodGroupInstance, group: dict[str, Any], members: list[dict[str, Any]],
+                         needed: int) -> list[dict[tuple[int, str], TypedValue]] | None:
+        """What a pod-group cycle should try, one attempt each: a value for every attribute of
+        the group's constraints, for ``needed`` more ``members`` to place.  None when there is
+        nothing to choose (no constraint, or every value is held already)."""
+        constraints = self._constraints(instance, group)
+        options: list[list[dict[tuple[int, str], TypedValue]]] = []
+        for k, constraint in enumerate(constraints):
+            if self._held_values(instance, constraint):
+                continue
+            per_member = self._devices_per_member(members, constraint)
+            if not per_member:
+                continue
+            found = candidate_values(self._index.devices(), constraint.attributes,
+                                     free=lambda d: not self._claims.allocated.is_dedicated(d.id),
+                                     needed=per_member * needed)
+            options.append([{(k, a): v for a, v in zip(constraint.attributes, values, strict=True)}
+                            for values in found])
+        if not options:
+            return None
+        return [{key: value for part in combination for key, value in part.items()}
+                for combination in itertools.product(*options)]
+
+    def _devices_per_member(self, members: list[dict[str, Any]], constraint: GroupDeviceConstraint) -> int:
+        """Devices one member needs under the constraint, judged by the first member whose claims exist."""
+        for member in members:
+            namespace = member["metadata"].get("namespace", "")
+            claims = [self._claims.get(namespace, name) for name in _covered_claim_names(member, constraint)]
+            if claims and all(claims):
+                return sum(devices_per_claim(claim) for claim in claims if claim)
+        return 0
 
     def filter(self, state: CycleState, pod: dict[str, Any], node_info: NodeInfo) -> Status:
         st: _State = state.read(NAME)
@@ -321,13 +436,13 @@ class DynamicResources:
         if st.allocator is None:
             return SUCCESS
         try:
-            results = st.allocator.allocate(node, [st.infos[i].claim for i in st.to_allocate])
+            results = st.allocator.allocate(node, [st.infos[i].claim for i in st.to_allocate], st.group_matches)
         except NodeAllocationError as exc:
             return unresolvable(NAME, str(exc))
         except AllocationError as exc:
             return error(NAME, str(exc))
         if results is None:
-            return unresolvable(NAME, ERR_CANNOT_ALLOCATE)
+            return unresolvable(NAME, st.group_reason or ERR_CANNOT_ALLOCATE)
         st.node_allocations[node_info.name] = results
         return SUCCESS
 

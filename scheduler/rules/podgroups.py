@@ -15,6 +15,12 @@ Two API shapes name a pod's group, and both resolve to one :class:`PodGroupInsta
 KEP-5729 matching rule (api-notes §3.1): a pod claim is a *group claim* iff the group has a
 ``resourceClaims`` entry with the same ``name`` and the same ``resourceClaimName`` and
 ``resourceClaimTemplateName`` (unset equals unset). Anything else is an ordinary per-pod claim.
+
+The draft's group-level constraint (a fakeapi extension, v1alpha1 only): an entry that names a
+template *and* carries ``constraints`` is not shared.  Every member claim generated from that
+template is an ordinary per-pod claim, and the scheduler keeps all devices allocated to those
+claims across one instance on one value of each ``matchAttribute``
+(:class:`GroupDeviceConstraint`).
 """
 
 from __future__ import annotations
@@ -104,8 +110,7 @@ def group_priority(group_obj: dict, instance: PodGroupInstance) -> int | None:
     return int((group_obj.get("spec") or {}).get("priority") or 0)
 
 
-def group_resource_claims(group_obj: dict, instance: PodGroupInstance) -> list[dict]:
-    """The instance's ``resourceClaims`` entries, from a PodGroup or a v1alpha1 Workload."""
+def _entries(group_obj: dict, instance: PodGroupInstance) -> list[dict]:
     spec = group_obj.get("spec") or {}
     if not instance.is_workload_shape:
         return list(spec.get("resourceClaims") or [])
@@ -113,6 +118,47 @@ def group_resource_claims(group_obj: dict, instance: PodGroupInstance) -> list[d
         if group.get("name") == instance.pod_group:
             return list(group.get("resourceClaims") or [])
     return []
+
+
+def _per_member(entry: dict) -> bool:
+    return bool(entry.get("resourceClaimTemplateName") and entry.get("constraints"))
+
+
+def group_resource_claims(group_obj: dict, instance: PodGroupInstance) -> list[dict]:
+    """The instance's shared ``resourceClaims`` entries, from a PodGroup or a v1alpha1 Workload
+    (template entries with group-level constraints are per member, so not among them)."""
+    return [entry for entry in _entries(group_obj, instance) if not _per_member(entry)]
+
+
+@dataclass(frozen=True)
+class GroupDeviceConstraint:
+    """All devices allocated to the instance's claims of one entry share each attribute's value.
+
+    The claims are the members' claims from ``template`` (any pod-claim name), or the shared
+    claim ``claim_name``.
+    """
+
+    attributes: tuple[str, ...]
+    template: str = ""
+    claim_name: str = ""
+
+    def covers(self, pod_claim: dict) -> bool:
+        """Whether a pod's ``spec.resourceClaims[]`` entry is one of the constrained claims."""
+        if self.template:
+            return pod_claim.get("resourceClaimTemplateName") == self.template
+        return pod_claim.get("resourceClaimName") == self.claim_name
+
+
+def group_device_constraints(group_obj: dict, instance: PodGroupInstance) -> list[GroupDeviceConstraint]:
+    """The draft's group-level ``matchAttribute`` constraints of an instance (v1alpha1 only)."""
+    found = []
+    for entry in _entries(group_obj, instance):
+        attributes = tuple(c["matchAttribute"] for c in entry.get("constraints") or () if c.get("matchAttribute"))
+        if attributes:
+            found.append(GroupDeviceConstraint(attributes, entry.get("resourceClaimTemplateName") or "",
+                                               "" if entry.get("resourceClaimTemplateName")
+                                               else entry.get("resourceClaimName") or ""))
+    return found
 
 
 def matching_group_claim(pod_claim: dict, group_claims: list[dict]) -> dict | None:

@@ -165,5 +165,7 @@ async def test_the_seeds_example_is_refused_as_written_and_runs_corrected(
         assert {(p["spec"]["workloadRef"]["name"], p["spec"]["workloadRef"]["podGroup"]) for p in pods} == \
             {("training", "workers")}
         claims = [c for c in (await api.list(RESOURCE_CLAIMS, NS))["items"] if c["status"].get("allocation")]
-        assert len(claims) == 1  # the pod-group instance's shared claim (KEP-5729)
-        assert [r["resource"] for r in claims[0]["status"]["reservedFor"]] == ["workloads"]
+        # A template entry with constraints is per pod: one claim each, all devices in one block.
+        assert sorted(r["name"] for c in claims for r in c["status"]["reservedFor"]) == \
+            sorted(p["metadata"]["name"] for p in pods)
+        assert len({r["pool"] for c in claims for r in c["status"]["allocation"]["devices"]["results"]}) == 1

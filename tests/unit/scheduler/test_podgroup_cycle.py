@@ -30,7 +30,7 @@ class _Members:
         self.tried: list[str] = []
         self.assumed: list[str] = []
 
-    def schedule_member(self, info: QueuedPodInfo) -> MemberResult:
+    def schedule_member(self, info: QueuedPodInfo, placement: dict[str, Any]) -> MemberResult:
         name = info.pod["metadata"]["name"]
         self.tried.append(name)
         outcome = self.outcomes[name]

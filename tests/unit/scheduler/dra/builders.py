@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from fakeapi.scheduler.dra.allocator import AllocatedState, Allocator, DeviceIndex, Features
+from fakeapi.scheduler.dra.allocator import AllocatedState, Allocator, DeviceIndex, Features, GroupMatch
 
 NODE1, NODE2 = "node-1", "node-2"
 DRIVER_A, DRIVER_B = "driver-a", "driver-b"
@@ -189,7 +189,7 @@ def taint(key: str = "taint-key", effect: str = "NoSchedule", value: str = "tain
 def run(slices: list[dict[str, Any]], claims: list[dict[str, Any]], *, classes: tuple[dict[str, Any], ...] = (
         CLASS_A, CLASS_B), allocated_claims: tuple[dict[str, Any], ...] = (), features: Features | None = None,
         on: dict[str, Any] | None = None, rules: tuple[dict[str, Any], ...] = (),
-        deadline: float | None = None) -> list[dict[str, Any]] | None:
+        deadline: float | None = None, group_matches: tuple[GroupMatch, ...] = ()) -> list[dict[str, Any]] | None:
     index = DeviceIndex(features or Features())
     for s in slices:
         index.set_slice(s)
@@ -198,7 +198,7 @@ def run(slices: list[dict[str, Any]], claims: list[dict[str, Any]], *, classes: 
     for r in rules:
         index.set_taint_rule(r)
     allocator = Allocator(index, AllocatedState.from_claims(allocated_claims), deadline=deadline)
-    return allocator.allocate(on or node(), claims)
+    return allocator.allocate(on or node(), claims, group_matches)
 
 
 def summary(results: list[dict[str, Any]] | None) -> list[list[tuple[str, ...]]] | None:

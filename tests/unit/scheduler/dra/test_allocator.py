@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from fakeapi.scheduler.dra.allocator import AllocationError, Features, NodeAllocationError
+from fakeapi.scheduler.dra.allocator import AllocationError, Features, GroupMatch, NodeAllocationError
 
 from .builders import (
     CLASS_A,
@@ -37,6 +37,7 @@ from .builders import (
 )
 
 D1, D2, D3, D4 = (device(f"device-{i}") for i in range(1, 5))
+BLOCK = "driver-a/block"
 GI1 = D1.with_capacity(memory="1Gi")
 GI2 = D2.with_capacity(memory="2Gi")
 SMALL = 'device.capacity["driver-a"].memory.compareTo(quantity("1Gi")) >= 0'
@@ -334,6 +335,23 @@ CASES = [
     Case("consumable-capacity-dedicated-request-is-filter",
          [slice_("slice-1", D1.with_capacity(memory="1Gi"), D2.with_capacity(memory="4Gi"))],
          [claim("c", request(capacity={"memory": "2Gi"}))], [[r("req-0", "device-2")]]),
+    # fakeapi's pod-group constraint: a matchAttribute spanning claims, possibly pinned
+    Case("group-match-spans-claims", [slice_("slice-1", D1.with_attrs(block="a"), D2.with_attrs(block="b"),
+                                             D3.with_attrs(block="a"))],
+         [claim("c0"), claim("c1")], [[r("req-0", "device-1")], [r("req-0", "device-3")]],
+         {"group_matches": (GroupMatch(BLOCK, frozenset({0, 1})),)}),
+    Case("group-match-pinned", [slice_("slice-1", D1.with_attrs(block="a"), D2.with_attrs(block="b"))],
+         [claim("c0")], [[r("req-0", "device-2")]],
+         {"group_matches": (GroupMatch(BLOCK, frozenset({0}), ("string", "b")),)}),
+    Case("group-match-pinned-exhausted", [slice_("slice-1", D1.with_attrs(block="a"), D2.with_attrs(block="b"))],
+         [claim("c0", request(count=2))], None,
+         {"group_matches": (GroupMatch(BLOCK, frozenset({0}), ("string", "b")),)}),
+    Case("group-match-device-without-attribute", [slice_("slice-1", D1, D2.with_attrs(block="a"))],
+         [claim("c0")], [[r("req-0", "device-2")]], {"group_matches": (GroupMatch(BLOCK, frozenset({0})),)}),
+    Case("group-match-leaves-other-claims-alone", [slice_("slice-1", D1.with_attrs(block="a"),
+                                                          D2.with_attrs(block="b"))],
+         [claim("c0"), claim("c1")], [[r("req-0", "device-1")], [r("req-0", "device-2")]],
+         {"group_matches": (GroupMatch(BLOCK, frozenset({0}), ("string", "a")),)}),
 ]
 
 

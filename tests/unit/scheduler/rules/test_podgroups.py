@@ -2,7 +2,9 @@
 
 import pytest
 from fakeapi.scheduler.rules.podgroups import (
+    GroupDeviceConstraint,
     PodGroupInstance,
+    group_device_constraints,
     group_resource_claims,
     is_group_object,
     matching_group_claim,
@@ -82,6 +84,36 @@ def test_group_resource_claims_for_both_shapes():
     assert group_resource_claims(workload, PodGroupInstance("ns", "workers", "w")) == GROUP_CLAIMS[:1]
     assert group_resource_claims(workload, PodGroupInstance("ns", "driver", "w")) == []
     assert group_resource_claims(workload, PodGroupInstance("ns", "missing", "w")) == []
+
+
+BLOCK = [{"matchAttribute": "gpu/blockName"}]
+
+
+def test_template_entries_with_constraints_are_per_member_and_constrained():
+    constrained = {**claim_ref("gpu", template="tmpl"), "constraints": BLOCK}
+    by_name = {**claim_ref("shared", claim="rc"), "constraints": BLOCK}
+    workload = {"metadata": {"name": "w"}, "spec": {"podGroups": [
+        {"name": "workers", "resourceClaims": [constrained, by_name, claim_ref("plain", template="t2")]}]}}
+    instance = PodGroupInstance("ns", "workers", "w", "r1")
+    assert group_resource_claims(workload, instance) == [by_name, claim_ref("plain", template="t2")]
+    assert matching_group_claim(claim_ref("gpu", template="tmpl"), group_resource_claims(workload, instance)) is None
+    assert group_device_constraints(workload, instance) == [
+        GroupDeviceConstraint(("gpu/blockName",), template="tmpl"),
+        GroupDeviceConstraint(("gpu/blockName",), claim_name="rc")]
+
+
+@pytest.mark.parametrize(
+    ("constraint", "pod_claim", "covered"),
+    [
+        (GroupDeviceConstraint(("a/b",), template="tmpl"), claim_ref("any-name", template="tmpl"), True),
+        (GroupDeviceConstraint(("a/b",), template="tmpl"), claim_ref("gpu", template="other"), False),
+        (GroupDeviceConstraint(("a/b",), template="tmpl"), claim_ref("gpu", claim="tmpl"), False),
+        (GroupDeviceConstraint(("a/b",), claim_name="rc"), claim_ref("x", claim="rc"), True),
+    ],
+    ids=["same-template-any-name", "other-template", "claim-named-like-template", "shared-claim-by-name"],
+)
+def test_group_device_constraint_covers(constraint, pod_claim, covered):
+    assert constraint.covers(pod_claim) is covered
 
 
 @pytest.mark.parametrize(
