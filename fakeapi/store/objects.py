@@ -86,6 +86,9 @@ class ObjectStore:
         every watcher as they were.
         """
         key = object_key(obj)
+        prev = self._data.get(storage, {}).get(key)
+        if event_type == DELETED and prev is None:
+            raise LookupError(f"nothing is stored under {storage} {key} to delete")
         meta = obj["metadata"]
         rv = self.rv + 1
         previous_rv = meta.get("resourceVersion")
@@ -101,7 +104,6 @@ class ObjectStore:
         # Nothing below can fail.
         self.rv = rv
         bucket = self._data.setdefault(storage, {})
-        prev = bucket.get(key)
         if event_type == DELETED:
             del bucket[key]
             self._sorted.pop(storage, None)

@@ -160,3 +160,10 @@ def test_the_log_budget_counts_watch_line_bytes() -> None:
     assert store.log.compacted_rv == 1
     with pytest.raises(Expired):
         store.snapshot_at(CM, 0)
+
+
+def test_deleting_what_is_not_stored_changes_nothing() -> None:
+    store = ObjectStore()
+    with pytest.raises(LookupError):
+        store.commit(CM, DELETED, obj("ghost"))
+    assert store.rv == 0 and list(store.log.since(0)) == []
