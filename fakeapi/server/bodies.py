@@ -144,10 +144,12 @@ def load_yaml(raw: bytes, loader_class: type = LOADERS[0]) -> Any:
     """One YAML document as JSON values, within the depth and alias bounds (400 otherwise)."""
     loader = loader_class(raw)
     try:
-        value = loader.get_single_data()
         # Through JSON, as the apiserver converts YAML: dates become strings, and values JSON
         # cannot carry (integers beyond 64 bits) are refused here rather than deep inside.
-        return orjson.loads(orjson.dumps(value))
+        value = orjson.loads(orjson.dumps(loader.get_single_data()))
+        if too_deep(value):  # measured again with aliases expanded: each nests its anchor where it stands
+            raise _Refused(f"exceeded max depth of {MAX_DEPTH}")
+        return value
     except _Refused as exc:
         raise BadRequest(f"error converting YAML to JSON: yaml: {exc}") from None
     except (yaml.YAMLError, orjson.JSONEncodeError) as exc:

@@ -77,6 +77,8 @@ YAML_BODIES = [
     ("1000-deep", nested(1000), "error converting YAML to JSON: yaml: exceeded max depth of 100"),
     ("some-aliases", b"a: &x {b: 1}\nc: *x\nd: [*x, *x]\n", {"a": {"b": 1}, "c": {"b": 1}, "d": [{"b": 1}] * 2}),
     ("billion-laughs", laughs(7), "error converting YAML to JSON: yaml: document contains excessive aliasing"),
+    ("deep-through-an-alias", b"a: &a " + nested(50) + b"\nb: " + b"[" * 60 + b"*a" + b"]" * 60,
+     "error converting YAML to JSON: yaml: exceeded max depth of 100"),
     ("self-containing-anchor", b"&a [*a]", "error converting YAML to JSON: yaml: anchor 'a' value contains itself"),
     ("huge-integer", b"a: 123456789012345678901234567890", "error converting YAML to JSON: "),
     ("binary", b"a: !!binary aGk=", "error converting YAML to JSON: "),
