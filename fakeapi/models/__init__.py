@@ -16,6 +16,7 @@ import fakeapi.models.autoscaling_v1 as autoscaling_v1
 import fakeapi.models.batch_v1 as batch_v1
 import fakeapi.models.policy_v1 as policy_v1
 import fakeapi.models.rbac_v1 as rbac_v1
+import fakeapi.models.scheduling_v1 as scheduling_v1
 from fakeapi.models import apiextensions_v1, core_v1, resource_v1, scheduling_v1alpha1, scheduling_v1beta1
 
 MODELS: dict[tuple[str, str, str], type[BaseModel]] = {
@@ -31,3 +32,5 @@ MODELS.update({model.gvk: model for module in (rbac_v1, authorization_v1, authen
 # The bodies of subresources that take a kind of their own (pods/eviction, .../scale): not stored,
 # but decoded like every other body.
 MODELS.update({model.gvk: model for model in (policy_v1.Eviction, autoscaling_v1.Scale)})
+# scheduling.k8s.io/v1 PriorityClass.
+MODELS.update({model.gvk: model for model in scheduling_v1.MODELS.values()})

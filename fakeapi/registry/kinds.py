@@ -91,6 +91,9 @@ KINDS: tuple[ResourceType, ...] = (
           columns=SLICE_COLUMNS),
     _kind("resource.k8s.io", "v1", "DeviceTaintRule", "devicetaintrules", namespaced=False,
           subresources=(STATUS,)),
+    # v1 first: the group's preferred version, as upstream's (GA) PriorityClass makes it.
+    _kind("scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", namespaced=False, short_names=("pc",),
+          columns=printers.PRIORITY_CLASS_COLUMNS),
     _kind("scheduling.k8s.io", "v1beta1", "Workload", "workloads", namespaced=True, separate_storage=True),
     _kind("scheduling.k8s.io", "v1beta1", "PodGroup", "podgroups", namespaced=True,
           subresources=(STATUS,)),

@@ -325,3 +325,11 @@ BINDING_COLUMNS = (
     Column("ServiceAccounts", _subjects("ServiceAccount"), priority=1,
            description="ServiceAccounts in the roleBinding"),
 )
+
+# scheduling.k8s.io/v1 PriorityClass (upstream printPriorityClass).
+PRIORITY_CLASS_COLUMNS = (
+    Column("Value", lambda pc: pc.get("value"), type="integer"),
+    Column("Global-Default", lambda pc: bool(pc.get("globalDefault")), type="boolean"),
+    AGE,
+    Column("PreemptionPolicy", path("preemptionPolicy")),
+)

@@ -26,6 +26,7 @@ from fakeapi.server.routes import NOT_FOUND_MESSAGE
 from fakeapi.server.security import authenticate_and_authorize
 from fakeapi.server.state import ACCESS, OPENAPI, OPTIONS, REGISTRY
 from fakeapi.store.objects import ObjectStore
+from fakeapi.validation import priority
 
 log = logging.getLogger("fakeapi")
 GC = web.AppKey("gc", GarbageCollector)
@@ -172,6 +173,7 @@ def create_app(options: ServerOptions | None = None, *,
     app.cleanup_ctx.append(_run_crd_controller)
     app.on_shutdown.append(_close_watches)
     _bootstrap(registry)
+    _bootstrap_priority_classes(registry)
     if options.secure:
         _bootstrap_rbac(registry)
     return app
@@ -196,3 +198,11 @@ def _bootstrap_rbac(registry: Registry) -> None:
         registry.writes.create(roles, "", role if rules is None else {**role, "rules": rules}, opts)
     for binding in bootstrap.CLUSTER_ROLE_BINDINGS:
         registry.writes.create(bindings, "", binding, opts)
+
+
+def _bootstrap_priority_classes(registry: Registry) -> None:
+    """The two system PriorityClasses, as the apiserver's post-start hook creates them."""
+    priority_classes = registry.kinds.by_plural(priority.GROUP, priority.PLURAL)
+    assert priority_classes is not None
+    for pc in priority.SYSTEM_PRIORITY_CLASSES:
+        registry.writes.create(priority_classes, "", pc, WriteOptions(manager="kube-apiserver"))

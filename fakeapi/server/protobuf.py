@@ -174,6 +174,11 @@ KINDS.update({
                                4: ("uid", "string")})})},
 })
 
+# kubectl create priorityclass (k8s.io/api scheduling/v1 generated.proto); value's zero is a value.
+KINDS[("scheduling.k8s.io/v1", "PriorityClass")] = {
+    1: ("metadata", OBJECT_META), 2: ("value", "int?"), 3: ("globalDefault", "bool"), 4: ("description", "string"),
+    5: ("preemptionPolicy", "string")}
+
 
 class _Reader:
     def __init__(self, data: bytes) -> None:

@@ -7,6 +7,7 @@ lists, immutability), one module per API group.
 
 from __future__ import annotations
 
+import fakeapi.validation.priority as priority
 import fakeapi.validation.rbac as rbac
 from fakeapi.validation import apiextensions, apps, batch, core, devices, policy, resource, scheduling
 from fakeapi.validation.strategy import Strategy
@@ -23,4 +24,5 @@ STRATEGIES: dict[tuple[str, str, str], Strategy] = {
     ("batch", "v1", "CronJob"): batch.CronJobStrategy(),
     **{("policy", "v1", kind): s for kind, s in policy.STRATEGIES.items()},
     **{("rbac.authorization.k8s.io", "v1", kind): s for kind, s in rbac.STRATEGIES.items()},
+    ("scheduling.k8s.io", "v1", "PriorityClass"): priority.PriorityClassStrategy(),
 }

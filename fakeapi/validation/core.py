@@ -20,6 +20,7 @@ from fakeapi.validation.common import (
     validate_list,
 )
 from fakeapi.validation.pod_admission import admit_pod_create
+from fakeapi.validation.priority import admit_pod_priority
 from fakeapi.validation.strategy import AdmissionContext, Strategy
 
 _SELECTOR_OPS = ["DoesNotExist", "Exists", "Gt", "In", "Lt", "NotIn"]
@@ -140,12 +141,10 @@ def default_pod_spec(spec: dict[str, Any]) -> None:
 
 
 def default_pod(pod: dict[str, Any]) -> None:
-    """Defaults a 1.37 apiserver (with the Priority admission plugin) fills into every pod."""
+    """Defaults a 1.37 apiserver fills into every pod (priority comes from the Priority admission plugin)."""
     spec = pod.setdefault("spec", {})
     default_pod_spec(spec)
     spec.setdefault("enableServiceLinks", True)
-    spec.setdefault("priority", 0)
-    spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
     status = pod.setdefault("status", {})
     status.setdefault("phase", "Pending")
     status.setdefault("qosClass", _qos_class(spec))
@@ -283,6 +282,8 @@ class PodStrategy(Strategy):
     def admit(self, obj: dict[str, Any], old: dict[str, Any] | None, ctx: AdmissionContext) -> None:
         if ctx.operation == "CREATE":
             admit_pod_create(obj)
+        if not ctx.subresource:
+            admit_pod_priority(obj, old, ctx)
 
     def validate(self, obj: dict[str, Any], ctx: AdmissionContext) -> list[FieldError]:
         return validate_pod_spec(obj.get("spec") or {})

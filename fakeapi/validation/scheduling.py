@@ -18,6 +18,7 @@ from fakeapi.validation.common import (
     validate_list,
 )
 from fakeapi.validation.core import validate_claim_source
+from fakeapi.validation.priority import admit_group_priority
 from fakeapi.validation.resource import CONSTRAINTS_MAX, fully_qualified_attribute
 from fakeapi.validation.strategy import AdmissionContext, Strategy
 
@@ -159,6 +160,7 @@ class PodGroupStrategy(Strategy):
         finalizers = obj.setdefault("metadata", {}).setdefault("finalizers", [])
         if PODGROUP_PROTECTION_FINALIZER not in finalizers:
             finalizers.append(PODGROUP_PROTECTION_FINALIZER)
+        admit_group_priority(obj, ctx)
 
     def validate(self, obj: dict[str, Any], ctx: AdmissionContext) -> list[FieldError]:
         spec = obj.get("spec") or {}

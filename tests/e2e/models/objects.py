@@ -222,8 +222,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     # apiextensions/v1 SetDefaults_CustomResourceDefinition(Spec).
     "trainjobs.training.example.com": {"spec": {"names": {"singular": "trainjob", "listKind": "TrainJobList"},
                                                 "conversion": {"strategy": "None"}}},
-    # PodGroup: disruptionMode defaults to single.
-    "trainer-workers": {"spec": {"disruptionMode": {"single": {}}}},
+    # PodGroup: disruptionMode defaults to single; the Priority admission plugin sets priority (no class: 0).
+    "trainer-workers": {"spec": {"disruptionMode": {"single": {}}, "priority": 0}},
     # core/v1 SetDefaults_Pod/Container plus the Priority, ServiceAccount and DefaultTolerationSeconds
     # admission plugins (the tolerations follow the one sent).
     "worker-0": {"spec": {
@@ -293,3 +293,10 @@ def with_field(obj: dict[str, Any], path: tuple[str | int, ...], value: Any) -> 
 def payload(obj: dict[str, Any]) -> dict[str, Any]:
     """The user-written part of an object: everything but metadata and status."""
     return {k: v for k, v in obj.items() if k not in ("metadata", "status")}
+
+
+# scheduling.k8s.io/v1 PriorityClass: preemptionPolicy defaults to PreemptLowerPriority.
+PRIORITY_CLASS = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "trainer-high"},
+                  "value": 1000, "description": "Training that may preempt batch work."}
+ALL = (*ALL, PRIORITY_CLASS)
+DEFAULTS["trainer-high"] = {"preemptionPolicy": "PreemptLowerPriority"}

@@ -39,6 +39,7 @@ TYPED: dict[tuple[str, str], tuple[type, str, bool]] = {
     ("resource.k8s.io/v1", "DeviceTaintRule"): (client.ResourceV1Api, "device_taint_rule", False),
     ("scheduling.k8s.io/v1beta1", "Workload"): (client.SchedulingV1beta1Api, "workload", True),
     ("scheduling.k8s.io/v1beta1", "PodGroup"): (client.SchedulingV1beta1Api, "pod_group", True),
+    ("scheduling.k8s.io/v1", "PriorityClass"): (client.SchedulingV1Api, "priority_class", False),
     **{("apps/v1", kind): (client.AppsV1Api, resource, True)
        for kind, resource in (("Deployment", "deployment"), ("ReplicaSet", "replica_set"),
                               ("StatefulSet", "stateful_set"), ("DaemonSet", "daemon_set"),

@@ -30,7 +30,7 @@ async def test_resource_lists_name_subresources(api: Api) -> None:
         "devicetaintrules"}
     groups = await api.ok("GET", "/apis")
     sched = next(g for g in groups["groups"] if g["name"] == "scheduling.k8s.io")
-    assert [v["version"] for v in sched["versions"]] == ["v1beta1", "v1alpha1"]
+    assert [v["version"] for v in sched["versions"]] == ["v1", "v1beta1", "v1alpha1"]
 
 
 @pytest.mark.parametrize("path", ["/healthz", "/livez", "/readyz"])
