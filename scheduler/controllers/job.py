@@ -361,7 +361,8 @@ class JobController:
             if not has_true_condition(job, interim):
                 conditions = set_condition(conditions, interim, "True", reason, message, self._clock.rfc3339())
             remaining = [p for p in pods if _finished_pod(p, job) is None or self._has_finalizer(p)]
-            if not remaining and not terminating:
+            # Failed/Complete wait until no pod runs, the ones deleted just now included.
+            if not remaining and not terminating and not active:
                 conditions = set_condition(conditions, kind, "True", reason, message, self._clock.rfc3339())
                 if kind == "Complete":
                     status["completionTime"] = self._clock.rfc3339()
