@@ -18,12 +18,14 @@ from fakeapi.scheduler.client import ApiClient
 from fakeapi.scheduler.clock import Clock
 from fakeapi.scheduler.connection import Connection
 from fakeapi.scheduler.controllers.clusterrole_aggregation import ClusterRoleAggregationController
+from fakeapi.scheduler.controllers.endpoints import EndpointsController
 from fakeapi.scheduler.controllers.podgroup_protection import PodGroupProtectionController
 from fakeapi.scheduler.controllers.resourceclaim import ResourceClaimController
 from fakeapi.scheduler.controllers.workloads import workload_controllers
 from fakeapi.scheduler.events import EventRecorder
 from fakeapi.scheduler.informers import InformerFactory
 from fakeapi.scheduler.kubelet import Kubelet
+from fakeapi.scheduler.nodelease import NodeLeases
 from fakeapi.scheduler.scheduler import Scheduler
 
 from fakeapi.config import FeatureGates
@@ -79,8 +81,10 @@ class ControlPlane:
             if self.gates.GenericWorkload:
                 loops["podgroup-protection-controller"] = PodGroupProtectionController(api, factory).run()
             loops.update(workload_controllers(api, factory, self.gates, self.clock, self._recorder))
+            loops["endpoints-controller"] = EndpointsController(api, factory).run()
             if self._with_kubelet:
                 loops["kubelet"] = Kubelet(api, factory, self._recorder(KUBELET_COMPONENT), clock=self.clock).run()
+                loops["node-lease"] = NodeLeases(api, factory, clock=self.clock).run()
             factory.start()
             await factory.wait_for_cache_sync(self._sync_timeout)
         except BaseException:

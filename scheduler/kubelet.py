@@ -7,6 +7,8 @@ For each pod bound to a node (``spec.nodeName`` set):
   ``containerStatuses`` — but only once every ResourceClaim the pod uses is allocated and reserved
   for the pod or its pod group, as the real kubelet refuses otherwise; until then the pod stays
   Pending and gets a ``FailedPrepareDynamicResources`` Event saying why;
+- every started pod gets its own IP from ``10.244.0.0/16`` (the node's stays 127.0.0.1), and debug
+  containers ``kubectl debug`` adds are reported running (never ready);
 - it never overrides a terminal phase (``Succeeded``/``Failed``) written by a client;
 - per-pod lifecycle by annotation (:mod:`fakeapi.scheduler.rules.lifecycle`): ``fakeapi.dev/run-for``
   ends the run after a duration (``Succeeded``, or ``Failed`` with ``fakeapi.dev/exit-code``, or a
@@ -24,6 +26,7 @@ terminal write wins (our write fails with 409 and the retry sees the terminal ph
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import logging
 
 from fakeapi.scheduler.client import PODS, RESOURCE_CLAIMS, ApiClient
@@ -52,6 +55,8 @@ log = logging.getLogger(__name__)
 FAILED_PREPARE = "FailedPrepareDynamicResources"
 INVALID_LIFECYCLE = "InvalidLifecycleAnnotation"
 _CLAIM_INDEX = "kubelet/claim"
+# Where pods get their IPs (kind's default pod subnet); every pod has its own.
+POD_NETWORK = ipaddress.ip_network("10.244.0.0/16")
 
 Key = tuple[str, str]
 
@@ -83,7 +88,7 @@ def is_running(pod: dict) -> bool:
     return status.get("phase") == "Running" and ready
 
 
-def running_status(pod: dict, now: str) -> dict:
+def running_status(pod: dict, now: str, pod_ip: str = "127.0.0.1") -> dict:
     """The ``status`` of a pod whose containers all started at ``now`` (existing conditions kept).
 
     Ready at once unless the pod asks for ``fakeapi.dev/ready-after``.
@@ -93,8 +98,25 @@ def running_status(pod: dict, now: str) -> dict:
     ready = lifecycle_of(pod).ready_after <= 0
     return {"phase": "Running", "conditions": running_conditions(pod, ready=ready, now=moment),
             "containerStatuses": container_statuses(pod, ready=ready, started_at=moment),
-            "startTime": status.get("startTime") or now, "hostIP": "127.0.0.1", "podIP": "127.0.0.1",
-            "podIPs": [{"ip": "127.0.0.1"}], "hostIPs": [{"ip": "127.0.0.1"}]}
+            "startTime": status.get("startTime") or now, "hostIP": "127.0.0.1", "podIP": pod_ip,
+            "podIPs": [{"ip": pod_ip}], "hostIPs": [{"ip": "127.0.0.1"}]}
+
+
+def ephemeral_statuses(pod: dict, now: str) -> list[dict] | None:
+    """The ephemeral container statuses once the debug containers the pod lacks one for
+    (``kubectl debug``) run, or None when every one has its status.  They never turn ready."""
+    known = list((pod.get("status") or {}).get("ephemeralContainerStatuses") or [])
+    names = {s.get("name") for s in known}
+    uid = pod["metadata"].get("uid", "")
+    added = [{"name": c["name"], "image": c.get("image", ""), "imageID": "", "ready": False, "restartCount": 0,
+              "containerID": f"fakeapi://{uid}-{c['name']}", "state": {"running": {"startedAt": now}}}
+             for c in (pod.get("spec") or {}).get("ephemeralContainers") or [] if c.get("name") not in names]
+    return known + added if added else None
+
+
+def free_pod_ip(used: set[str]) -> str:
+    """The lowest address of the pod network no pod has."""
+    return next(str(ip) for ip in POD_NETWORK.hosts() if str(ip) not in used)
 
 
 class Kubelet:
@@ -109,6 +131,8 @@ class Kubelet:
         # The pending lifecycle timer per pod UID (ready-after, run-for), one at a time.
         self._timers: dict[str, Timer] = {}
         self._queue: WorkQueue[Key] = WorkQueue()
+        # Pod IPs handed out, by pod UID, until the pod's status shows them.
+        self._ips: dict[str, str] = {}
         # Last "why pending" per pod UID, so a pod re-checked often gets one Event per reason change.
         self._reported: dict[str, str] = {}
         self._pods = factory.informer(PODS)
@@ -125,8 +149,19 @@ class Kubelet:
         if is_assigned(pod):
             self._queue.add((pod["metadata"]["namespace"], pod["metadata"]["name"]))
 
+    def _pod_ip(self, pod: dict) -> str:
+        """The pod's address: the one it has, else a free one of the pod network (handed out at
+        once, so two workers never pick the same)."""
+        uid = pod["metadata"]["uid"]
+        ip = (pod.get("status") or {}).get("podIP") or self._ips.get(uid)
+        if ip is None:
+            used = set(self._ips.values()) | {(p.get("status") or {}).get("podIP") for p in self._pods.lister.list()}
+            ip = self._ips[uid] = free_pod_ip(used)
+        return ip
+
     def _forget(self, pod: dict) -> None:
         uid = pod["metadata"].get("uid", "")
+        self._ips.pop(uid, None)
         self._reported.pop(uid, None)
         timer = self._timers.pop(uid, None)
         if timer is not None:
@@ -149,7 +184,13 @@ class Kubelet:
             return
         if is_pod_terminal(pod):
             return
-        if run_started(pod) is not None and (pod.get("status") or {}).get("phase") == "Running":
+        running = (pod.get("status") or {}).get("phase") == "Running"
+        if running and (debug := ephemeral_statuses(pod, self._clock.rfc3339())) is not None:
+            body = {"metadata": {"resourceVersion": meta["resourceVersion"]},
+                    "status": {"ephemeralContainerStatuses": debug}}
+            await self._api.patch(PODS, namespace, name, body, subresource="status")
+            return
+        if run_started(pod) is not None and running:
             await self._advance_lifecycle(pod)
             return
         reason = claims_not_ready(pod, self._claims.lister)
@@ -164,7 +205,7 @@ class Kubelet:
         if lifecycle.problem:
             self._recorder.event(pod, WARNING, INVALID_LIFECYCLE, f"Ignored lifecycle annotations: {lifecycle.problem}")
         body = {"metadata": {"resourceVersion": meta["resourceVersion"]},
-                "status": running_status(pod, self._clock.rfc3339())}
+                "status": running_status(pod, self._clock.rfc3339(), self._pod_ip(pod))}
         started = await self._api.patch(PODS, namespace, name, body, subresource="status")
         self._schedule(started, lifecycle)
 

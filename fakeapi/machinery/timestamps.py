@@ -20,6 +20,11 @@ def format_rfc3339(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime(RFC3339)
 
 
+def format_micro_rfc3339(moment: datetime) -> str:
+    """``moment`` (aware) as a ``metav1.MicroTime``: ``2026-01-02T03:04:05.123456Z``."""
+    return moment.astimezone(UTC).strftime(MICRO_RFC3339)
+
+
 def now_rfc3339() -> str:
     """The current time as a ``metav1.Time`` string."""
     return format_rfc3339(datetime.now(UTC))

@@ -14,9 +14,16 @@ import fakeapi.models.authentication_v1 as authentication_v1
 import fakeapi.models.authorization_v1 as authorization_v1
 import fakeapi.models.autoscaling_v1 as autoscaling_v1
 import fakeapi.models.batch_v1 as batch_v1
+import fakeapi.models.coordination_v1 as coordination_v1
+import fakeapi.models.core_v1_config as core_v1_config
+import fakeapi.models.core_v1_services as core_v1_services
+import fakeapi.models.core_v1_storage as core_v1_storage
+import fakeapi.models.discovery_v1 as discovery_v1
+import fakeapi.models.events_v1 as events_v1
 import fakeapi.models.policy_v1 as policy_v1
 import fakeapi.models.rbac_v1 as rbac_v1
 import fakeapi.models.scheduling_v1 as scheduling_v1
+import fakeapi.models.tokenrequest_v1 as tokenrequest_v1
 from fakeapi.models import apiextensions_v1, core_v1, resource_v1, scheduling_v1alpha1, scheduling_v1beta1
 
 MODELS: dict[tuple[str, str, str], type[BaseModel]] = {
@@ -28,6 +35,11 @@ MODELS: dict[tuple[str, str, str], type[BaseModel]] = {
 MODELS.update({model.gvk: model for module in (apps_v1, batch_v1, policy_v1) for model in module.MODELS.values()})
 # RBAC and the access reviews (rbac.authorization.k8s.io, authorization.k8s.io, authentication.k8s.io).
 MODELS.update({model.gvk: model for module in (rbac_v1, authorization_v1, authentication_v1)
+               for model in module.MODELS.values()})
+# The everyday kinds beside a controller's own (core Secret, ServiceAccount, Service, Endpoints,
+# volumes, quotas, pod templates; EndpointSlice, Lease, events.k8s.io Event; the TokenRequest body).
+MODELS.update({model.gvk: model for module in (core_v1_config, core_v1_services, core_v1_storage, discovery_v1,
+                                               coordination_v1, events_v1, tokenrequest_v1)
                for model in module.MODELS.values()})
 # The bodies of subresources that take a kind of their own (pods/eviction, .../scale): not stored,
 # but decoded like every other body.

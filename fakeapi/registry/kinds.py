@@ -12,6 +12,7 @@ from typing import Any
 
 import fakeapi.registry.printers as printers
 from fakeapi.models import MODELS
+from fakeapi.models import events_v1 as events_v1_model
 from fakeapi.registry import reviews
 from fakeapi.registry.crds import CRD_COLUMNS
 from fakeapi.registry.printers import (
@@ -32,8 +33,34 @@ from fakeapi.registry.printers import (
     STATEFULSET_COLUMNS,
     path,
 )
+from fakeapi.registry.printers_everyday import (
+    ENDPOINT_SLICE_COLUMNS,
+    ENDPOINTS_COLUMNS,
+    LEASE_COLUMNS,
+    LIMIT_RANGE_COLUMNS,
+    PERSISTENT_VOLUME_CLAIM_COLUMNS,
+    PERSISTENT_VOLUME_COLUMNS,
+    POD_TEMPLATE_COLUMNS,
+    RESOURCE_QUOTA_COLUMNS,
+    SECRET_COLUMNS,
+    SERVICE_ACCOUNT_COLUMNS,
+    SERVICE_COLUMNS,
+    converted,
+)
 from fakeapi.registry.resource import FieldGetter, ResourceType
-from fakeapi.registry.subresources import BINDING, EVICTION, FINALIZE, SCALE, STATUS
+from fakeapi.registry.subresources import (
+    ATTACH,
+    BINDING,
+    EPHEMERAL_CONTAINERS,
+    EVICTION,
+    EXEC,
+    FINALIZE,
+    LOG,
+    PORT_FORWARD,
+    SCALE,
+    STATUS,
+)
+from fakeapi.registry.tokenrequest import TOKEN
 from fakeapi.validation import STRATEGIES
 from fakeapi.validation.strategy import Strategy
 
@@ -73,7 +100,8 @@ KINDS: tuple[ResourceType, ...] = (
           subresources=(STATUS,), tracks_generation=False,
           field_selectors={"spec.unschedulable": path("spec", "unschedulable")}, columns=NODE_COLUMNS),
     _kind("", "v1", "Pod", "pods", namespaced=True, short_names=("po",), categories=("all",),
-          subresources=(STATUS, BINDING, EVICTION), tracks_generation=False, returns_deleted_object=True,
+          subresources=(STATUS, BINDING, EVICTION, LOG, EXEC, ATTACH, PORT_FORWARD, EPHEMERAL_CONTAINERS),
+          tracks_generation=False, returns_deleted_object=True,
           field_selectors=POD_FIELDS, columns=POD_COLUMNS),
     _kind("", "v1", "Event", "events", namespaced=True, short_names=("ev",), tracks_generation=False,
           field_selectors=EVENT_FIELDS,
@@ -136,4 +164,31 @@ KINDS: tuple[ResourceType, ...] = (
           review=reviews.token_review),
     _kind("authentication.k8s.io", "v1", "SelfSubjectReview", "selfsubjectreviews", namespaced=False,
           review=reviews.self_subject_review),
+    # The everyday kinds beside a controller's own.  events.k8s.io/v1 Events are the core Events,
+    # converted on the way in and out (as upstream stores both in one place).
+    _kind("", "v1", "Secret", "secrets", namespaced=True, tracks_generation=False,
+          field_selectors={"type": path("type")}, columns=SECRET_COLUMNS),
+    _kind("", "v1", "ServiceAccount", "serviceaccounts", namespaced=True, short_names=("sa",), subresources=(TOKEN,),
+          tracks_generation=False, columns=SERVICE_ACCOUNT_COLUMNS),
+    _kind("", "v1", "Service", "services", namespaced=True, short_names=("svc",), categories=("all",),
+          subresources=(STATUS,), tracks_generation=False, columns=SERVICE_COLUMNS),
+    _kind("", "v1", "Endpoints", "endpoints", namespaced=True, short_names=("ep",), tracks_generation=False,
+          columns=ENDPOINTS_COLUMNS),
+    _kind("", "v1", "PersistentVolume", "persistentvolumes", namespaced=False, short_names=("pv",),
+          subresources=(STATUS,), tracks_generation=False, columns=PERSISTENT_VOLUME_COLUMNS),
+    _kind("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims", namespaced=True, short_names=("pvc",),
+          subresources=(STATUS,), tracks_generation=False, columns=PERSISTENT_VOLUME_CLAIM_COLUMNS),
+    _kind("", "v1", "ResourceQuota", "resourcequotas", namespaced=True, short_names=("quota",),
+          subresources=(STATUS,), tracks_generation=False, columns=RESOURCE_QUOTA_COLUMNS),
+    _kind("", "v1", "LimitRange", "limitranges", namespaced=True, short_names=("limits",), tracks_generation=False,
+          columns=LIMIT_RANGE_COLUMNS),
+    _kind("", "v1", "PodTemplate", "podtemplates", namespaced=True, columns=POD_TEMPLATE_COLUMNS),
+    _kind("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices", namespaced=True,
+          columns=ENDPOINT_SLICE_COLUMNS),
+    _kind("coordination.k8s.io", "v1", "Lease", "leases", namespaced=True, tracks_generation=False,
+          columns=LEASE_COLUMNS),
+    _kind("events.k8s.io", "v1", "Event", "events", namespaced=True, short_names=("ev",), tracks_generation=False,
+          stored_as=("", "events"), read_view=events_v1_model.from_core, write_view=events_v1_model.to_core,
+          field_selectors={label: path(*label.split(".")) for label in events_v1_model.FIELD_LABELS},
+          columns=converted(EVENT_COLUMNS, events_v1_model.to_core)),
 )

@@ -105,3 +105,21 @@ def status_only(new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
     if "status" in new:
         out["status"] = new["status"]
     return deep_copy(out)
+
+
+def scoped(new: dict[str, Any], old: dict[str, Any], scope: tuple[str, ...]) -> dict[str, Any]:
+    """``old`` with only the field at ``scope`` taken from ``new`` (a subresource that changes one
+    field, as ``pods/ephemeralcontainers`` changes ``spec.ephemeralContainers``)."""
+    out = deep_copy(old)
+    out["metadata"] = new["metadata"]
+    source: Any = new
+    for key in scope[:-1]:
+        source = source.get(key) if isinstance(source, dict) else None
+    target = out
+    for key in scope[:-1]:
+        target = target.setdefault(key, {})
+    if isinstance(source, dict) and scope[-1] in source:
+        target[scope[-1]] = deep_copy(source[scope[-1]])
+    else:
+        target.pop(scope[-1], None)
+    return out

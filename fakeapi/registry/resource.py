@@ -45,6 +45,11 @@ class Subresource:
     # GET answers ``view``, PUT goes to ``handler``, PATCH patches the view and goes to ``handler``.
     view: SubresourceView | None = None
     api_version: str = ""  # the body's apiVersion when it is not the parent's
+    # Served by the HTTP layer itself, not through the registry (pods/log, exec, attach, portforward).
+    connect: bool = False
+    # The one field (a path) a write through this subresource may change, the rest of the object
+    # staying as stored (pods/ephemeralcontainers: spec.ephemeralContainers).
+    scope: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -114,6 +119,11 @@ class ResourceType:
     read_view: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     # Custom resources do not take strategic merge patches (upstream answers 415).
     strategic_merge: bool = True
+    # A version served from another kind's storage in another shape (events.k8s.io/v1 Events are
+    # core Events): ``stored_as`` is that storage, ``write_view`` converts an object to its shape
+    # and ``read_view`` back.
+    stored_as: tuple[str, str] | None = None
+    write_view: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     # The OpenAPI v3 schema of a kind without a model (custom resources: from the CRD).
     openapi_schema: Mapping[str, Any] | None = None
 
@@ -149,6 +159,8 @@ class ResourceType:
     @property
     def storage_key(self) -> tuple[str, str]:
         """Objects of one (group, plural) share storage across served versions."""
+        if self.stored_as is not None:
+            return self.stored_as
         if self.separate_storage:
             return (self.group, f"{self.plural}@{self.version}")
         return (self.group, self.plural)

@@ -218,3 +218,14 @@ def evict_pod(writer: Writer, rt: ResourceType, namespace: str, name: str, evict
 
 
 EVICTION = Subresource("eviction", ("create",), kind="Eviction", handler=evict_pod, api_version="policy/v1")
+
+
+# What reaches a pod's containers.  fakeapi runs none: the HTTP layer serves pods/log from the pod
+# itself (fakeapi.server.connect) and answers exec, attach and portforward with a Status saying so.
+LOG = Subresource("log", ("get",), connect=True)
+EXEC = Subresource("exec", ("create", "get"), kind="PodExecOptions", connect=True)
+ATTACH = Subresource("attach", ("create", "get"), kind="PodAttachOptions", connect=True)
+PORT_FORWARD = Subresource("portforward", ("create", "get"), kind="PodPortForwardOptions", connect=True)
+# Debug containers are added through their own endpoint, which changes nothing else of the pod.
+EPHEMERAL_CONTAINERS = Subresource("ephemeralcontainers", ("get", "patch", "update"),
+                                   scope=("spec", "ephemeralContainers"))

@@ -30,7 +30,9 @@ from fakeapi.errors import (
 from fakeapi.machinery import apply as ssa
 from fakeapi.machinery.jsoncopy import deep_copy
 from fakeapi.machinery.listtypes import ListTypes
+from fakeapi.machinery.servicenet import ServiceNetwork
 from fakeapi.machinery.timestamps import now_rfc3339
+from fakeapi.machinery.tokens import TokenIssuer
 from fakeapi.models.listtypes import list_types_for
 from fakeapi.models.meta import FINALIZER_FOREGROUND, FINALIZER_ORPHAN
 from fakeapi.registry import meta as m
@@ -85,11 +87,15 @@ def _raise_invalid(rt: ResourceType, obj: dict[str, Any], errors: list[Any]) -> 
 class Writer:
     """Writes of one store through the kinds' strategies."""
 
-    def __init__(self, store: ObjectStore, reads: Reader, kinds: KindTable, gates: FeatureGates) -> None:
+    def __init__(self, store: ObjectStore, reads: Reader, kinds: KindTable, gates: FeatureGates, *,
+                 network: ServiceNetwork | None = None, tokens: TokenIssuer | None = None) -> None:
         self._store = store
         self.reads = reads
         self.kinds = kinds
         self.gates = gates
+        self.network = network or ServiceNetwork.parse()
+        # Subresources that issue ServiceAccount tokens sign with this.
+        self.tokens = tokens or TokenIssuer()
 
     # -- admission -----------------------------------------------------------------------------
 
@@ -104,8 +110,13 @@ class Writer:
             target = self.kinds.by_plural(group, plural)
             return None if target is None else self.reads.find(target, ns, name)
 
+        def list_all(group: str, plural: str) -> list[dict[str, Any]]:
+            target = self.kinds.by_plural(group, plural)
+            return [] if target is None else self.reads.items(target)
+
         return AdmissionContext(gates=self.gates, operation=operation, subresource=subresource,
-                                namespace_labels=labels, lookup=lookup)
+                                namespace_labels=labels, lookup=lookup, list_all=list_all,
+                                service_network=self.network)
 
     def _check_namespace_open(self, rt: ResourceType, namespace: str, name: str) -> None:
         """NamespaceLifecycle: namespaced objects are created only in existing, live namespaces."""
@@ -160,6 +171,14 @@ class Writer:
             from fakeapi.models.schema import fill_value_structs
 
             fill_value_structs(rt.model, obj)
+
+    def _commit(self, rt: ResourceType, event_type: str, obj: dict[str, Any]) -> dict[str, Any]:
+        """Store ``obj`` under the next revision.  A kind kept in another kind's shape
+        (``write_view``: events.k8s.io Events are core Events) is converted there and back."""
+        if rt.write_view is None:
+            return self._store.commit(rt.storage_key, event_type, obj)
+        stored = self._store.commit(rt.storage_key, event_type, rt.write_view(obj))
+        return stored if rt.read_view is None else rt.read_view(stored)
 
     # -- create --------------------------------------------------------------------------------
 
@@ -221,7 +240,7 @@ class Writer:
             raise already_exists(rt.plural, rt.group, meta["name"])
         if opts.dry_run:
             return obj  # never stored, so no resourceVersion (upstream omits it too)
-        return self._store.commit(rt.storage_key, ADDED, obj)
+        return self._commit(rt, ADDED, obj)
 
     # -- update --------------------------------------------------------------------------------
 
@@ -249,7 +268,10 @@ class Writer:
             new = m.status_only(new, old)
             rt.strategy.drop_disabled_fields(new, old, ctx)
         else:
-            if rt.has_status:
+            sub = rt.subresource(opts.subresource) if opts.subresource else None
+            if sub is not None and sub.scope:
+                new = m.scoped(new, old, sub.scope)
+            elif rt.has_status:
                 m.keep_status(new, old)
             self._fill_value_structs(rt, new)
             rt.strategy.default(new, ctx)
@@ -280,8 +302,8 @@ class Writer:
             return new
         meta = new["metadata"]
         if meta.get("deletionTimestamp") and not meta.get("finalizers") and rt.strategy.finalized(new):
-            return self._store.commit(rt.storage_key, DELETED, new)
-        return self._store.commit(rt.storage_key, MODIFIED, new)
+            return self._commit(rt, DELETED, new)
+        return self._commit(rt, MODIFIED, new)
 
     # -- patch ---------------------------------------------------------------------------------
 
@@ -361,7 +383,7 @@ class Writer:
         if not finalizers and grace == 0 and rt.strategy.finalized(new):
             if dry_run:
                 return old, True
-            return self._store.commit(rt.storage_key, DELETED, new), True
+            return self._commit(rt, DELETED, new), True
         # Something holds the object back: mark it deleting and leave the rest to them.
         if finalizers:
             new_meta["finalizers"] = finalizers
@@ -373,4 +395,4 @@ class Writer:
         rt.strategy.prepare_delete(new)
         if new == old or dry_run:
             return new, False
-        return self._store.commit(rt.storage_key, MODIFIED, new), False
+        return self._commit(rt, MODIFIED, new), False

@@ -14,7 +14,7 @@ from fakeapi.crdcontroller import CRDController
 from fakeapi.errors import MethodNotAllowed, NotFound, StatusError
 from fakeapi.gc import GarbageCollector
 from fakeapi.machinery.aggregation import aggregated_rules
-from fakeapi.machinery.tokens import TokenIssuer
+from fakeapi.machinery.servicenet import ServiceNetwork
 from fakeapi.registry.access import Access
 from fakeapi.registry.kinds import KINDS
 from fakeapi.registry.rest import Registry
@@ -159,10 +159,11 @@ def create_app(options: ServerOptions | None = None, *,
     options = options or ServerOptions()
     store = ObjectStore(window=options.event_window, window_bytes=options.event_window_bytes,
                         watcher_limit=options.watcher_queue_limit)
-    registry = Registry(store, KINDS, options.feature_gates)
+    registry = Registry(store, KINDS, options.feature_gates,
+                        network=ServiceNetwork.parse(options.service_cluster_ip_range, options.service_node_port_range))
     app = web.Application(middlewares=[status_errors, authenticate_and_authorize], client_max_size=MAX_BODY)
     app[REGISTRY] = registry
-    app[ACCESS] = Access(registry.reads, registry.kinds, TokenIssuer(), secure=options.secure,
+    app[ACCESS] = Access(registry.reads, registry.kinds, registry.tokens, secure=options.secure,
                          static_tokens=static_tokens)
     app[OPTIONS] = options
     app[OPENAPI] = OpenAPICache(registry)
@@ -180,10 +181,18 @@ def create_app(options: ServerOptions | None = None, *,
 
 
 def _bootstrap(registry: Registry) -> None:
-    """The namespaces a fresh cluster has."""
+    """The namespaces a fresh cluster has, and the ``kubernetes`` Service in ``default`` (the
+    first cluster IP; the apiserver's secure port behind it, as kubeadm's 6443)."""
     for name in ("default", "kube-system", "kube-public", "kube-node-lease"):
         registry.writes.create(registry.kinds.namespaces, "", {"metadata": {"name": name}},
                                WriteOptions(manager="fakeapi"))
+    services = registry.kinds.by_plural("", "services")
+    assert services is not None
+    registry.writes.create(services, "default", {
+        "metadata": {"name": "kubernetes", "labels": {"component": "apiserver", "provider": "kubernetes"}},
+        "spec": {"clusterIP": registry.writes.network.first_ip,
+                 "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}]}},
+        WriteOptions(manager="kube-apiserver"))
 
 
 def _bootstrap_rbac(registry: Registry) -> None:

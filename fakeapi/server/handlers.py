@@ -30,7 +30,7 @@ from fakeapi.registry import listing, patching
 from fakeapi.registry.patching import PATCH_TYPES
 from fakeapi.registry.rest import Registry
 from fakeapi.registry.writes import WriteOptions
-from fakeapi.server import tables
+from fakeapi.server import connect, tables
 from fakeapi.server.bodies import read_body
 from fakeapi.server.routes import Target, resolve
 from fakeapi.server.security import authenticate
@@ -248,6 +248,8 @@ async def _subresource(request: web.Request, registry: Registry, target: Target)
     method = request.method
     if method not in {VERB_METHODS[verb] for verb in sub.verbs}:
         raise MethodNotAllowed("the server does not allow this method on the requested resource")
+    if sub.connect:
+        return await connect.serve(request, registry, target)
     if sub.handler is None:
         handler = {"GET": _get, "PUT": _update, "PATCH": _patch}[method]
         return await handler(request, registry, target)

@@ -38,7 +38,8 @@ class WatchFilter:
             return False
         if self.namespace is not None and obj.get("metadata", {}).get("namespace", "") != self.namespace:
             return False
-        return self.predicate is None or self.predicate(obj)
+        # Selectors look at the object as this watch reads it, as lists do.
+        return self.predicate is None or self.predicate(obj if self.view is None else self.view(obj))
 
 
 def _with_rv(obj: dict[str, Any], rv: int) -> dict[str, Any]:

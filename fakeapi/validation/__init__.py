@@ -7,8 +7,14 @@ lists, immutability), one module per API group.
 
 from __future__ import annotations
 
+import fakeapi.validation.coordination as coordination
+import fakeapi.validation.core_config as core_config
+import fakeapi.validation.discovery as discovery
+import fakeapi.validation.events as events
 import fakeapi.validation.priority as priority
 import fakeapi.validation.rbac as rbac
+import fakeapi.validation.services as services
+import fakeapi.validation.storage as storage
 from fakeapi.validation import apiextensions, apps, batch, core, devices, policy, resource, scheduling
 from fakeapi.validation.strategy import Strategy
 
@@ -24,5 +30,10 @@ STRATEGIES: dict[tuple[str, str, str], Strategy] = {
     ("batch", "v1", "CronJob"): batch.CronJobStrategy(),
     **{("policy", "v1", kind): s for kind, s in policy.STRATEGIES.items()},
     **{("rbac.authorization.k8s.io", "v1", kind): s for kind, s in rbac.STRATEGIES.items()},
+    # The everyday kinds beside a controller's own.
+    **{("", "v1", kind): s for kind, s in (core_config.STRATEGIES | services.STRATEGIES | storage.STRATEGIES).items()},
+    **{("discovery.k8s.io", "v1", kind): s for kind, s in discovery.STRATEGIES.items()},
+    **{("coordination.k8s.io", "v1", kind): s for kind, s in coordination.STRATEGIES.items()},
+    **{("events.k8s.io", "v1", kind): s for kind, s in events.STRATEGIES.items()},
     ("scheduling.k8s.io", "v1", "PriorityClass"): priority.PriorityClassStrategy(),
 }

@@ -14,6 +14,7 @@ from fakeapi.errors import FieldError, duplicate, forbidden, invalid, required, 
 from fakeapi.validation import names
 
 IMMUTABLE = "field is immutable"
+IMMUTABLE_WHEN_SET = "field is immutable when `immutable` is set"
 ItemCheck = Callable[[Any, str], list[FieldError]]
 
 
@@ -40,6 +41,16 @@ def validate_list(items: list[Any] | None, path: str, max_items: int, check: Ite
 def immutable(new: Any, old: Any, path: str) -> list[FieldError]:
     """``ValidateImmutableField``: Invalid with the new value when it changed."""
     return [] if new == old else [invalid(path, new, IMMUTABLE)]
+
+
+def validate_immutable_data(new: dict[str, Any], old: dict[str, Any], keys: tuple[str, ...]) -> list[FieldError]:
+    """A ConfigMap or Secret marked ``immutable`` keeps its data and stays immutable."""
+    if not old.get("immutable"):
+        return []
+    errs = [forbidden(key, IMMUTABLE_WHEN_SET) for key in keys if new.get(key) != old.get(key)]
+    if not new.get("immutable"):
+        errs.append(forbidden("immutable", IMMUTABLE_WHEN_SET))
+    return errs
 
 
 def validate_labels(labels: dict[str, str] | None, path: str) -> list[FieldError]:

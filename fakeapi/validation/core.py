@@ -16,9 +16,12 @@ from fakeapi.validation import names
 from fakeapi.validation.common import (
     get,
     immutable,
+    validate_immutable_data,
     validate_labels,
     validate_list,
 )
+from fakeapi.validation.ephemeral_containers import validate_ephemeral_containers_update
+from fakeapi.validation.events import EventStrategy
 from fakeapi.validation.pod_admission import admit_pod_create
 from fakeapi.validation.priority import admit_pod_priority
 from fakeapi.validation.strategy import AdmissionContext, Strategy
@@ -145,6 +148,8 @@ def default_pod(pod: dict[str, Any]) -> None:
     spec = pod.setdefault("spec", {})
     default_pod_spec(spec)
     spec.setdefault("enableServiceLinks", True)
+    for c in spec.get("ephemeralContainers") or []:
+        _default_container(c)
     status = pod.setdefault("status", {})
     status.setdefault("phase", "Pending")
     status.setdefault("qosClass", _qos_class(spec))
@@ -290,6 +295,8 @@ class PodStrategy(Strategy):
 
     def validate_update(self, new: dict[str, Any], old: dict[str, Any],
                         ctx: AdmissionContext) -> list[FieldError]:
+        if ctx.subresource == "ephemeralcontainers":
+            return validate_ephemeral_containers_update(new, old)
         return self.validate(new, ctx) + validate_pod_update(new, old)
 
     def validate_status_update(self, new: dict[str, Any], old: dict[str, Any],
@@ -364,20 +371,6 @@ class NamespaceStrategy(Strategy):
         return not get(obj, "spec", "finalizers")
 
 
-class EventStrategy(Strategy):
-    """core/v1 Events: the involved object must be named."""
-
-    def validate(self, obj: dict[str, Any], ctx: AdmissionContext) -> list[FieldError]:
-        errs: list[FieldError] = []
-        involved = obj.get("involvedObject") or {}
-        if not involved.get("name") and not involved.get("kind"):
-            errs.append(required("involvedObject"))
-        ns = involved.get("namespace")
-        if ns and ns != get(obj, "metadata", "namespace"):
-            errs.append(invalid("involvedObject.namespace", ns, "does not match event.namespace"))
-        return errs
-
-
 class ConfigMapStrategy(Strategy):
     """ConfigMaps: valid keys, no key in both maps, immutable once ``immutable: true``."""
 
@@ -397,14 +390,7 @@ class ConfigMapStrategy(Strategy):
 
     def validate_update(self, new: dict[str, Any], old: dict[str, Any],
                         ctx: AdmissionContext) -> list[FieldError]:
-        errs = self.validate(new, ctx)
-        if old.get("immutable"):
-            for key in ("data", "binaryData"):
-                if new.get(key) != old.get(key):
-                    errs.append(forbidden(key, "field is immutable when `immutable` is set"))
-            if not new.get("immutable"):
-                errs.append(forbidden("immutable", "field is immutable when `immutable` is set"))
-        return errs
+        return self.validate(new, ctx) + validate_immutable_data(new, old, ("data", "binaryData"))
 
 
 STRATEGIES: dict[str, Strategy] = {

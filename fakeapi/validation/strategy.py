@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 from fakeapi.config import FeatureGates
 from fakeapi.errors import FieldError
 from fakeapi.machinery.jsoncopy import deep_copy
+from fakeapi.machinery.servicenet import ServiceNetwork
 from fakeapi.validation import names
 from fakeapi.validation.common import validate_object_meta, validate_object_meta_update
 
@@ -28,6 +29,14 @@ def _no_lookup(group: str, plural: str, namespace: str, name: str) -> dict[str, 
     return None
 
 
+# (group, plural) -> every stored object of the kind, all namespaces (allocators scan what is taken).
+ListAll = Callable[[str, str], "list[dict[str, Any]]"]
+
+
+def _no_objects(group: str, plural: str) -> list[dict[str, Any]]:
+    return []
+
+
 @dataclass(frozen=True)
 class AdmissionContext:
     """What a hook may know about the request besides the object."""
@@ -37,6 +46,9 @@ class AdmissionContext:
     subresource: str = ""
     namespace_labels: Mapping[str, str] = field(default_factory=dict)
     lookup: Lookup = _no_lookup
+    list_all: ListAll = _no_objects
+    # Where Services get their cluster IPs and node ports.
+    service_network: ServiceNetwork = field(default_factory=ServiceNetwork.parse)
 
 
 class Strategy:

@@ -262,6 +262,63 @@ DEFAULTS.update({
 })
 """Keys a 1.37 apiserver adds on create, by object name (lists merge element by element)."""
 
+# The everyday kinds beside a controller's own.
+SECRET = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "trainer-creds", "namespace": NS},
+          "type": "kubernetes.io/basic-auth", "data": {"username": "YWRtaW4=", "password": "czNjcmV0"}}
+SERVICE_ACCOUNT = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "trainer-sa", "namespace": NS},
+                   "automountServiceAccountToken": False, "imagePullSecrets": [{"name": "registry"}]}
+SERVICE = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "trainer-svc", "namespace": NS},
+           "spec": {"selector": {"app": "trainer"}, "ports": [{"name": "http", "port": 80, "targetPort": "http"},
+                                                              {"name": "metrics", "port": 9090, "protocol": "TCP"}]}}
+ENDPOINTS = {"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "trainer-external", "namespace": NS},
+             "subsets": [{"addresses": [{"ip": "192.0.2.10"}], "ports": [{"name": "http", "port": 8080}]}]}
+PERSISTENT_VOLUME = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "trainer-data"},
+                     "spec": {"capacity": {"storage": "10Gi"}, "accessModes": ["ReadWriteOnce"],
+                              "storageClassName": "manual", "hostPath": {"path": "/data"}}}
+PERSISTENT_VOLUME_CLAIM = {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                           "metadata": {"name": "trainer-scratch", "namespace": NS},
+                           "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "manual",
+                                    "resources": {"requests": {"storage": "1Gi"}}}}
+RESOURCE_QUOTA = {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "gpu-quota", "namespace": NS},
+                  "spec": {"hard": {"pods": "10", "requests.cpu": "4"}}}
+LIMIT_RANGE = {"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "defaults", "namespace": NS},
+               "spec": {"limits": [{"type": "Container", "default": {"cpu": "500m"},
+                                    "defaultRequest": {"cpu": "100m"}}]}}
+POD_TEMPLATE = {"apiVersion": "v1", "kind": "PodTemplate", "metadata": {"name": "trainer-template", "namespace": NS},
+                "template": {"metadata": {"labels": {"app": "trainer"}},
+                             "spec": {"containers": [{"name": "train", "image": "registry.example.com/trainer:1.0"}]}}}
+ENDPOINT_SLICE = {"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+                  "metadata": {"name": "trainer-external-1", "namespace": NS,
+                               "labels": {"kubernetes.io/service-name": "trainer-external"}},
+                  "addressType": "IPv4", "endpoints": [{"addresses": ["192.0.2.10"], "conditions": {"ready": True}}],
+                  "ports": [{"name": "http", "port": 8080, "protocol": "TCP"}]}
+LEASE = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+         "metadata": {"name": "trainer-leader", "namespace": NS},
+         "spec": {"holderIdentity": "trainer-0", "leaseDurationSeconds": 15, "leaseTransitions": 0,
+                  "acquireTime": "2026-01-01T00:00:00.250000Z", "renewTime": "2026-01-01T00:00:10.250000Z"}}
+EVENT_V1 = {"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "worker-0.2", "namespace": NS},
+            "eventTime": "2026-01-01T00:00:00.125000Z", "reportingController": "example.com/trainer",
+            "reportingInstance": "trainer-0", "action": "Train", "reason": "Started", "type": "Normal",
+            "regarding": {"apiVersion": "v1", "kind": "Pod", "namespace": NS, "name": "worker-0"},
+            "note": "training started"}
+ALL = (*ALL, SECRET, SERVICE_ACCOUNT, SERVICE, ENDPOINTS, PERSISTENT_VOLUME, PERSISTENT_VOLUME_CLAIM, RESOURCE_QUOTA,
+       LIMIT_RANGE, POD_TEMPLATE, ENDPOINT_SLICE, LEASE, EVENT_V1)
+DEFAULTS.update({
+    # SetDefaults_Service, then the cluster IP and families the service REST storage allocates (the
+    # first address went to the kubernetes service).
+    "trainer-svc": {"spec": {"type": "ClusterIP", "sessionAffinity": "None", "internalTrafficPolicy": "Cluster",
+                         "clusterIP": "10.96.0.2", "clusterIPs": ["10.96.0.2"], "ipFamilyPolicy": "SingleStack",
+                         "ipFamilies": ["IPv4"], "ports": [{"protocol": "TCP"}, {"targetPort": 9090}]}},
+    "trainer-external": {"subsets": [{"ports": [{"protocol": "TCP"}]}]},
+    "trainer-data": {"spec": {"persistentVolumeReclaimPolicy": "Retain", "volumeMode": "Filesystem"}},
+    "trainer-scratch": {"spec": {"volumeMode": "Filesystem"}},
+    # Container resources are a value struct: {} when the template sets none.
+    "trainer-template": {"template": {"spec": {**_ALWAYS["spec"],
+                                               "containers": [{**_ALWAYS["spec"]["containers"][0], "resources": {}}]}}},
+    # events.k8s.io/v1: deprecatedSource is a value struct (always present).
+    "worker-0.2": {"deprecatedSource": {}},
+})
+
 
 def with_defaults(sent: dict[str, Any]) -> dict[str, Any]:
     """What the server should return for ``sent``: its fields plus the upstream defaults."""

@@ -82,6 +82,7 @@ PARTIAL = {
     **{f"v1/Pod.spec.{c}[].volumeMounts[]": "mount options beyond path/subPath kept verbatim"
        for c in ("containers", "initContainers", "ephemeralContainers")},
     "v1/Node.status.nodeInfo": "newer kubelet-reported fields kept verbatim",
+    "v1/PersistentVolume.spec": "the volume source (hostPath, nfs, csi, ...) is kept verbatim",
 }
 """Model structs that keep unknown keys (``extra="allow"``): upstream fields they lack are fine."""
 
@@ -236,7 +237,8 @@ def model_drift(group: str, version: str, kind: str) -> list[Drift]:
 
 # Workload pod templates carry the full pod spec: what is allowed for a pod's spec is allowed there.
 POD_TEMPLATES = re.compile(r"^v1/(Deployment|ReplicaSet|StatefulSet|DaemonSet|Job)\.spec\.template\.spec\."
-                           r"|^v1/CronJob\.spec\.jobTemplate\.spec\.template\.spec\.")
+                           r"|^v1/CronJob\.spec\.jobTemplate\.spec\.template\.spec\."
+                           r"|^v1/PodTemplate\.template\.spec\.")
 OPEN["v1/StatefulSet.spec.volumeClaimTemplates[]"] = "PersistentVolumeClaims are not served; validation refuses them"
 
 

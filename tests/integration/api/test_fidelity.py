@@ -42,12 +42,13 @@ async def test_times_are_stored_as_utc_seconds(api: Api, sent: str, stored: str)
 
 
 async def test_micro_times_keep_microseconds_and_need_them(api: Api) -> None:
-    about = {"kind": "Pod", "name": "p", "namespace": "default"}
-    ok = await api.ok("POST", EVENTS, {"metadata": {"name": "e1"}, "involvedObject": about,
+    event = {"involvedObject": {"kind": "Pod", "name": "p", "namespace": "default"}, "reason": "Started",
+             "action": "Start", "reportingComponent": "example.com/ctl", "reportingInstance": "ctl-1"}
+    ok = await api.ok("POST", EVENTS, {"metadata": {"name": "e1"}, **event,
                                        "eventTime": "2026-05-01T10:00:00.123456+02:00"})
     assert ok["eventTime"] == "2026-05-01T08:00:00.123456Z"
 
-    status, body = await api.request("POST", EVENTS, {"metadata": {"name": "e2"}, "involvedObject": about,
+    status, body = await api.request("POST", EVENTS, {"metadata": {"name": "e2"}, **event,
                                                       "eventTime": "2026-05-01T10:00:00Z"})
     assert status == 400
     assert body["message"].endswith('cannot parse "Z" as ".000000"')

@@ -86,7 +86,10 @@ def test_finalize_sets_spec_finalizers_and_an_unchanged_list_is_no_write() -> No
 
 
 DECLARED = [
-    ("pods", {"status": ("get", "patch", "update"), "binding": ("create",), "eviction": ("create",)}),
+    ("pods", {"status": ("get", "patch", "update"), "binding": ("create",), "eviction": ("create",),
+              "log": ("get",), "exec": ("create", "get"), "attach": ("create", "get"),
+              "portforward": ("create", "get"), "ephemeralcontainers": ("get", "patch", "update")}),
+    ("serviceaccounts", {"token": ("create",)}),
     ("namespaces", {"status": ("get", "patch", "update"), "finalize": ("update",)}),
     ("configmaps", {}),
 ]
@@ -96,4 +99,5 @@ DECLARED = [
 def test_subresources_are_declared_per_kind(plural: str, expected: dict) -> None:
     rt = next(k for k in KINDS if k.group == "" and k.plural == plural)
     assert {s.name: s.verbs for s in rt.subresources} == expected
-    assert all((s.handler is None) == (s.name == "status") for s in rt.subresources)
+    # Without a handler: the pipeline serves it (status, a scoped write) or the HTTP layer (connect).
+    assert all((s.handler is None) == (s.name == "status" or bool(s.scope) or s.connect) for s in rt.subresources)

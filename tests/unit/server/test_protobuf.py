@@ -53,7 +53,35 @@ def test_delete_options_of_kubectl_drain() -> None:
 
 def test_other_kinds_are_415() -> None:
     with pytest.raises(UnsupportedMediaType):
-        decode_protobuf(envelope("v1", "Secret", b""))
+        decode_protobuf(envelope("v1", "PersistentVolume", b""))
+
+
+def test_secret_of_kubectl_create_secret() -> None:
+    raw = field(1, field(1, b"creds")) + field(2, field(1, b"user") + field(2, b"admin")) + field(3, b"Opaque")
+    assert decode_protobuf(envelope("v1", "Secret", raw)) == {
+        "apiVersion": "v1", "kind": "Secret", "metadata": {"name": "creds"}, "data": {"user": "YWRtaW4="},
+        "type": "Opaque"}
+
+
+def test_service_of_kubectl_expose() -> None:
+    target = field(1, 1) + field(3, b"http")  # IntOrString{type: String, strVal: "http"}
+    port = field(1, b"web") + field(2, b"TCP") + field(3, 80) + field(4, target)
+    spec = field(1, port) + field(2, field(1, b"app") + field(2, b"web")) + field(4, b"NodePort")
+    raw = field(1, field(1, b"web")) + field(2, spec)
+    assert decode_protobuf(envelope("v1", "Service", raw)) == {
+        "apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"},
+        "spec": {"ports": [{"name": "web", "protocol": "TCP", "port": 80, "targetPort": "http"}],
+                 "selector": {"app": "web"}, "type": "NodePort"}}
+
+
+def test_token_request_of_kubectl_create_token() -> None:
+    bound = field(1, b"Pod") + field(2, b"v1") + field(3, b"p") + field(4, b"uid-1")
+    spec = field(1, b"vault") + field(4, 600) + field(3, bound)
+    raw = field(1, b"") + field(2, spec)
+    assert decode_protobuf(envelope("authentication.k8s.io/v1", "TokenRequest", raw)) == {
+        "apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "metadata": {},
+        "spec": {"audiences": ["vault"], "expirationSeconds": 600,
+                 "boundObjectRef": {"kind": "Pod", "apiVersion": "v1", "name": "p", "uid": "uid-1"}}}
 
 
 @pytest.mark.parametrize("body", [b"not-protobuf", MAGIC + b"\x0a\xff", MAGIC + b"\x0a\x09ab"],
