@@ -12,7 +12,8 @@ from fakeapi.registry.subresources import bind_pod, finalize_namespace
 from fakeapi.registry.writes import WriteOptions
 from tests.unit.registry.builders import OPTS, events_of, kind, new_registry, pod
 
-BINDING = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "p"}, "target": {"kind": "Node", "name": "node-1"}}
+BINDING = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "p"},
+           "target": {"kind": "Node", "name": "node-1"}}
 
 
 def test_binding_assigns_the_node_and_marks_the_pod_scheduled() -> None:
