@@ -40,6 +40,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_api.py
 	$(BIN)/python bench/bench_allocator.py
 	$(BIN)/python bench/bench_cel.py
+	$(BIN)/python bench/bench_secure.py
 	$(BIN)/python bench/bench_scheduler.py
 	$(BIN)/python bench/bench_memory.py
 	$(BIN)/python bench/bench_connections.py

@@ -8,7 +8,7 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from fakeapi.config import FeatureGates, tune_gc_for_server
+from fakeapi.config import FeatureGates, ServerOptions, tune_gc_for_server
 from fakeapi.errors import StatusError
 from fakeapi.kubeconfig import is_loopback
 
@@ -25,6 +25,11 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--no-control-plane", action="store_true",
                        help="serve the API only: no scheduler, controllers or kubelet emulation")
     serve.add_argument("--feature-gates", default="", help="NAME=true|false,...")
+    serve.add_argument("--secure", action="store_true",
+                       help="TLS with a fresh CA, client-certificate and ServiceAccount-token authentication, "
+                            "RBAC authorization; the kubeconfig is the admin (system:masters)")
+    serve.add_argument("--enable-faults", action="store_true",
+                       help="serve the fault-injection admin endpoint /fakeapi/v1/ (docs/fault-injection.md)")
     demo = sub.add_parser("demo", help="run the KEP-5729 story end to end and exit")
     demo.add_argument("--feature-gates", default="", help="NAME=true|false,...")
     return parser
@@ -33,8 +38,8 @@ def _parser() -> argparse.ArgumentParser:
 _EXPOSED = """\
 fakeapi: WARNING: listening on {host}, reachable from the network.
 fakeapi: WARNING: this API server has no authentication: anyone who can connect can read, change
-fakeapi: WARNING: and delete every object (there is no --secure mode yet).  Use --host 127.0.0.1
-fakeapi: WARNING: unless exposing it is what you want."""
+fakeapi: WARNING: and delete every object.  Use --host 127.0.0.1 (or --secure) unless exposing it
+fakeapi: WARNING: is what you want."""
 
 
 async def _serve(args: argparse.Namespace) -> int:
@@ -42,7 +47,8 @@ async def _serve(args: argparse.Namespace) -> int:
 
     gates = FeatureGates.parse(args.feature_gates)
     cluster = FakeCluster(host=args.host, port=args.port, control_plane=not args.no_control_plane,
-                          feature_gates=gates, kubeconfig_path=args.kubeconfig)
+                          feature_gates=gates, kubeconfig_path=args.kubeconfig, secure=args.secure,
+                          options=ServerOptions(enable_faults=args.enable_faults))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -50,7 +56,7 @@ async def _serve(args: argparse.Namespace) -> int:
     await cluster.start()
     tune_gc_for_server()
     try:
-        if not is_loopback(args.host):
+        if not is_loopback(args.host) and not args.secure:
             print(_EXPOSED.format(host=args.host or "every interface"), file=sys.stderr, flush=True)
         print(f"serving on {cluster.url}", flush=True)
         await stop.wait()

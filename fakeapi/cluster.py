@@ -20,9 +20,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from aiohttp import web
 
+from fakeapi.auth.tls import SecureServing
+from fakeapi.auth.users import CONTROL_PLANE
 from fakeapi.config import FeatureGates, ServerOptions
 from fakeapi.errors import ServiceUnavailable
-from fakeapi.kubeconfig import WrittenKubeconfig, server_url, write_kubeconfig
+from fakeapi.kubeconfig import WrittenKubeconfig, kubeconfig_text, server_url, write_kubeconfig
 from fakeapi.registry.rest import Registry
 from fakeapi.server.app import create_app
 from fakeapi.server.connections import GuardedSite
@@ -60,9 +62,13 @@ class _ControlPlaneProcess:
     """``python -m fakeapi.scheduler`` against the server, watched for an unexpected exit."""
 
     def __init__(self, url: str, gates: FeatureGates, *, kubelet: bool = True,
-                 gang_scheduling_timeout: float | None = None) -> None:
+                 gang_scheduling_timeout: float | None = None, kubeconfig: str | None = None) -> None:
+        """``kubeconfig``: the text of a kubeconfig with the CA and token of a secure server; it
+        reaches the child on its standard input, never on disk or in its arguments."""
         flags = ",".join(f"{name}={str(on).lower()}" for name, on in gates.as_dict().items())
-        self._args = ["--server", url, "--feature-gates", flags]
+        self._kubeconfig = kubeconfig
+        self._args = ["--kubeconfig", "-"] if kubeconfig else ["--server", url]
+        self._args += ["--feature-gates", flags]
         if not kubelet:
             self._args.append("--no-kubelet")
         if gang_scheduling_timeout is not None:
@@ -77,8 +83,13 @@ class _ControlPlaneProcess:
         """Start the child; return once its caches are synced (it prints one line then)."""
         # A future of its own, so that stop() finds the child even while it is being spawned.
         self._spawn = asyncio.ensure_future(asyncio.create_subprocess_exec(
-            sys.executable, "-m", "fakeapi.scheduler", *self._args, stdout=asyncio.subprocess.PIPE))
+            sys.executable, "-m", "fakeapi.scheduler", *self._args, stdout=asyncio.subprocess.PIPE,
+            stdin=asyncio.subprocess.PIPE if self._kubeconfig else None))
         proc = await asyncio.shield(self._spawn)
+        if proc.stdin is not None and self._kubeconfig:
+            proc.stdin.write(self._kubeconfig.encode())
+            await proc.stdin.drain()
+            proc.stdin.close()
         assert proc.stdout is not None
         line = await asyncio.wait_for(proc.stdout.readline(), READY_TIMEOUT)
         if not line:
@@ -147,7 +158,7 @@ class FakeCluster:
     def __init__(self, *, host: str | None = None, port: int | None = None,
                  control_plane: bool | Literal["process"] = True, feature_gates: FeatureGates | str | None = None,
                  kubeconfig_path: str | Path | None = None, options: ServerOptions | None = None,
-                 **control_plane_options: Any) -> None:
+                 secure: bool | None = None, **control_plane_options: Any) -> None:
         base = options or ServerOptions()
         if isinstance(feature_gates, str):
             feature_gates = FeatureGates.parse(feature_gates)
@@ -155,7 +166,8 @@ class FakeCluster:
         # touching this class; the keyword arguments only override what they name.
         self.options = replace(base, host=base.host if host is None else host,
                                port=base.port if port is None else port,
-                               feature_gates=base.feature_gates if feature_gates is None else feature_gates)
+                               feature_gates=base.feature_gates if feature_gates is None else feature_gates,
+                               secure=base.secure if secure is None else secure)
         self.control_plane_enabled = control_plane
         self._control_plane_options = control_plane_options
         self._kubeconfig_arg = Path(kubeconfig_path) if kubeconfig_path else None
@@ -195,28 +207,39 @@ class FakeCluster:
         return self
 
     async def _start(self) -> None:
-        app = create_app(self.options)
+        serving = SecureServing.generate(self.options.host) if self.options.secure else None
+        app = create_app(self.options, static_tokens={serving.control_plane_token: CONTROL_PLANE} if serving else None)
         if self.control_plane_enabled == "process":
             app.middlewares.append(self._refuse_without_control_plane)
         # A client that goes away cancels its handler: abandoned watches close at once.
         self._runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=1.0, handler_cancellation=True)
         await self._runner.setup()
-        await GuardedSite(self._runner, self.options).start()
+        await GuardedSite(self._runner, self.options, serving.server if serving else None).start()
         host, port = self._runner.addresses[0][:2]
-        self.url = server_url(host, port)
+        self.url = server_url(host, port, secure=serving is not None)
         if self._kubeconfig_arg is None:
             self._tmpdir = tempfile.TemporaryDirectory(prefix="fakeapi-")
             self.kubeconfig_path = Path(self._tmpdir.name) / "kubeconfig"
         else:
             self.kubeconfig_path = self._kubeconfig_arg
-        self._kubeconfig = write_kubeconfig(self.kubeconfig_path, self.url)
+        if serving is None:
+            self._kubeconfig = write_kubeconfig(self.kubeconfig_path, self.url)
+        else:  # the admin's client certificate, as kubeadm's admin.conf
+            self._kubeconfig = write_kubeconfig(self.kubeconfig_path, self.url, ca_pem=serving.ca.cert_pem,
+                                                client=serving.admin)
+        # The control plane's own identity: a bearer token with the CA to trust.
+        ca_pem, token = (serving.ca.cert_pem, serving.control_plane_token) if serving else (None, None)
         if self.control_plane_enabled == "process":
-            self._control_plane = _ControlPlaneProcess(self.url, self.gates, **self._control_plane_options)
+            secret = None if token is None else kubeconfig_text(self.url, ca_pem=ca_pem, token=token)
+            self._control_plane = _ControlPlaneProcess(self.url, self.gates, kubeconfig=secret,
+                                                       **self._control_plane_options)
             await self._control_plane.start()
         elif self.control_plane_enabled:
+            from fakeapi.scheduler.connection import Connection
             from fakeapi.scheduler.controlplane import ControlPlane
 
-            self._control_plane = ControlPlane(self.url, gates=self.gates, **self._control_plane_options)
+            self._control_plane = ControlPlane(Connection(self.url, ca_pem, token), gates=self.gates,
+                                               **self._control_plane_options)
             await self._control_plane.start()
 
     @web.middleware

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import ipaddress
 import os
 import tempfile
@@ -10,6 +11,8 @@ from pathlib import Path
 
 import yaml
 from yarl import URL
+
+from fakeapi.auth.tls import KeyPair
 
 CONTEXT = "default"
 # A server bound to every interface is reached from this machine through loopback.
@@ -27,22 +30,34 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def server_url(bound_host: str, port: int) -> str:
+def server_url(bound_host: str, port: int, *, secure: bool = False) -> str:
     """The URL a client on this machine uses for a socket bound to ``bound_host``:``port``.
 
     A wildcard address is not something to connect to, so it becomes the loopback address of
     its family; IPv6 addresses get their brackets.
     """
     host = _WILDCARD_TO_LOOPBACK.get(bound_host, bound_host)
-    return str(URL.build(scheme="http", host=host, port=port))
+    return str(URL.build(scheme="https" if secure else "http", host=host, port=port))
 
 
-def kubeconfig_text(url: str, namespace: str = "default") -> str:
+def _b64(pem: bytes) -> str:
+    return base64.b64encode(pem).decode()
+
+
+def kubeconfig_text(url: str, namespace: str = "default", *, ca_pem: bytes | None = None,
+                    client: KeyPair | None = None, token: str = "fakeapi") -> str:
+    """A kubeconfig for ``url``; for a secure server with its CA and a client certificate or a
+    bearer token (an open server ignores the placeholder token)."""
+    cluster: dict[str, str] = {"server": url}
+    if ca_pem is not None:
+        cluster["certificate-authority-data"] = _b64(ca_pem)
+    user = ({"client-certificate-data": _b64(client.cert_pem), "client-key-data": _b64(client.key_pem)}
+            if client is not None else {"token": token})
     config = {
         "apiVersion": "v1",
         "kind": "Config",
-        "clusters": [{"name": CONTEXT, "cluster": {"server": url}}],
-        "users": [{"name": CONTEXT, "user": {"token": "fakeapi"}}],
+        "clusters": [{"name": CONTEXT, "cluster": cluster}],
+        "users": [{"name": CONTEXT, "user": user}],
         "contexts": [{"name": CONTEXT, "context": {"cluster": CONTEXT, "user": CONTEXT, "namespace": namespace}}],
         "current-context": CONTEXT,
         "preferences": {},
@@ -67,7 +82,8 @@ class WrittenKubeconfig:
             self.path.unlink(missing_ok=True)
 
 
-def write_kubeconfig(path: str | os.PathLike[str], url: str) -> WrittenKubeconfig:
+def write_kubeconfig(path: str | os.PathLike[str], url: str, *, ca_pem: bytes | None = None,
+                     client: KeyPair | None = None) -> WrittenKubeconfig:
     """Write a kubeconfig for ``url`` readable by the owner only (0600, like kubectl's own).
 
     Atomically: the text goes to a fresh 0600 file beside the target, which is then renamed
@@ -78,7 +94,7 @@ def write_kubeconfig(path: str | os.PathLike[str], url: str) -> WrittenKubeconfi
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")  # mode 0600
     try:
         with os.fdopen(fd, "w") as file:
-            file.write(kubeconfig_text(url))
+            file.write(kubeconfig_text(url, ca_pem=ca_pem, client=client))
             stat = os.fstat(file.fileno())
         os.replace(tmp, target)
     except BaseException:

@@ -3,19 +3,16 @@ client certificates whose subject is the identity (upstream's x509 authenticator
 user name, each O a group).
 
 EC P-256 keys keep generation to a few milliseconds (RSA-2048 takes ~50 ms per key).  Nothing
-is written to disk except briefly for :mod:`ssl`, which loads a certificate chain from files only.
+is written to disk except briefly for :mod:`ssl` (:mod:`fakeapi.machinery.pem`).
 """
 
 from __future__ import annotations
 
 import datetime
 import ipaddress
-import os
 import secrets
 import ssl
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -23,6 +20,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from fakeapi.auth.users import ADMIN, AUTHENTICATED
+from fakeapi.machinery.pem import load_cert_chain
 
 # What a kubeadm cluster's serving certificate names, besides the addresses it is bound to.
 SERVER_NAMES = ("localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
@@ -105,22 +103,11 @@ class CertificateAuthority:
         return self._issue(x509.Name(attrs), ExtendedKeyUsageOID.CLIENT_AUTH)
 
 
-def _load_chain(context: ssl.SSLContext, pair: KeyPair) -> None:
-    # ssl reads a chain only from files: a private directory that is gone once loaded.
-    with tempfile.TemporaryDirectory(prefix="fakeapi-tls-") as tmp:
-        cert, key = Path(tmp) / "cert.pem", Path(tmp) / "key.pem"
-        cert.write_bytes(pair.cert_pem)
-        fd = os.open(key, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "wb") as file:
-            file.write(pair.key_pem)
-        context.load_cert_chain(cert, key)
-
-
 def server_context(ca: CertificateAuthority, serving: KeyPair) -> ssl.SSLContext:
     """TLS for the API server: its certificate, and client certificates verified when offered."""
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.minimum_version = ssl.TLSVersion.TLSv1_2
-    _load_chain(context, serving)
+    load_cert_chain(context, serving.cert_pem, serving.key_pem)
     context.load_verify_locations(cadata=ca.cert_pem.decode())
     # Optional, as upstream: a client without a certificate may still bring a bearer token.
     context.verify_mode = ssl.CERT_OPTIONAL
@@ -131,7 +118,7 @@ def client_context(ca_pem: bytes, client: KeyPair | None = None) -> ssl.SSLConte
     """TLS for a client that trusts ``ca_pem`` and, given ``client``, presents that certificate."""
     context = ssl.create_default_context(cadata=ca_pem.decode())
     if client is not None:
-        _load_chain(context, client)
+        load_cert_chain(context, client.cert_pem, client.key_pem)
     return context
 
 

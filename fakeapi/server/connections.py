@@ -27,6 +27,7 @@ import logging
 import math
 import resource
 import socket
+import ssl
 from typing import Any
 
 from aiohttp import web
@@ -218,11 +219,12 @@ class _Listener(asyncio.AbstractServer):
     """Listening sockets accepted by hand, a batch per wake-up (see the module)."""
 
     def __init__(self, sockets: list[socket.socket], guard: ConnectionGuard,
-                 protocol: Any) -> None:
+                 protocol: Any, ssl_context: ssl.SSLContext | None) -> None:
         self._loop = asyncio.get_running_loop()
         self._sockets = sockets
         self._guard = guard
         self._protocol = protocol
+        self._ssl_context = ssl_context
         self._connecting: set[asyncio.Task[Any]] = set()
         for sock in sockets:
             self._loop.add_reader(sock.fileno(), self._accept, sock)
@@ -252,7 +254,8 @@ class _Listener(asyncio.AbstractServer):
                 self._loop.call_later(ACCEPT_RETRY_DELAY, self._resume, sock)
                 return
             conn.setblocking(False)
-            task = self._loop.create_task(self._loop.connect_accepted_socket(self._protocol, conn))
+            task = self._loop.create_task(self._loop.connect_accepted_socket(self._protocol, conn,
+                                                                               ssl=self._ssl_context))
             self._connecting.add(task)
             task.add_done_callback(self._connected)
 
@@ -275,8 +278,9 @@ class GuardedSite(web.BaseSite):
 
     __slots__ = ("_guard", "_handler_args", "_host", "_port")
 
-    def __init__(self, runner: web.BaseRunner, options: ServerOptions) -> None:
-        super().__init__(runner)
+    def __init__(self, runner: web.BaseRunner, options: ServerOptions,
+                 ssl_context: ssl.SSLContext | None = None) -> None:
+        super().__init__(runner, ssl_context=ssl_context)
         self._host = options.host
         self._port = options.port
         self._guard = ConnectionGuard(options)
@@ -284,7 +288,7 @@ class GuardedSite(web.BaseSite):
 
     @property
     def name(self) -> str:
-        return str(URL.build(scheme="http", host=self._host, port=self._port))
+        return str(URL.build(scheme="https" if self._ssl_context else "http", host=self._host, port=self._port))
 
     async def start(self) -> None:
         await super().start()
@@ -292,4 +296,5 @@ class GuardedSite(web.BaseSite):
         assert server is not None
         loop = asyncio.get_running_loop()
         self._server = _Listener(await _listen(self._host, self._port, self._backlog), self._guard,
-                                 lambda: _GuardedHandler(self._guard, server, loop=loop, **self._handler_args))
+                                 lambda: _GuardedHandler(self._guard, server, loop=loop, **self._handler_args),
+                                 self._ssl_context)
