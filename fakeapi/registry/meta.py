@@ -110,8 +110,7 @@ def status_only(new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
 def scoped(new: dict[str, Any], old: dict[str, Any], scope: tuple[str, ...]) -> dict[str, Any]:
     """``old`` with only the field at ``scope`` taken from ``new`` (a subresource that changes one
     field, as ``pods/ephemeralcontainers`` changes ``spec.ephemeralContainers``)."""
-    out = deep_copy(old)
-    out["metadata"] = new["metadata"]
+    out = deep_copy(old)  # metadata included: a subresource write changes none of it
     source: Any = new
     for key in scope[:-1]:
         source = source.get(key) if isinstance(source, dict) else None
