@@ -65,8 +65,9 @@ class Access:
         self.tokens = tokens
         self._static_tokens = dict(static_tokens or {})
         self._reads = reads
-        self._service_accounts = kinds.by_plural("", "serviceaccounts")
-        self._pods = kinds.by_plural("", "pods")
+        service_accounts, pods = kinds.by_plural("", "serviceaccounts"), kinds.by_plural("", "pods")
+        assert service_accounts is not None and pods is not None
+        self._service_accounts, self._pods = service_accounts, pods
         self._policy = _StoredPolicy(reads, kinds)
 
     # -- authentication ------------------------------------------------------------------------
@@ -86,10 +87,8 @@ class Access:
         wanted = set(audiences or self.tokens.audiences)
         return token_user(claims), tuple(a for a in claims.audiences if a in wanted)
 
-    def _check_live(self, rt: ResourceType | None, namespace: str, name: str, uid: str, what: str) -> None:
+    def _check_live(self, rt: ResourceType, namespace: str, name: str, uid: str, what: str) -> None:
         # Upstream's token validator: a token outlives neither its ServiceAccount nor its pod.
-        if rt is None:
-            return
         obj = self._reads.find(rt, namespace, name)
         if obj is None:
             raise InvalidToken(f'{rt.singular} "{name}" not found')
