@@ -23,11 +23,16 @@ from aiohttp import web
 from fakeapi.auth.tls import SecureServing
 from fakeapi.auth.users import CONTROL_PLANE
 from fakeapi.config import FeatureGates, ServerOptions
+from fakeapi.disruptions import remove_node, set_node_ready
 from fakeapi.errors import ServiceUnavailable
+from fakeapi.kube import KubeHelpers
 from fakeapi.kubeconfig import WrittenKubeconfig, kubeconfig_text, server_url, write_kubeconfig
+from fakeapi.machinery.faults import FaultSet
 from fakeapi.registry.rest import Registry
+from fakeapi.scheduler.connection import from_kubeconfig
 from fakeapi.server.app import create_app
 from fakeapi.server.connections import GuardedSite
+from fakeapi.server.faults import FAULTS
 from fakeapi.server.state import REGISTRY
 
 if TYPE_CHECKING:
@@ -122,6 +127,7 @@ class _ControlPlaneProcess:
             # On SIGTERM it exits 0, or dies of the signal if it has no handler yet.
             self._expected = (0, -signal.SIGTERM)
             with contextlib.suppress(ProcessLookupError):  # it exited since the check
+                proc.send_signal(signal.SIGCONT)  # a paused child handles SIGTERM only once continued
                 proc.terminate()
             try:
                 await asyncio.wait_for(proc.wait(), STOP_TIMEOUT)
@@ -133,8 +139,14 @@ class _ControlPlaneProcess:
         if self._supervisor is not None:
             await self._supervisor
 
+    def send_signal(self, sig: signal.Signals) -> None:
+        """Signal the running child (SIGSTOP and SIGCONT pause and resume it)."""
+        if self._spawn is None or not self._spawn.done() or self._spawn.exception() is not None:
+            raise RuntimeError("the control plane process is not running")
+        self._spawn.result().send_signal(sig)
 
-class FakeCluster:
+
+class FakeCluster(KubeHelpers):
     """An in-process Kubernetes API server on a free loopback port.
 
     ``control_plane`` runs the scheduler, controllers and kubelet emulation in this event loop
@@ -148,6 +160,11 @@ class FakeCluster:
     :class:`ControlPlaneExited` after cleaning up.
 
     The kubeconfig is written 0600 and removed at :meth:`stop`, unless something replaced it.
+
+    The helpers of :class:`~fakeapi.kube.KubeHelpers` (``apply``, ``get``, ``list``, ``delete``,
+    ``wait_for``, ``events``) work on the running cluster; fault injection (:attr:`faults`,
+    :meth:`close_watches`, :meth:`compact`, :meth:`pause_control_plane`, :meth:`node_not_ready`,
+    :meth:`delete_node`) breaks it on purpose (``docs/fault-injection.md``).
 
     >>> async with FakeCluster() as cluster:
     ...     cluster.url, cluster.kubeconfig_path
@@ -197,6 +214,55 @@ class FakeCluster:
         clock = self._control_plane_options.get("clock")
         return clock if clock is not None else Clock()
 
+    @property
+    def faults(self) -> FaultSet:
+        """The faults the server injects, e.g. ``with cluster.faults.fail(verb="update",
+        resource="resourceclaims/status", code=409, count=3): ...`` (ended with the block)."""
+        assert self._runner is not None, "cluster not started"
+        return self._runner.app[FAULTS]
+
+    def close_watches(self) -> None:
+        """End every open watch, as an apiserver restart does: clients resume from their revision."""
+        self.registry.reads.close_all_watches()
+
+    def compact(self) -> int:
+        """Compact the history at a fresh revision, so that the next resume of any watch (or list
+        from an earlier revision) gets 410 Expired and must re-list; returns that revision."""
+        return self.registry.reads.compact_history()
+
+    async def pause_control_plane(self) -> None:
+        """Nothing schedules, allocates, reconciles or runs pods until :meth:`resume_control_plane`:
+        the in-process control plane stops (resuming starts it afresh: it re-lists, like a restarted
+        kube-controller-manager); a child process is stopped (SIGSTOP) and continued."""
+        if isinstance(self._control_plane, _ControlPlaneProcess):
+            self._control_plane.send_signal(signal.SIGSTOP)
+        elif self._control_plane is not None:
+            await self._control_plane.stop()
+        else:
+            raise RuntimeError("this cluster runs no control plane")
+
+    async def resume_control_plane(self) -> None:
+        """Undo :meth:`pause_control_plane` (waits until the control plane's caches are synced)."""
+        if isinstance(self._control_plane, _ControlPlaneProcess):
+            self._control_plane.send_signal(signal.SIGCONT)
+        elif self._control_plane is not None:
+            await self._control_plane.start()
+
+    async def node_not_ready(self, name: str) -> None:
+        """Make Node ``name`` NotReady, as the node lifecycle controller marks a node whose kubelet
+        reports NotReady: condition ``Ready=False`` and the ``node.kubernetes.io/not-ready``
+        NoSchedule and NoExecute taints.  Pods already there keep running (no taint eviction)."""
+        await set_node_ready(self, name, ready=False)
+
+    async def node_ready(self, name: str) -> None:
+        """Undo :meth:`node_not_ready`."""
+        await set_node_ready(self, name, ready=True)
+
+    async def delete_node(self, name: str) -> None:
+        """Remove Node ``name`` as the node's removal, its DRA driver and pod GC together do: its
+        ResourceSlices and the pods bound to it are deleted, then the Node."""
+        await remove_node(self, name)
+
     async def start(self) -> FakeCluster:
         """Serve, write the kubeconfig, start the control plane; on failure undo all of it."""
         try:
@@ -227,6 +293,7 @@ class FakeCluster:
         else:  # the admin's client certificate, as kubeadm's admin.conf
             self._kubeconfig = write_kubeconfig(self.kubeconfig_path, self.url, ca_pem=serving.ca.cert_pem,
                                                 client=serving.admin)
+        self.open_helpers(from_kubeconfig(self.kubeconfig_path))
         # The control plane's own identity: a bearer token with the CA to trust.
         ca_pem, token = (serving.ca.cert_pem, serving.control_plane_token) if serving else (None, None)
         if self.control_plane_enabled == "process":
@@ -263,6 +330,7 @@ class FakeCluster:
         control_plane, self._control_plane = self._control_plane, None
         if control_plane is not None:
             await control_plane.stop()
+        await self.close_helpers()
         runner, self._runner = self._runner, None
         if runner is not None:
             await runner.cleanup()

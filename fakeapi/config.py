@@ -59,6 +59,9 @@ class ServerOptions:
     host: str = "127.0.0.1"
     port: int = 0
     feature_gates: FeatureGates = field(default_factory=FeatureGates)
+    # Serve the fault-injection admin endpoint (``/fakeapi/v1/faults``, ``fakeapi serve
+    # --enable-faults``).  Faults set in-process (``FakeCluster.faults``) apply either way.
+    enable_faults: bool = False
     # How many events the log keeps; watches and continue tokens older than that get 410.
     event_window: int = 100_000
     # Events buffered per watcher before a slow watcher is closed with 410.

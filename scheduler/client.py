@@ -62,6 +62,7 @@ DEVICE_TAINT_RULES = GVR("resource.k8s.io", "v1", "devicetaintrules", False)
 PODGROUPS = GVR("scheduling.k8s.io", "v1beta1", "podgroups", True)
 WORKLOADS_V1BETA1 = GVR("scheduling.k8s.io", "v1beta1", "workloads", True)
 WORKLOADS_V1ALPHA1 = GVR("scheduling.k8s.io", "v1alpha1", "workloads", True)
+PODDISRUPTIONBUDGETS = GVR("policy", "v1", "poddisruptionbudgets", True)
 
 _PATCH_CONTENT_TYPES = {
     "merge": "application/merge-patch+json",
@@ -146,6 +147,10 @@ class ApiClient:
 
     async def get(self, gvr: GVR, namespace: str | None, name: str) -> dict:
         return await self._request("GET", gvr.path(namespace, name))
+
+    async def get_path(self, path: str) -> Any:
+        """GET any path of the server (discovery documents, ``/version``) as JSON."""
+        return await self._request("GET", path)
 
     async def list(self, gvr: GVR, namespace: str | None = None, *, label_selector: str | None = None,
                    field_selector: str | None = None, limit: int | None = None,

@@ -14,18 +14,29 @@ from typing import Any
 
 import yaml
 
+from fakeapi.machinery.pem import load_cert_chain
+
 
 @dataclass(frozen=True)
 class Connection:
-    """An API server URL, the CA that signed its certificate (PEM) and a bearer token."""
+    """An API server URL, the CA that signed its certificate (PEM) and a bearer token or a client
+    certificate (PEM, as kind's and kubeadm's admin kubeconfigs carry)."""
 
     server: str
     ca_pem: bytes | None = None
     token: str | None = None
+    client_cert_pem: bytes | None = None
+    client_key_pem: bytes | None = None
 
     def ssl_context(self) -> ssl.SSLContext | None:
-        """TLS trusting only ``ca_pem``; None for plain HTTP or the system's trust store."""
-        return ssl.create_default_context(cadata=self.ca_pem.decode()) if self.ca_pem else None
+        """TLS trusting only ``ca_pem`` (else the system's trust store) and presenting the client
+        certificate if there is one; None when neither is set."""
+        if not self.ca_pem and not self.client_cert_pem:
+            return None
+        context = ssl.create_default_context(cadata=self.ca_pem.decode() if self.ca_pem else None)
+        if self.client_cert_pem and self.client_key_pem:
+            load_cert_chain(context, self.client_cert_pem, self.client_key_pem)
+        return context
 
     def headers(self) -> dict[str, str]:
         """The Authorization header, when there is a token."""
@@ -48,9 +59,9 @@ def _file_or_data(section: dict[str, Any], key: str, base: Path) -> bytes | None
 
 
 def from_kubeconfig(path: str | os.PathLike[str]) -> Connection:
-    """The current context's server, CA and token (``path`` "-" reads standard input).  A client
-    certificate is not supported: the control plane authenticates with a bearer token (``token``
-    or ``tokenFile``)."""
+    """The current context's server, CA and credentials (``path`` "-" reads standard input): a
+    bearer token (``token``/``tokenFile``) or a client certificate and key (inline or files).
+    Exec and auth-provider plugins are not supported."""
     path = Path(path)
     # "-": from standard input (how FakeCluster hands a child control plane its secrets).
     config = yaml.safe_load(sys.stdin.read() if str(path) == "-" else path.read_text()) or {}
@@ -60,6 +71,9 @@ def from_kubeconfig(path: str | os.PathLike[str]) -> Connection:
     token = user.get("token")
     if not token and user.get("tokenFile"):
         token = (path.parent / user["tokenFile"]).read_text().strip()
-    if not token and (user.get("client-certificate") or user.get("client-certificate-data")):
-        raise ValueError("kubeconfig: the control plane authenticates with a bearer token, not a client certificate")
-    return Connection(cluster["server"], _file_or_data(cluster, "certificate-authority", path.parent), token)
+    if user.get("exec") or user.get("auth-provider"):
+        raise ValueError("kubeconfig: exec and auth-provider credentials are not supported; use a token "
+                         "or a client certificate")
+    return Connection(cluster["server"], _file_or_data(cluster, "certificate-authority", path.parent), token,
+                      _file_or_data(user, "client-certificate", path.parent),
+                      _file_or_data(user, "client-key", path.parent))

@@ -168,3 +168,7 @@ class Reader:
     def close_all_watches(self) -> None:
         """End every open watch (server shutdown)."""
         self._store.hub.close_all()
+
+    def compact_history(self) -> int:
+        """Compact the event history at a fresh revision (every resume from before gets 410)."""
+        return self._store.compact_history()

@@ -14,12 +14,14 @@ from fakeapi.crdcontroller import CRDController
 from fakeapi.errors import MethodNotAllowed, NotFound, StatusError
 from fakeapi.gc import GarbageCollector
 from fakeapi.machinery.aggregation import aggregated_rules
+from fakeapi.machinery.faults import FaultSet
 from fakeapi.machinery.servicenet import ServiceNetwork
 from fakeapi.registry.access import Access
 from fakeapi.registry.kinds import KINDS
 from fakeapi.registry.rest import Registry
 from fakeapi.registry.writes import WriteOptions
 from fakeapi.server import discovery, openapi
+from fakeapi.server.faults import FAULTS, add_admin_routes, inject_faults
 from fakeapi.server.handlers import MAX_BODY, handle_resource, json_response
 from fakeapi.server.openapi import OpenAPICache
 from fakeapi.server.routes import NOT_FOUND_MESSAGE
@@ -161,7 +163,11 @@ def create_app(options: ServerOptions | None = None, *,
                         watcher_limit=options.watcher_queue_limit)
     registry = Registry(store, KINDS, options.feature_gates,
                         network=ServiceNetwork.parse(options.service_cluster_ip_range, options.service_node_port_range))
-    app = web.Application(middlewares=[status_errors, authenticate_and_authorize], client_max_size=MAX_BODY)
+    app = web.Application(middlewares=[status_errors, authenticate_and_authorize, inject_faults],
+                          client_max_size=MAX_BODY)
+    app[FAULTS] = FaultSet()
+    if options.enable_faults:
+        add_admin_routes(app)
     app[REGISTRY] = registry
     app[ACCESS] = Access(registry.reads, registry.kinds, registry.tokens, secure=options.secure,
                          static_tokens=static_tokens)

@@ -151,6 +151,17 @@ class ObjectStore:
         self.hub.remove(storage, watcher)
         watcher.close()
 
+    def compact_history(self) -> int:
+        """Forget every event so far, as an etcd compaction at a fresh revision: resuming a watch
+        or a list from any earlier revision gets 410.  The revision moves on by one with no object
+        changed (etcd's revision moves with writes to any key), so a client that is up to date
+        gets 410 too.  Returns the new revision (fault injection)."""
+        self.rv += 1
+        self.log.compact(self.rv)
+        self._committed.set()
+        self._committed = asyncio.Event()
+        return self.rv
+
     async def wait_for_rv(self, rv: int, timeout: float) -> bool:
         """Wait until the store has reached revision ``rv``; False on timeout."""
         loop = asyncio.get_running_loop()

@@ -48,7 +48,8 @@ async def test_pod_with_template_claim_runs_in_either_mode(mode: bool | str) -> 
 # FakeCluster drops on its way to the server fails these tests.
 OPTIONS = ServerOptions(feature_gates=FeatureGates(DRAAdminAccess=False), event_window=2, event_window_bytes=1 << 20,
                         watcher_queue_limit=7,
-                        bookmark_interval=0.25, idle_timeout=30.0, header_read_timeout=20.0, max_connections=40)
+                        bookmark_interval=0.25, idle_timeout=30.0, header_read_timeout=20.0, max_connections=40,
+                        enable_faults=True)
 
 
 def test_the_test_options_change_every_tunable_field() -> None:
@@ -76,6 +77,8 @@ async def test_non_default_options_reach_the_running_server() -> None:
             aiohttp.ClientSession(base_url=cluster.url) as session:
         assert cluster.registry.gates == OPTIONS.feature_gates
         assert cluster.registry.store.log.max_bytes == OPTIONS.event_window_bytes
+        async with session.get("/fakeapi/v1/faults") as resp:  # enable_faults serves the admin endpoint
+            assert resp.status == 200
         versions = []
         for name in ("a", "b", "c"):
             async with session.post("/api/v1/namespaces/default/configmaps", json={"metadata": {"name": name}}) as resp:
