@@ -17,6 +17,7 @@ from pydantic import BaseModel
 from fakeapi.machinery.listtypes import ATOMIC, ListSpec, ListTypes, Path
 from fakeapi.models import MODELS
 from fakeapi.models.core_v1 import ContainerPort
+from fakeapi.models.core_v1_services import ServicePort
 from fakeapi.models.meta import ObjectMeta
 from fakeapi.models.schema import ListOf, MapOf, Node, Struct, struct_fields
 
@@ -24,7 +25,8 @@ from fakeapi.models.schema import ListOf, MapOf, Node, Struct, struct_fields
 # applied configuration before merging; fakeapi defaults in validation, after the merge, so the
 # merge needs the default to match ``{containerPort: 80}`` with the stored ``{.., protocol: TCP}``.
 # Upstream's OpenAPI does not publish the default (only the description says it), hence a table.
-_KEY_DEFAULTS: dict[type[BaseModel], tuple[tuple[str, Any], ...]] = {ContainerPort: (("protocol", "TCP"),)}
+_KEY_DEFAULTS: dict[type[BaseModel], tuple[tuple[str, Any], ...]] = {ContainerPort: (("protocol", "TCP"),),
+                                                                      ServicePort: (("protocol", "TCP"),)}
 
 # Recursive models (composite pod-group templates) are unrolled as deep as upstream validation
 # lets them nest; a deeper list would be atomic.

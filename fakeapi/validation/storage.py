@@ -80,8 +80,9 @@ class PersistentVolumeClaimStrategy(Strategy):
     def validate_update(self, new: dict[str, Any], old: dict[str, Any], ctx: AdmissionContext) -> list[FieldError]:
         errs = self.validate(new, ctx)
         spec, old_spec = dict(new.get("spec") or {}), dict(old.get("spec") or {})
-        if not old_spec.get("volumeName"):
-            old_spec["volumeName"] = spec.get("volumeName")
+        if not old_spec.get("volumeName"):  # an unbound claim may be bound
+            for s in (spec, old_spec):
+                s.pop("volumeName", None)
         for s in (spec, old_spec):
             s.pop("volumeAttributesClassName", None)
             s["resources"] = {k: v for k, v in (s.get("resources") or {}).items() if k != "requests"}

@@ -358,3 +358,34 @@ async def test_ephemeral_containers_are_added_through_their_subresource_only(api
     assert removed[0] == 422 and causes(removed[1]) == [
         ("spec.ephemeralContainers", 'Forbidden: existing ephemeral containers "debugger" may not be removed')]
     assert direct[0] == 422 and direct[1]["details"]["causes"][0]["field"] == "spec"
+
+
+async def test_applied_service_ports_without_protocol_merge_with_the_stored_ones(api: Api) -> None:
+    config = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"},
+              "spec": {"selector": {"app": "web"}, "ports": [{"name": "http", "port": 80},
+                                                             {"name": "metrics", "port": 9090}]}}
+    path = f"{SERVICES}/web?fieldManager=deployer"
+    await api.ok("PATCH", path, config, content_type="application/apply-patch+yaml")
+
+    again = await api.ok("PATCH", path, config, content_type="application/apply-patch+yaml")
+
+    # The list is keyed by (port, protocol); an applied port without protocol is the stored TCP one.
+    assert [(p["name"], p["protocol"]) for p in again["spec"]["ports"]] == [("http", "TCP"), ("metrics", "TCP")]
+
+
+async def test_a_claim_may_be_bound_and_grow_but_not_change(api: Api) -> None:
+    claims = f"{NS}/persistentvolumeclaims"
+    created = await api.ok("POST", claims, {"metadata": {"name": "c"}, "spec": {
+        "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}})
+
+    bound = await api.ok("PATCH", f"{claims}/c", {"spec": {"volumeName": "pv-1",
+                                                           "resources": {"requests": {"storage": "2Gi"}}}},
+                         content_type="application/merge-patch+json")
+    status, body = await api.request("PATCH", f"{claims}/c", {"spec": {"storageClassName": "fast"}},
+                                     content_type="application/merge-patch+json")
+
+    assert (created["spec"]["volumeMode"], created["status"]["phase"]) == ("Filesystem", "Pending")
+    assert bound["spec"]["volumeName"] == "pv-1"
+    assert status == 422 and causes(body) == [("spec", "Forbidden: spec is immutable after creation except "
+                                                       "resources.requests and volumeAttributesClassName for bound "
+                                                       "claims")]
