@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections import Counter
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -28,6 +27,7 @@ from fakeapi.scheduler.client import (
     DEVICE_CLASSES,
     DEVICE_TAINT_RULES,
     NODES,
+    PODDISRUPTIONBUDGETS,
     PODGROUPS,
     PODS,
     RESOURCE_CLAIMS,
@@ -47,10 +47,14 @@ from fakeapi.scheduler.framework.interface import (
     EventResource,
     Status,
     error,
+    fit_error_message,
 )
 from fakeapi.scheduler.framework.runtime import Framework
 from fakeapi.scheduler.informers import InformerFactory
+from fakeapi.scheduler.nominator import Nominator
 from fakeapi.scheduler.plugins.default_binder import DefaultBinder
+from fakeapi.scheduler.plugins.default_preemption import NAME as DEFAULT_PREEMPTION
+from fakeapi.scheduler.plugins.default_preemption import NOMINATION, DefaultPreemption, GroupView
 from fakeapi.scheduler.plugins.dynamic_resources import NAME as DYNAMIC_RESOURCES
 from fakeapi.scheduler.plugins.dynamic_resources import DynamicResources
 from fakeapi.scheduler.plugins.gang import NAME as GANG_SCHEDULING
@@ -92,6 +96,7 @@ MIN_FEASIBLE_PERCENTAGE = 5
 BASE_PERCENTAGE = 50
 _CLAIM_INDEX = "claims"
 _GROUP_INDEX = "podgroup"
+_NODE_INDEX = "node"
 
 
 # --- pure helpers ------------------------------------------------------------------------------
@@ -107,25 +112,16 @@ def num_feasible_nodes_to_find(num_nodes: int, percentage: int = 0) -> int:
     return max(num_nodes * percentage // 100, MIN_FEASIBLE_NODES_TO_FIND)
 
 
-def fit_error_message(num_nodes: int, statuses: Mapping[str, Status], *, pre_filter_msg: str = "",
-                      post_filter_msg: str = "") -> str:
-    """``0/N nodes are available: 2 Insufficient cpu, 1 node(s) had untolerated taint(s).``"""
-    message = f"0/{num_nodes} nodes are available:"
-    if pre_filter_msg:
-        message += f" {pre_filter_msg}."
-    else:
-        histogram = Counter(reason for status in statuses.values() for reason in status.reasons)
-        if histogram:
-            message += " " + ", ".join(sorted(f"{count} {reason}" for reason, count in histogram.items())) + "."
-    if post_filter_msg:
-        message += f" {post_filter_msg}."
-    return message
-
-
 def is_responsible_for(pod: Mapping[str, Any]) -> bool:
     """Pending pods this scheduler must place: our schedulerName, no node, not finished or deleting."""
     return ((pod.get("spec") or {}).get("schedulerName") in (None, "", SCHEDULER_NAME) and not is_assigned(pod)
             and not is_pod_terminal(pod) and not is_terminating(pod))
+
+
+def _bound_node(pod: dict[str, Any]) -> list[str]:
+    """The node a pod occupies (bound and not finished), for the index of pods by node."""
+    node = (pod.get("spec") or {}).get("nodeName")
+    return [node] if node and not is_pod_terminal(pod) else []
 
 
 def _as_pod(pod: dict[str, Any]) -> dict[str, Any]:
@@ -156,16 +152,19 @@ class Scheduler:
         self._percentage = percentage_of_nodes_to_score
         self._factory = factory
         self.nodes = NodeCache()
+        self.nominator = Nominator()
         self.claims = ClaimAssumeCache()
         self.index = DeviceIndex(Features.from_gates(gates))
         self._next_start = 0
         self._binding_tasks: set[asyncio.Task[None]] = set()
         # (reason, message) of the PodScheduled condition last sent per pod, until the informer shows it.
-        self._explained: dict[str, tuple[str, str]] = {}
+        self._explained: dict[str, tuple[str, str, str | None]] = {}
 
         self._pods = factory.informer(PODS)
         self._pods.add_index(_CLAIM_INDEX, pod_claim_keys)
         self._pods.add_index(_GROUP_INDEX, pod_group_keys)
+        self._pods.add_index(_NODE_INDEX, _bound_node)
+        pdbs = factory.informer(PODDISRUPTIONBUDGETS)
         classes = factory.informer(DEVICE_CLASSES)
         self._group_informers = {}
         if gates.GenericWorkload:
@@ -179,8 +178,16 @@ class Scheduler:
                                      groups=groups if group_claims else None,
                                      members=self._live_members if group_claims else None,
                                      prioritized_list=gates.DRAPrioritizedList, filter_timeout=filter_timeout)
+        fit = NodeResourcesFit(self.nominator.usage)
+        self._preemption = DefaultPreemption(
+            api, recorder, self.nodes, self.nominator,
+            run_filter=lambda state, pod, info: self.framework.run_filter(state, pod, info),
+            fits_resources=fit.filter, pods_on=lambda node: self._pods.lister.by_index(_NODE_INDEX, node),
+            group_view=self._group_view, pdbs=lambda: pdbs.lister.list())
+        # DynamicResources before DefaultPreemption, as upstream orders them: freeing an idle claim
+        # comes before evicting pods.
         self.framework = Framework([
-            NodeUnschedulable(), NodeName(), TaintToleration(), NodeAffinity(), NodeResourcesFit(), self._dra,
+            NodeUnschedulable(), NodeName(), TaintToleration(), NodeAffinity(), fit, self._dra, self._preemption,
             *([self._gang] if self._gang else []),
             DefaultBinder(api),
         ])
@@ -236,6 +243,7 @@ class Scheduler:
                 self._event(EventResource.ASSIGNED_POD, ActionType.ADD, None, pod,
                             [p["metadata"]["uid"] for p in members])
         elif is_responsible_for(pod):
+            self.nominator.observe(pod)
             self.queue.add(pod)
 
     def _on_pod_update(self, old: dict[str, Any], new: dict[str, Any]) -> None:
@@ -243,23 +251,28 @@ class Scheduler:
         if is_assigned(new):
             if not is_assigned(old):
                 self.queue.forget(uid)
+                self.nominator.remove(uid)
                 self._explained.pop(uid, None)
             self.nodes.set_pod(new)
             if is_pod_terminal(new) and not is_pod_terminal(old):
                 self._event(EventResource.ASSIGNED_POD, ActionType.DELETE, old, None)
         elif is_responsible_for(new):
+            self.nominator.observe(new)
             self.queue.update(new)
         else:
+            self.nominator.remove(uid)
             self.queue.delete(uid)
 
     def _on_pod_delete(self, pod: dict[str, Any]) -> None:
         uid = pod["metadata"]["uid"]
         self.queue.delete(uid)
+        self.nominator.remove(uid)
         self._explained.pop(uid, None)
         waiting = self.framework.waiting_pods.get(uid)
         if waiting is not None:
             waiting.reject("", "pod deleted")
         if is_assigned(pod):
+            self._preemption.victim_gone(uid)
             self.nodes.remove_pod(uid)
             self._event(EventResource.ASSIGNED_POD, ActionType.DELETE, pod, None)
 
@@ -300,6 +313,16 @@ class Scheduler:
         return [p for p in self._pods.lister.by_index(_GROUP_INDEX, instance.key)
                 if not is_pod_terminal(p) and not is_terminating(p)]
 
+    def _group_view(self, instance: PodGroupInstance) -> GroupView | None:
+        """A group as preemption ranks its pods (v1alpha1 Workloads have no priority of their own)."""
+        group = self._group_lookup(instance) if self._group_informers else None
+        priority = group_priority(group, instance) if group is not None else None
+        if group is None or priority is None:
+            return None
+        disrupt_all = "all" in ((group.get("spec") or {}).get("disruptionMode") or {})
+        return GroupView(priority, disrupt_all,
+                         lambda: [p for p in self._live_members(instance) if is_assigned(p)])
+
     def _group_gate(self, instance: PodGroupInstance) -> Status:
         """The group's PreEnqueue; a gang may wait long for its members, so the pods say why
         (other gates, such as a claim about to be created, clear up in moments and stay silent)."""
@@ -332,6 +355,7 @@ class Scheduler:
         finally:
             self.queue.close()
             self._group_status.close()
+            self._preemption.close()
             for task in list(self._binding_tasks):
                 task.cancel()
             await asyncio.gather(*self._binding_tasks, return_exceptions=True)
@@ -345,7 +369,7 @@ class Scheduler:
         state = CycleState()
         result = self._schedule_pod(state, pod)
         if result.node is None:
-            self._fail(info, result.status, result.message, result.rejected_by)
+            self._fail(info, result.status, result.message, result.rejected_by, nominated=state.read(NOMINATION))
             return
         self.nodes.assume_pod(pod, result.node)
         status = self.framework.run_reserve(state, pod, result.node)
@@ -386,6 +410,9 @@ class Scheduler:
             message = fit_error_message(len(nodes), statuses, pre_filter_msg=status.message,
                                         post_filter_msg=post.message)
             return _Result(None, status, message, frozenset({status.plugin}))
+        nominated = self.nodes.get(self.nominator.node_of(pod["metadata"]["uid"]))
+        if nominated is not None and self.framework.run_filter(state, pod, nominated).is_success:
+            return _Result(nominated.name, status)   # the node preemption made room on comes first
         node, statuses, failed = self._find_node(state, pod, nodes)
         if failed is not None:
             return _Result(None, failed, _plugin_message(failed, "filter"))
@@ -429,14 +456,43 @@ class Scheduler:
         if min_count > 1:   # a basic group's first member picks first-fit, the others follow
             placements = self._dra.group_placements(instance, group_obj, [i.pod for i in pending],
                                                     min_count - scheduled)
-        if placements is None:
-            result = run_group_algorithm(pending, min_count, scheduled, self)
-        else:
-            result = run_placements(pending, min_count, scheduled, self,
-                                    [{DYNAMIC_RESOURCES: p} for p in placements],
-                                    f"no device attribute value of the pod group's constraint has room for "
-                                    f"minCount ({min_count})")
-        self._submit_group(group, group_obj, pending, result)
+
+        def place() -> GroupResult:
+            if placements is None:
+                return run_group_algorithm(pending, min_count, scheduled, self)
+            return run_placements(pending, min_count, scheduled, self, [{DYNAMIC_RESOURCES: p} for p in placements],
+                                  f"no device attribute value of the pod group's constraint has room for "
+                                  f"minCount ({min_count})")
+
+        result = place()
+        nominations: dict[str, str] | None = None
+        if result.status.code == Code.UNSCHEDULABLE:
+            nominations = self._preempt_for_group(group_obj, instance, pending, result, place)
+        self._submit_group(group, group_obj, pending, result, nominations)
+
+    def _preempt_for_group(self, group_obj: dict[str, Any], instance: PodGroupInstance,
+                           pending: list[QueuedPodInfo], result: GroupResult,
+                           place: Callable[[], GroupResult]) -> dict[str, str] | None:
+        """Workload-aware preemption after a rejected cycle: the members' nominated nodes when
+        victims are being evicted for them (None otherwise); its word is added to the group's."""
+        members = [info.pod for info in pending]
+        priority = group_priority(group_obj, instance)
+        if priority is None:   # a v1alpha1 Workload: its pods carry the priority
+            priority = int((members[0].get("spec") or {}).get("priority") or 0)
+
+        def simulate() -> tuple[Status, dict[str, str], Callable[[], None]]:
+            attempt = place()
+            placed = {m.info.uid: m.node for m in attempt.members if m.node is not None}
+            return attempt.status, placed if attempt.status.is_success else {}, attempt.revert
+
+        status, placed = self._preemption.preempt_group("podgroup/" + instance.key, members, priority,
+                                                        group_obj["metadata"].get("uid", ""), simulate)
+        if status.code == Code.ERROR:
+            result.status = status
+            return None
+        if status.message:
+            result.status = Status(result.status.code, (*result.status.reasons, status.message), result.status.plugin)
+        return placed if status.is_success else None
 
     def schedule_member(self, info: QueuedPodInfo, placement: dict[str, Any]) -> MemberResult:
         """Filter and score one member without PostFilter (:class:`~podgroup_cycle.MemberScheduler`)."""
@@ -457,9 +513,12 @@ class Scheduler:
         return lambda: self._revert(state, pod, node_name)
 
     def _submit_group(self, group: QueuedGroupInfo, group_obj: dict[str, Any], pending: list[QueuedPodInfo],
-                      result: GroupResult) -> None:
+                      result: GroupResult, nominations: dict[str, str] | None = None) -> None:
         """``submitPodGroupAlgorithmResult``: bind the placed members of a successful group,
-        explain every other member, set the group's condition and requeue what is left."""
+        explain every other member, set the group's condition and requeue what is left.
+
+        ``nominations`` (waiting on preemption) are the members' nominated nodes; a rejected
+        group's members otherwise lose theirs."""
         status = result.status
         by_uid = {m.info.uid: m for m in result.members}
         failed: list[QueuedPodInfo] = []
@@ -473,13 +532,17 @@ class Scheduler:
             failed.append(info)
             if status.code == Code.ERROR:
                 own = member is not None and member.status.code == Code.ERROR
-                self._report(info, REASON_SCHEDULER_ERROR, member.message if own and member else status.message)
+                self._report(info, REASON_SCHEDULER_ERROR, member.message if own and member else status.message, "")
                 continue
             if member is None or member.fits:
                 rejected_by.update({status.plugin} - {""})
             else:
                 rejected_by.update(member.rejected_by)
-            self._report(info, REASON_UNSCHEDULABLE, member_message(result, member) if member else status.message)
+            nominated = "" if nominations is None else nominations.get(info.uid, "")
+            self._report(info, REASON_UNSCHEDULABLE, member_message(result, member) if member else status.message,
+                         None if status.is_success else nominated)
+        if nominations is not None:
+            rejected_by.add(DEFAULT_PREEMPTION)   # the victims going away is what it waits for
         if status.is_success:
             self._group_status.set(group.instance, group_obj, "True", REASON_SCHEDULED, "")
         else:
@@ -579,37 +642,51 @@ class Scheduler:
 
     # -- failures ----------------------------------------------------------------------------------
     def _fail(self, info: QueuedPodInfo, status: Status, message: str,
-              rejected_by: frozenset[str] = frozenset()) -> None:
+              rejected_by: frozenset[str] = frozenset(), *, nominated: str | None = None) -> None:
         self.queue.add_unschedulable(info, rejected_by)
-        self._report(info, REASON_UNSCHEDULABLE if status.is_rejected else REASON_SCHEDULER_ERROR, message)
+        self._report(info, REASON_UNSCHEDULABLE if status.is_rejected else REASON_SCHEDULER_ERROR, message,
+                     nominated)
 
-    def _report(self, info: QueuedPodInfo, reason: str, message: str) -> None:
-        """``FailedScheduling`` Event and ``PodScheduled=False`` on the pod."""
+    def _report(self, info: QueuedPodInfo, reason: str, message: str, nominated: str | None = None) -> None:
+        """``FailedScheduling`` Event and ``PodScheduled=False`` on the pod; ``nominated`` sets
+        (a node) or clears ("") ``status.nominatedNodeName``, None keeps it."""
         pod = _as_pod(info.pod)
+        if nominated is not None:
+            if nominated:
+                self.nominator.nominate(pod, nominated)
+            else:
+                self.nominator.remove(info.uid)
         self._recorder.event(pod, WARNING, "FailedScheduling", message)
-        self._explain(pod, reason, message)
+        self._explain(pod, reason, message, nominated)
 
-    def _explain(self, pod: dict[str, Any], reason: str, message: str) -> None:
-        """Set ``PodScheduled=False`` with ``reason`` and ``message`` unless the pod already says so."""
+    def _explain(self, pod: dict[str, Any], reason: str, message: str, nominated: str | None = None) -> None:
+        """Set ``PodScheduled=False`` with ``reason`` and ``message`` (and the nomination, when
+        given) unless the pod already says so."""
         uid = pod["metadata"]["uid"]
-        current = next((c for c in (pod.get("status") or {}).get("conditions") or ()
-                        if c.get("type") == "PodScheduled"), None)
-        if current and (current.get("status"), current.get("reason"), current.get("message")) == \
-                ("False", reason, message):
+        status = pod.get("status") or {}
+        current = next((c for c in status.get("conditions") or () if c.get("type") == "PodScheduled"), None)
+        if nominated == (status.get("nominatedNodeName") or ""):
+            nominated = None   # nothing to change
+        wanted = (reason, message, nominated)
+        if nominated is None and current and \
+                (current.get("status"), current.get("reason"), current.get("message")) == ("False", reason, message):
             self._explained.pop(uid, None)
             return
-        if self._explained.get(uid) == (reason, message):
+        if self._explained.get(uid) == wanted:
             return   # sent already; the informer has not shown it yet
-        self._explained[uid] = (reason, message)
-        self._spawn(self._write_condition(pod, reason, message))
+        self._explained[uid] = wanted
+        self._spawn(self._write_condition(pod, reason, message, nominated))
 
-    async def _write_condition(self, pod: dict[str, Any], reason: str, message: str) -> None:
+    async def _write_condition(self, pod: dict[str, Any], reason: str, message: str, nominated: str | None) -> None:
         condition = {"type": "PodScheduled", "status": "False", "reason": reason, "message": message,
                      "lastProbeTime": None, "lastTransitionTime": now_rfc3339()}
         meta = pod["metadata"]
+        status: dict[str, Any] = {"conditions": [condition]}
+        if nominated is not None:
+            status["nominatedNodeName"] = nominated or None   # null clears it
         try:
             await self._api.patch(PODS, meta.get("namespace", ""), meta["name"],
-                                  {"metadata": {"uid": meta["uid"]}, "status": {"conditions": [condition]}},
+                                  {"metadata": {"uid": meta["uid"]}, "status": status},
                                   patch_type="strategic", subresource="status")
         except NotFound:
             pass   # deleted meanwhile

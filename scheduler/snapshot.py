@@ -12,7 +12,7 @@ the next cycle never double-books cpu/memory/pod slots; a failed binding forgets
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from fakeapi.scheduler.rules.pods import is_pod_terminal
@@ -172,6 +172,25 @@ class NodeCache:
         uid = pod["metadata"]["uid"]
         self._assumed.add(uid)
         self._place(uid, node_name, pod_requests(pod))
+
+    def set_aside(self, uids: Iterable[str]) -> Callable[[], None]:
+        """Take these pods' usage off their nodes for a simulation (preemption); the returned
+        closure puts it back.  The pods stay known, so nothing else notices."""
+        taken = []
+        for uid in uids:
+            info = self._infos.get(self._pod_node.get(uid, ""))
+            if info is not None and uid in info.pods:
+                taken.append((info, uid, info.pods[uid]))
+                info.remove_pod(uid)
+
+        def restore() -> None:
+            for info, uid, requests in reversed(taken):
+                info.add_pod(uid, requests)
+        return restore
+
+    def node_of(self, uid: str) -> str:
+        """The node a placed (bound or assumed) pod counts against, or ''."""
+        return self._pod_node.get(uid, "")
 
     def is_assumed(self, uid: str) -> bool:
         """Whether the pod is assumed (binding in flight), not yet seen bound."""

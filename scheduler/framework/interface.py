@@ -9,7 +9,8 @@ awaits the API server, so those two hooks are coroutines.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -78,6 +79,21 @@ def error(plugin: str, reason: str) -> Status:
 
 def skip(plugin: str) -> Status:
     return Status(Code.SKIP, (), plugin)
+
+
+def fit_error_message(num_nodes: int, statuses: Mapping[str, Status], *, pre_filter_msg: str = "",
+                      post_filter_msg: str = "") -> str:
+    """``0/N nodes are available: 2 Insufficient cpu, 1 node(s) had untolerated taint(s).``"""
+    message = f"0/{num_nodes} nodes are available:"
+    if pre_filter_msg:
+        message += f" {pre_filter_msg}."
+    else:
+        histogram = Counter(reason for status in statuses.values() for reason in status.reasons)
+        if histogram:
+            message += " " + ", ".join(sorted(f"{count} {reason}" for reason, count in histogram.items())) + "."
+    if post_filter_msg:
+        message += f" {post_filter_msg}."
+    return message
 
 
 # --- cluster events and queueing hints (requeue on events, not polling) --------------------------

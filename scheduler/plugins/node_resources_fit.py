@@ -1,11 +1,14 @@
 """NodeResourcesFit: requests must fit allocatable minus what placed pods use (``noderesources/fit.go``).
 
-Also the default LeastAllocated score: prefer nodes with more free cpu/memory, counting pods
-without requests at upstream's non-zero defaults so empty pods still spread.
+Pods nominated to the node (waiting for their preemption victims to go) count too when their
+priority is at least the pod's, as upstream's filters run with nominated pods added.  Also the
+default LeastAllocated score: prefer nodes with more free cpu/memory, counting pods without
+requests at upstream's non-zero defaults so empty pods still spread.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from fakeapi.scheduler.framework.cycle_state import CycleState
@@ -29,20 +32,37 @@ def insufficient(resource: str) -> str:
     return f"Insufficient {resource}"
 
 
-def fit_reasons(requests: dict[str, int], node_info: NodeInfo) -> list[str]:
-    """Why ``requests`` (milli-units) do not fit ``node_info``; empty when they fit."""
+# (node name, pod priority, pod UID) -> (requests, pod count) nominated pods claim on the node.
+NominatedUsage = Callable[[str, int, str], tuple[Mapping[str, int], int]]
+
+
+def fit_reasons(requests: Mapping[str, int], node_info: NodeInfo, extra: Mapping[str, int] | None = None,
+                extra_pods: int = 0) -> list[str]:
+    """Why ``requests`` (milli-units) do not fit ``node_info`` when ``extra`` (and ``extra_pods``)
+    are taken as well; empty when they fit."""
     allocatable = node_info.allocatable
     if allocatable is None:
         return []
     reasons = []
-    if PODS in allocatable and node_info.pod_count + 1 > allocatable[PODS] // 1000:
+    if PODS in allocatable and node_info.pod_count + extra_pods + 1 > allocatable[PODS] // 1000:
         reasons.append(TOO_MANY_PODS)
     # Upstream order: cpu, memory, then the other (extended/scalar) resources.
     for resource in sorted(requests, key=lambda r: (r != CPU, r != MEMORY, r)):
         wanted = requests[resource]
-        if wanted and wanted > allocatable.get(resource, 0) - node_info.requested.get(resource, 0):
+        used = node_info.requested.get(resource, 0) + (extra or {}).get(resource, 0)
+        if wanted and wanted > allocatable.get(resource, 0) - used:
             reasons.append(insufficient(resource))
     return reasons
+
+
+def overcommitted(node_info: NodeInfo) -> bool:
+    """Whether what the node's pods request exceeds what it can hold (after a simulated change)."""
+    allocatable = node_info.allocatable
+    if allocatable is None:
+        return False
+    if PODS in allocatable and node_info.pod_count > allocatable[PODS] // 1000:
+        return True
+    return any(value > allocatable.get(name, 0) for name, value in node_info.requested.items() if value)
 
 
 def least_allocated_score(requests: dict[str, int], node_info: NodeInfo) -> int:
@@ -64,6 +84,9 @@ class NodeResourcesFit:
     name = NAME
     weight = 1
 
+    def __init__(self, nominated: NominatedUsage | None = None) -> None:
+        self._nominated = nominated
+
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [ClusterEventWithHint(ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE)),
                 ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE))]
@@ -73,7 +96,12 @@ class NodeResourcesFit:
         return SUCCESS
 
     def filter(self, state: CycleState, pod: dict[str, Any], node_info: NodeInfo) -> Status:
-        reasons = fit_reasons(state.read(_STATE_KEY), node_info)
+        extra: Mapping[str, int] | None = None
+        extra_pods = 0
+        if self._nominated is not None:
+            priority = int((pod.get("spec") or {}).get("priority") or 0)
+            extra, extra_pods = self._nominated(node_info.name, priority, pod["metadata"]["uid"])
+        reasons = fit_reasons(state.read(_STATE_KEY), node_info, extra, extra_pods)
         return unschedulable(NAME, *reasons) if reasons else SUCCESS
 
     def score(self, state: CycleState, pod: dict[str, Any], node_info: NodeInfo) -> int:

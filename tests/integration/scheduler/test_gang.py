@@ -137,8 +137,10 @@ async def test_two_gangs_competing_for_devices_enough_for_one(api: ApiClient) ->
                             for t in texts) else None
     loser = await wait_for(one_gang_bound_other_explained, message="one gang fully bound, the other explained")
     condition = await scheduled_condition(api, loser, "False")
-    # One member took the last two GPUs, the next found none: the cycle stops there.
-    assert condition["message"] == "minCount (3) cannot be satisfied: 1 scheduled, 1 remaining"
+    # One member took the last two GPUs, the next found none: the cycle stops there.  Preemption
+    # cannot help: nothing of lower priority runs.
+    assert condition["message"] == ("minCount (3) cannot be satisfied: 1 scheduled, 1 remaining, "
+                                    "No preemption victims found for incoming preemptor")
     allocated = [c for c in (await api.list(RESOURCE_CLAIMS, "default"))["items"]
                  if (c.get("status") or {}).get("allocation")]
     assert {c["status"]["reservedFor"][0]["name"].split("-")[0] for c in allocated} == {"left", "right"} - {loser}

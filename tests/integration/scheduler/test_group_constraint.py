@@ -77,7 +77,7 @@ async def test_no_block_large_enough_binds_nothing_and_names_the_attribute(api: 
         await create(api, _worker(f"w{i}"))
     condition = await wait_unschedulable(api, "w0")
     assert condition["message"] == ("no device attribute value of the pod group's constraint has room for "
-                                    "minCount (3)")
+                                    "minCount (3), No preemption victims found for incoming preemptor")
     pods = (await api.list(PODS, "default"))["items"]
     assert not any(p["spec"].get("nodeName") for p in pods)
     claims = (await api.list(RESOURCE_CLAIMS, "default"))["items"]

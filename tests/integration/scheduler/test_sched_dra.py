@@ -116,8 +116,10 @@ async def test_exhaustion_pending_until_a_pod_finishes(api: ApiClient) -> None:
         await wait_running(api, f"p{i}")
     await create(api, pod_obj("extra", template="tmpl"))
     condition = await wait_unschedulable(api, "extra")
+    # Preemption never frees devices in 1.37 (DRA-aware preemption is KEP-5690, later).
     assert condition["message"] == ("0/2 nodes are available: 2 cannot allocate all claims. "
-                                    "no new claims to deallocate.")
+                                    "no new claims to deallocate, preemption: 0/2 nodes are available: "
+                                    "2 Preemption is not helpful for scheduling..")
 
     async def failed_event() -> bool:
         events = (await api.list(EVENTS, "default"))["items"]
@@ -248,7 +250,8 @@ async def test_missing_device_class_waits_for_it(api: ApiClient) -> None:
     await create(api, pod_obj("p", template="late"))
     condition = await wait_unschedulable(api, "p")
     assert condition["message"] == "0/2 nodes are available: request gpu: device class late.example.com " \
-                                   "does not exist. no new claims to deallocate."
+                                   "does not exist. no new claims to deallocate, preemption: 0/2 nodes are " \
+                                   "available: 2 Preemption is not helpful for scheduling.."
     await create(api, {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
                        "metadata": {"name": "late.example.com"}, "spec": {}})
     await wait_running(api, "p")

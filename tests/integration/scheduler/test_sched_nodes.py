@@ -18,7 +18,8 @@ async def test_node_taint_requires_toleration(api: ApiClient) -> None:
     await create(api, pod_obj("blocked", nodeSelector=pinned))
     condition = await wait_unschedulable(api, "blocked")
     assert condition["message"] == ("0/2 nodes are available: 1 node(s) didn't match Pod's node "
-                                    "affinity/selector, 1 node(s) had untolerated taint(s).")
+                                    "affinity/selector, 1 node(s) had untolerated taint(s). preemption: 0/2 nodes "
+                                    "are available: 2 Preemption is not helpful for scheduling..")
     tolerations = [{"key": "dedicated", "operator": "Equal", "value": "ml", "effect": "NoSchedule"}]
     await create(api, pod_obj("tolerant", nodeSelector=pinned, tolerations=tolerations))
     assert (await wait_running(api, "tolerant"))["spec"]["nodeName"] == "gpu-node-1"
@@ -32,7 +33,9 @@ async def test_insufficient_cpu_then_node_added(api: ApiClient) -> None:
     big = {"name": "main", "image": "busybox", "resources": {"requests": {"cpu": "16"}}}
     await create(api, {**pod_obj("big"), "spec": {"containers": [big]}})
     condition = await wait_unschedulable(api, "big")
-    assert condition["message"] == "0/2 nodes are available: 2 Insufficient cpu."
+    # Nothing of lower priority runs there, so preemption cannot help either.
+    assert condition["message"] == ("0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are "
+                                    "available: 2 No preemption victims found for incoming pod..")
     await create(api, {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "huge"},
                        "status": {"allocatable": {"cpu": "32", "memory": "64Gi", "pods": "110"}}})
     assert (await wait_running(api, "big"))["spec"]["nodeName"] == "huge"

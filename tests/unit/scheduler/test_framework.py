@@ -7,9 +7,17 @@ from typing import Any
 
 import pytest
 from fakeapi.scheduler.framework.cycle_state import CycleState
-from fakeapi.scheduler.framework.interface import SUCCESS, Code, Status, skip, unresolvable, unschedulable
+from fakeapi.scheduler.framework.interface import (
+    SUCCESS,
+    Code,
+    Status,
+    fit_error_message,
+    skip,
+    unresolvable,
+    unschedulable,
+)
 from fakeapi.scheduler.framework.runtime import Framework
-from fakeapi.scheduler.scheduler import fit_error_message, num_feasible_nodes_to_find
+from fakeapi.scheduler.scheduler import num_feasible_nodes_to_find
 from fakeapi.scheduler.snapshot import NodeInfo
 
 from .builders import node, pod
