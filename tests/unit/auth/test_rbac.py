@@ -114,7 +114,8 @@ def role(name: str, *rules: dict[str, Any], namespace: str = "") -> dict[str, An
             "rules": list(rules)}
 
 
-def binding(name: str, role_kind: str, role_name: str, *subjects: dict[str, Any], namespace: str = "") -> dict[str, Any]:
+def binding(name: str, role_kind: str, role_name: str, *subjects: dict[str, Any],
+            namespace: str = "") -> dict[str, Any]:
     return {"kind": "RoleBinding" if namespace else "ClusterRoleBinding",
             "metadata": {"name": name, "namespace": namespace},
             "roleRef": {"apiGroup": rbac.GROUP, "kind": role_kind, "name": role_name}, "subjects": list(subjects)}
