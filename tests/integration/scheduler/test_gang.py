@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from fakeapi.fixtures.plugin import wait_for
 from fakeapi.scheduler.client import PODGROUPS, PODS, RESOURCE_CLAIMS, WORKLOADS_V1ALPHA1, ApiClient
 from fakeapi.scheduler.plugins.gang import WAITING_FOR_PODS
@@ -242,3 +243,48 @@ async def test_v1alpha1_workload_gang(api: ApiClient) -> None:
     await create(api, worker("w2"))
     for name in ("w1", "w2"):
         await wait_running(api, name)
+
+
+def _one_device_cluster() -> list[dict[str, Any]]:
+    return [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "worker"},
+             "status": {"allocatable": {"cpu": "64", "memory": "64Gi", "pods": "110"}}},
+            {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu.example.com"},
+             "spec": {"selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}]}},
+            {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "worker"},
+             "spec": {"driver": "gpu.example.com", "nodeName": "worker", "devices": [{"name": "gpu-0"}],
+                      "pool": {"name": "worker", "generation": 1, "resourceSliceCount": 1}}}]
+
+
+@pytest.mark.parametrize(("min_count", "pods"), [(2, 2), (20, 20), (2, 5), (None, 2), (None, 20)],
+                         ids=["gang-2-of-2", "gang-20-of-20", "gang-2-with-5", "basic-2", "basic-20"])
+async def test_pod_group_members_share_one_claim_on_one_device(api: ApiClient, min_count: int | None,
+                                                               pods: int) -> None:
+    # Upstream test/integration/dra/pod_group.go: every pod uses ONE claim by name on ONE device.
+    for obj in _one_device_cluster():
+        await create(api, obj)
+    await create(api, claim_obj("shared"))
+    await api.create(PODGROUPS, "default", pod_group("group", min_count))
+    for i in range(pods):
+        await create(api, member(f"p{i}", "group", claim="shared"))
+    for i in range(pods):
+        await wait_running(api, f"p{i}")
+    claim = await api.get(RESOURCE_CLAIMS, "default", "shared")
+    assert [r["device"] for r in claim["status"]["allocation"]["devices"]["results"]] == ["gpu-0"]
+    assert len(claim["status"]["reservedFor"]) == pods
+
+
+async def test_gang_with_a_pod_group_claim_from_a_template(api: ApiClient) -> None:
+    # KEP-5729 under a gang: one claim generated for the PodGroup, reserved for it, used by every member.
+    await apply_manifest(api, "gpu-cluster.yaml")
+    await create(api, template_obj("two-gpus", claim_spec(device_request(count=2))))
+    group = pod_group("trio", 3)
+    group["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateName": "two-gpus"}]
+    created = await api.create(PODGROUPS, "default", group)
+    for name in ("a", "b", "c"):
+        await create(api, member(name, "trio", template="two-gpus"))
+    pods = [await wait_running(api, name) for name in ("a", "b", "c")]
+    (claim,) = (await api.list(RESOURCE_CLAIMS, "default"))["items"]
+    assert claim["status"]["reservedFor"] == [{"apiGroup": "scheduling.k8s.io", "resource": "podgroups",
+                                               "name": "trio", "uid": created["metadata"]["uid"]}]
+    assert len({p["spec"]["nodeName"] for p in pods}) == 1   # the allocation pins them to one node
+    await scheduled_condition(api, "trio", "True")
