@@ -75,6 +75,10 @@ class ServerOptions:
     # Seconds a client has to deliver a request's headers, from accepting the connection or from
     # the first byte after an idle gap (upstream's ReadHeaderTimeout): half-sent requests end.
     header_read_timeout: float = 32.0
+    # Seconds a request that is not long-running (watches, pods/log, exec, attach, portforward
+    # are) may take to send its body and be answered before it gets a 504 Timeout Status
+    # (kube-apiserver's --request-timeout): a body that never arrives does not hold a connection.
+    request_timeout: float = 60.0
     # Open connections at most.  At the limit a new connection displaces the one that has waited
     # longest for a request, or is refused with 503 when every connection is busy.  None: half
     # the open-file limit left after a reserve (448 of the usual 1,024), since a client in the

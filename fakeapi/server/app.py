@@ -21,6 +21,7 @@ from fakeapi.registry.kinds import KINDS
 from fakeapi.registry.rest import Registry
 from fakeapi.registry.writes import WriteOptions
 from fakeapi.server import discovery, openapi
+from fakeapi.server.connections import request_timeout
 from fakeapi.server.faults import FAULTS, add_admin_routes, inject_faults
 from fakeapi.server.handlers import MAX_BODY, handle_resource, json_response
 from fakeapi.server.openapi import OpenAPICache
@@ -163,7 +164,8 @@ def create_app(options: ServerOptions | None = None, *,
                         watcher_limit=options.watcher_queue_limit)
     registry = Registry(store, KINDS, options.feature_gates,
                         network=ServiceNetwork.parse(options.service_cluster_ip_range, options.service_node_port_range))
-    app = web.Application(middlewares=[status_errors, authenticate_and_authorize, inject_faults],
+    app = web.Application(middlewares=[status_errors, request_timeout(options.request_timeout),
+                                       authenticate_and_authorize, inject_faults],
                           client_max_size=MAX_BODY)
     app[FAULTS] = FaultSet()
     if options.enable_faults:

@@ -1,4 +1,4 @@
-"""Connection hygiene for the API server: idle and header-read timeouts, a connection limit.
+"""Connection hygiene for the API server: idle, header-read and request timeouts, a connection limit.
 
 What aiohttp already gives is used as is: ``keepalive_timeout`` closes a connection that waits
 for its next request (a request in progress, such as an open watch, is never idle); it is
@@ -15,6 +15,10 @@ for its next request (a request in progress, such as an open watch, is never idl
   ``loop.create_server`` accepts up to ``backlog`` descriptors per wake-up before any protocol
   sees them, and once the process runs out of descriptors its accept loop (CPython 3.11) logs a
   traceback per pending connection, every second, while the server stops answering.
+- a request timeout (kube-apiserver's ``--request-timeout``), as a middleware: a request that is
+  not long-running gets a 504 ``Timeout`` Status when reading its body and handling it take
+  longer, so a body that never arrives cannot keep a connection busy (and, enough of them, every
+  new connection out with 503).
 - one warning per condition and interval, never one per connection.
 """
 
@@ -28,13 +32,15 @@ import math
 import resource
 import socket
 import ssl
+from collections.abc import Mapping
 from typing import Any
 
 from aiohttp import web
+from aiohttp.typedefs import Handler, Middleware
 from yarl import URL
 
 from fakeapi.config import ServerOptions
-from fakeapi.errors import ServiceUnavailable
+from fakeapi.errors import ServiceUnavailable, Timeout
 
 log = logging.getLogger("fakeapi")
 
@@ -48,6 +54,13 @@ ACCEPT_RETRY_DELAY = 1.0
 # At most one warning per condition in this many seconds.
 REPORT_INTERVAL = 10.0
 _OUT_OF_RESOURCES = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
+# What upstream's LongRunningFunc exempts from the request timeout (BasicLongRunningRequestCheck
+# of the watch and proxy verbs and these subresources), and the subresources of a namespace,
+# which its RequestInfo parser tells apart from a namespaced collection.
+LONG_RUNNING_SUBRESOURCES = frozenset({"attach", "exec", "log", "portforward", "proxy"})
+_NAMESPACE_SUBRESOURCES = frozenset({"status", "finalize"})
+# kube-apiserver's timeout filter's message (k8s.io/apiserver/pkg/server/filters/timeout.go).
+REQUEST_TIMEOUT_MESSAGE = "Timeout: request did not complete within the allotted timeout"
 
 
 def connection_limit(configured: int | None) -> int:
@@ -62,6 +75,40 @@ def connection_limit(configured: int | None) -> int:
     if soft == resource.RLIM_INFINITY:
         soft = 1 << 16
     return max(16, (soft - FD_RESERVE) // 2)
+
+
+def long_running(method: str, tail: str | None, query: Mapping[str, str]) -> bool:
+    """Whether a request is exempt from the request timeout, as upstream's ``LongRunningFunc``
+    decides: a watch (a GET with ``watch=true|1``) or a long-running subresource.
+
+    ``tail`` is the path after ``/api/v1/`` or ``/apis/{group}/{version}/`` (None for the
+    discovery, OpenAPI and health paths), parsed structurally as upstream's RequestInfo does:
+    ``[namespaces/{ns}/]{resource}/{name}/{subresource}``.
+    """
+    if method == "GET" and (query.get("watch") or "").lower() in ("1", "true"):
+        return True
+    parts = [part for part in (tail or "").split("/") if part]
+    if len(parts) > 2 and parts[0] == "namespaces" and parts[2] not in _NAMESPACE_SUBRESOURCES:
+        parts = parts[2:]
+    return len(parts) >= 3 and parts[2] in LONG_RUNNING_SUBRESOURCES
+
+
+def request_timeout(seconds: float) -> Middleware:
+    """A middleware that answers 504 when a request that is not long-running takes more than
+    ``seconds`` to read and handle.  Its response closes the connection, since the rest of an
+    unread body would otherwise be taken for the next request."""
+
+    @web.middleware
+    async def timeout(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if long_running(request.method, request.match_info.get("tail"), request.query):
+            return await handler(request)
+        try:
+            async with asyncio.timeout(seconds):
+                return await handler(request)
+        except TimeoutError:
+            raise Timeout(REQUEST_TIMEOUT_MESSAGE, details={}) from None
+
+    return timeout
 
 
 class _Throttled:
@@ -284,7 +331,10 @@ class GuardedSite(web.BaseSite):
         self._host = options.host
         self._port = options.port
         self._guard = ConnectionGuard(options)
-        self._handler_args: dict[str, Any] = {"keepalive_timeout": options.idle_timeout, "access_log": None}
+        # No lingering: aiohttp would read what is left of a body its handler did not read (one
+        # that timed out) for up to 10 s more; the connection is closed after the response instead.
+        self._handler_args: dict[str, Any] = {"keepalive_timeout": options.idle_timeout, "access_log": None,
+                                              "lingering_time": 0.0}
 
     @property
     def name(self) -> str:

@@ -174,3 +174,75 @@ async def test_at_the_limit_with_every_connection_busy_a_new_one_gets_503(cluste
         event = json.loads(await asyncio.wait_for(reader.readexactly(size), DEADLINE))
         assert event["object"]["metadata"]["name"] == "made-room"
         writer.close()
+
+
+def half_sent_create(name: str) -> bytes:
+    """A create whose headers promise more body than is sent: the request waits for the rest."""
+    body = json.dumps({"metadata": {"name": name}}).encode()
+    return (f"POST {CONFIGMAPS} HTTP/1.1\r\nHost: fakeapi\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n").encode() + body[:-3]
+
+
+async def timed_out(reader: asyncio.StreamReader) -> float:
+    """Seconds until the server answers a request with upstream's 504 Timeout Status and closes."""
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    status, body = await read_response(reader)
+    elapsed = loop.time() - started
+    assert status == b"HTTP/1.1 504 Gateway Timeout"
+    answer = json.loads(body)
+    assert (answer["kind"], answer["reason"], answer["code"], answer["details"]) == ("Status", "Timeout", 504, {})
+    assert answer["message"] == "Timeout: request did not complete within the allotted timeout"
+    assert await asyncio.wait_for(reader.read(), DEADLINE) == b""
+    return elapsed
+
+
+@options(request_timeout=SHORT, header_read_timeout=LONG, idle_timeout=LONG, max_connections=3)
+async def test_half_sent_bodies_get_504_after_the_request_timeout_and_leave_room(cluster: FakeCluster) -> None:
+    stalled = [await connect(cluster) for _ in range(3)]
+    for i, (_, writer) in enumerate(stalled):
+        writer.write(half_sent_create(f"stalled-{i}"))
+    for elapsed in await asyncio.gather(*(timed_out(reader) for reader, _ in stalled)):
+        assert elapsed >= SHORT * 0.8
+    # The limit's busy connections were those requests: a new one is served, and nothing was stored.
+    async with aiohttp.ClientSession(base_url=cluster.url) as session, session.get(CONFIGMAPS) as listed:
+        assert listed.status == 200
+        assert (await listed.json())["items"] == []
+
+
+PODS = "/api/v1/namespaces/default/pods"
+
+
+@pytest.mark.parametrize(("path", "query"), [
+    (PODS, {"watch": "1"}), (PODS, {"watch": "true"}), (f"{PODS}/runner/log", {"follow": "true"}),
+], ids=["watch-1", "watch-true", "pods-log-follow"])
+@options(request_timeout=SHORT, header_read_timeout=LONG, idle_timeout=LONG)
+async def test_long_running_requests_outlive_the_request_timeout(cluster: FakeCluster, path: str,
+                                                                 query: dict[str, str]) -> None:
+    started = {"containerStatuses": [{"name": "main", "image": "busybox", "imageID": "", "ready": True,
+                                      "restartCount": 0, "state": {"running": {"startedAt": "2026-01-01T00:00:00Z"}}}]}
+    async with aiohttp.ClientSession(base_url=cluster.url) as session:
+        async with session.post(PODS, json={"metadata": {"name": "runner"}, "spec": {
+                "nodeName": "node-1", "containers": [{"name": "main", "image": "busybox"}]}}) as created:
+            assert created.status == 201, await created.text()
+        async with session.patch(f"{PODS}/runner/status", json={"status": started},
+                                 headers={"Content-Type": "application/merge-patch+json"}) as patched:
+            assert patched.status == 200, await patched.text()
+        async with session.get(path, params=query, timeout=aiohttp.ClientTimeout(total=DEADLINE)) as stream:
+            assert stream.status == 200
+            await asyncio.wait_for(stream.content.readline(), DEADLINE)  # ADDED, or the first log line
+            # A request sent after the stream opened, ended by the same timeout: it has passed.
+            sentinel, writer = await connect(cluster)
+            writer.write(half_sent_create("sentinel"))
+            await timed_out(sentinel)
+            async with session.patch(f"{PODS}/runner", json={"metadata": {"annotations": {
+                    "fakeapi.dev/log": "after the timeout\n"}}},
+                    headers={"Content-Type": "application/merge-patch+json"}) as changed:
+                assert changed.status == 200
+            line = await asyncio.wait_for(stream.content.readline(), DEADLINE)
+    if "watch" in query:
+        event = json.loads(line)
+        assert (event["type"], event["object"]["metadata"]["annotations"]) == (
+            "MODIFIED", {"fakeapi.dev/log": "after the timeout\n"})
+    else:
+        assert line == b"after the timeout\n"
