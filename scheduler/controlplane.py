@@ -21,6 +21,7 @@ from fakeapi.scheduler.controllers.clusterrole_aggregation import ClusterRoleAgg
 from fakeapi.scheduler.controllers.endpoints import EndpointsController
 from fakeapi.scheduler.controllers.podgroup_protection import PodGroupProtectionController
 from fakeapi.scheduler.controllers.resourceclaim import ResourceClaimController
+from fakeapi.scheduler.controllers.serviceaccounts import ServiceAccountsController
 from fakeapi.scheduler.controllers.workloads import workload_controllers
 from fakeapi.scheduler.events import EventRecorder
 from fakeapi.scheduler.informers import InformerFactory
@@ -82,6 +83,7 @@ class ControlPlane:
                 loops["podgroup-protection-controller"] = PodGroupProtectionController(api, factory).run()
             loops.update(workload_controllers(api, factory, self.gates, self.clock, self._recorder))
             loops["endpoints-controller"] = EndpointsController(api, factory).run()
+            loops["serviceaccounts-controller"] = ServiceAccountsController(api, factory).run()
             if self._with_kubelet:
                 loops["kubelet"] = Kubelet(api, factory, self._recorder(KUBELET_COMPONENT), clock=self.clock).run()
                 loops["node-lease"] = NodeLeases(api, factory, clock=self.clock).run()

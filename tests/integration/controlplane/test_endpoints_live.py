@@ -1,5 +1,5 @@
-"""The endpoints controller and the kubelet's node leases, pod IPs and debug containers, against a
-real API server over HTTP."""
+"""The endpoints and serviceaccounts controllers and the kubelet's node leases, pod IPs and debug
+containers, against a real API server over HTTP."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ from collections.abc import Callable
 from typing import Any
 
 from fakeapi.fixtures import wait_for
-from fakeapi.scheduler.client import NODES, PODS, ApiClient
+from fakeapi.scheduler.client import NAMESPACES, NODES, PODS, ApiClient
 from fakeapi.scheduler.clock import ManualClock
 from fakeapi.scheduler.controllers.endpoints import ENDPOINT_SLICES, ENDPOINTS, SERVICES, EndpointsController
+from fakeapi.scheduler.controllers.serviceaccounts import SERVICE_ACCOUNTS, ServiceAccountsController
 from fakeapi.scheduler.events import EventRecorder
 from fakeapi.scheduler.informers import InformerFactory
 from fakeapi.scheduler.kubelet import Kubelet
@@ -117,3 +118,25 @@ async def test_debug_containers_are_reported_running(api: ApiClient, run_loops: 
 
         (debug,) = await wait_for(lambda: status("ephemeralContainerStatuses"), message="the debug container")
         assert debug["name"] == "dbg" and "running" in debug["state"] and debug["ready"] is False
+
+
+async def test_every_namespace_gets_a_default_service_account(api: ApiClient, run_loops: Callable[..., Any]) -> None:
+    factory = InformerFactory(api)
+    async with run_loops(factory, ServiceAccountsController(api, factory)):
+        await api.create(NAMESPACES, None, {"metadata": {"name": "team"}})
+
+        async def default_account() -> dict[str, Any] | None:
+            items = (await api.list(SERVICE_ACCOUNTS, "team"))["items"]
+            return next((a for a in items if a["metadata"]["name"] == "default"), None)
+
+        first = await wait_for(default_account, message="the default service account")
+        await api.delete(SERVICE_ACCOUNTS, "team", "default")
+
+        async def recreated() -> dict[str, Any] | None:
+            account = await default_account()
+            return account if account and account["metadata"]["uid"] != first["metadata"]["uid"] else None
+
+        await wait_for(recreated, message="the default service account to come back")
+        # The namespaces a cluster starts with have theirs too.
+        assert [a["metadata"]["name"] for a in (await api.list(SERVICE_ACCOUNTS, "kube-system"))["items"]] == [
+            "default"]
