@@ -42,6 +42,14 @@ import operator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from fakeapi.machinery.resourcelimits import (
+    ATTRIBUTE_VALUE_MAX,
+    ATTRIBUTES_AND_CAPACITIES_MAX,
+    DOMAIN_MAX,
+    DRIVER_NAME_MAX,
+    ID_MAX,
+)
+
 __all__ = [
     "API_LIMITS",
     "CEL_SELECTOR_EXPRESSION_MAX_COST",
@@ -64,12 +72,12 @@ MAX = 2**64 - 1  # cel-go's uint64 arithmetic saturates here; an unknown size or
 class DeviceSizes(NamedTuple):
     """Largest sizes the ``device`` variable can have, as CEL's ``size()`` counts them."""
 
-    driver: int = 63  # DriverNameMaxLength
-    domains: int = 32  # ResourceSliceMaxAttributesAndCapacitiesPerDevice: domains per map
-    entries: int = 32  # the same limit: attributes or capacities per domain
-    domain: int = 63  # DeviceMaxDomainLength
-    id: int = 32  # DeviceMaxIDLength
-    value: int = 64  # DeviceAttributeMaxValueLength
+    driver: int = DRIVER_NAME_MAX
+    domains: int = ATTRIBUTES_AND_CAPACITIES_MAX  # domains per map
+    entries: int = ATTRIBUTES_AND_CAPACITIES_MAX  # attributes or capacities per domain
+    domain: int = DOMAIN_MAX
+    id: int = ID_MAX
+    value: int = ATTRIBUTE_VALUE_MAX
     quantity: int = 64  # fakeapi's encoding of a capacity value (an opaque object upstream)
 
     def covers(self, other: DeviceSizes) -> bool:

@@ -10,6 +10,16 @@ import re
 from typing import Any
 
 from fakeapi.errors import FieldError, forbidden, invalid, not_supported, required, too_long, too_many
+from fakeapi.machinery.resourcelimits import (
+    ATTRIBUTE_VALUE_MAX,
+    ATTRIBUTES_AND_CAPACITIES_MAX,
+    CONSUMES_COUNTERS_MAX,
+    COUNTER_SETS_MAX,
+    COUNTERS_PER_SET_MAX,
+    DEVICES_MAX,
+    DEVICES_MAX_WITH_TAINTS_OR_COUNTERS,
+    TAINTS_MAX,
+)
 from fakeapi.validation import names
 from fakeapi.validation.common import (
     get,
@@ -18,15 +28,7 @@ from fakeapi.validation.common import (
 )
 from fakeapi.validation.core import validate_node_selector
 from fakeapi.validation.resource import (
-    ATTRIBUTE_VALUE_MAX,
-    ATTRIBUTES_AND_CAPACITIES_MAX,
-    CONSUMES_COUNTERS_MAX,
-    COUNTER_SETS_MAX,
-    COUNTERS_PER_SET_MAX,
-    DEVICES_MAX,
-    DEVICES_MAX_WITH_TAINTS_OR_COUNTERS,
     TAINT_EFFECTS,
-    TAINTS_MAX,
     binding_conditions,
     dns_label,
     ensure_spec,

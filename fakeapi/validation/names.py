@@ -6,6 +6,7 @@ import re
 from collections.abc import Callable
 
 from fakeapi.errors import FieldError, invalid, required, too_long
+from fakeapi.machinery.resourcelimits import DRIVER_NAME_MAX
 
 _DNS_LABEL = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 _DNS_SUBDOMAIN = rf"{_DNS_LABEL}(\.{_DNS_LABEL})*"
@@ -115,7 +116,7 @@ def driver_name(path: str, value: str | None) -> list[FieldError]:
     """A DRA (CSI-style) driver name: required, at most 63 characters, DNS subdomain once lowercased."""
     if not value:
         return [required(path)]
-    errs = [too_long(path, 63)] if len(value) > 63 else []
+    errs = [too_long(path, DRIVER_NAME_MAX)] if len(value) > DRIVER_NAME_MAX else []
     return errs + [invalid(path, value, msg) for msg in dns1123_subdomain(value.lower())]
 
 

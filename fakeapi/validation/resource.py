@@ -9,7 +9,20 @@ import json
 from typing import Any
 
 from fakeapi.errors import FieldError, forbidden, invalid, not_supported, required, too_long, too_many
-from fakeapi.models.resource_v1 import RESERVED_FOR_MAX_SIZE
+from fakeapi.machinery.resourcelimits import (
+    BINDING_CONDITIONS_MAX,
+    CONFIG_MAX,
+    CONSTRAINTS_MAX,
+    ID_MAX,
+    OPAQUE_PARAMETERS_MAX,
+    POOL_NAME_MAX,
+    REQUESTS_MAX,
+    RESERVED_FOR_MAX_SIZE,
+    RESULTS_MAX,
+    SELECTORS_MAX,
+    SUBREQUESTS_MAX,
+    TOLERATIONS_MAX,
+)
 from fakeapi.validation import names
 from fakeapi.validation.cel import check_selectors
 from fakeapi.validation.common import (
@@ -21,20 +34,6 @@ from fakeapi.validation.common import (
 )
 from fakeapi.validation.core import validate_node_selector
 from fakeapi.validation.strategy import AdmissionContext, Strategy
-
-# Limits from k8s.io/api/resource/v1 (types.go constants).
-REQUESTS_MAX = 32
-SUBREQUESTS_MAX = 8
-SELECTORS_MAX = 32
-CONSTRAINTS_MAX = CONFIG_MAX = 32
-TOLERATIONS_MAX = TAINTS_MAX = 16
-RESULTS_MAX = 32
-DEVICES_MAX, DEVICES_MAX_WITH_TAINTS_OR_COUNTERS = 128, 64
-ATTRIBUTES_AND_CAPACITIES_MAX = 32
-COUNTER_SETS_MAX, COUNTERS_PER_SET_MAX, CONSUMES_COUNTERS_MAX = 8, 32, 2
-POOL_NAME_MAX, ATTRIBUTE_VALUE_MAX, ID_MAX = 253, 64, 32
-OPAQUE_PARAMETERS_MAX = 10 * 1024
-BINDING_CONDITIONS_MAX = 4
 
 ADMIN_ACCESS_LABEL = "resource.kubernetes.io/admin-access"
 ADMIN_ACCESS_DENIED = (f"admin access to devices requires the `{ADMIN_ACCESS_LABEL}: true` label on the "

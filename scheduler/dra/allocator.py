@@ -34,11 +34,11 @@ from fakeapi.scheduler.dra.state import AllocatedState
 from fakeapi.scheduler.dra.taints import taints_block
 
 from fakeapi.machinery.cel import CelError, CompiledSelector, compile_selector
+from fakeapi.machinery.resourcelimits import RESULTS_MAX
 
 __all__ = ["AllocatedState", "AllocationError", "Allocator", "DeviceIndex", "Features", "GroupMatch",
            "NodeAllocationError"]
 
-MAX_RESULTS = 32  # resourceapi.AllocationResultsMaxSize
 _DEADLINE_EVERY = 64  # search steps between clock reads
 
 
@@ -282,9 +282,9 @@ class _Search:
                     else:
                         counts.append(req.count)
                 minimum += min(counts)
-            if minimum > MAX_RESULTS:
+            if minimum > RESULTS_MAX:
                 raise AllocationError(f"claim {claim.ref}: number of requested devices {minimum} exceeds "
-                                      f"the claim limit of {MAX_RESULTS}")
+                                      f"the claim limit of {RESULTS_MAX}")
             self.constraints.append(build_constraints(claim.ref, claim.constraint_specs))
         for match in group_matches:
             spanning = MatchAttribute(match.attribute, (), match.value)
@@ -334,7 +334,7 @@ class _Search:
             return False
         if d >= wanted:
             return self.one(c, r + 1, 0, 0, False, (0, 0, 0))
-        if len(self.picks[c]) + wanted - d > MAX_RESULTS:
+        if len(self.picks[c]) + wanted - d > RESULTS_MAX:
             raise _MaxSizeExceeded
         if req.all_mode:
             pool, device = self.all_devices[id(req)][d]
