@@ -171,6 +171,7 @@ class FakeCluster(KubeHelpers):
     """
 
     _kubeconfig: WrittenKubeconfig | None = None
+    _paused = False
 
     def __init__(self, *, host: str | None = None, port: int | None = None,
                  control_plane: bool | Literal["process"] = True, feature_gates: FeatureGates | str | None = None,
@@ -234,18 +235,25 @@ class FakeCluster(KubeHelpers):
         """Nothing schedules, allocates, reconciles or runs pods until :meth:`resume_control_plane`:
         the in-process control plane stops (resuming starts it afresh: it re-lists, like a restarted
         kube-controller-manager); a child process is stopped (SIGSTOP) and continued."""
+        if self._control_plane is None:
+            raise RuntimeError("this cluster runs no control plane")
+        if self._paused:
+            return
+        self._paused = True
         if isinstance(self._control_plane, _ControlPlaneProcess):
             self._control_plane.send_signal(signal.SIGSTOP)
-        elif self._control_plane is not None:
-            await self._control_plane.stop()
         else:
-            raise RuntimeError("this cluster runs no control plane")
+            await self._control_plane.stop()
 
     async def resume_control_plane(self) -> None:
-        """Undo :meth:`pause_control_plane` (waits until the control plane's caches are synced)."""
+        """Undo :meth:`pause_control_plane` (waits until the control plane's caches are synced);
+        nothing to do when it is not paused."""
+        if not self._paused or self._control_plane is None:
+            return
+        self._paused = False
         if isinstance(self._control_plane, _ControlPlaneProcess):
             self._control_plane.send_signal(signal.SIGCONT)
-        elif self._control_plane is not None:
+        else:
             await self._control_plane.start()
 
     async def node_not_ready(self, name: str) -> None:

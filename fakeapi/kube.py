@@ -57,6 +57,7 @@ class ApiResource:
     short_names: tuple[str, ...] = ()
     namespaced: bool = True
     subresources: tuple[str, ...] = ()
+    verbs: tuple[str, ...] = ()
 
     @property
     def gvr(self) -> GVR:
@@ -172,7 +173,7 @@ class Discovery:
                     subresources.setdefault(plural, []).append(sub)
             found += [ApiResource(group, version, r["kind"], r["name"], r.get("singularName", ""),
                                   tuple(r.get("shortNames") or ()), bool(r.get("namespaced")),
-                                  tuple(subresources.get(r["name"], ())))
+                                  tuple(subresources.get(r["name"], ())), tuple(r.get("verbs") or ()))
                       for r in listed if "/" not in r["name"]]
         self._resources = found
         return found
@@ -231,6 +232,11 @@ class KubeHelpers:
         if self._helpers_api is None:
             raise RuntimeError("the cluster is not running")
         return self._helpers_api
+
+    async def resources(self) -> list[ApiResource]:
+        """Every resource the server serves now (discovery read afresh)."""
+        assert self._discovery is not None, "the cluster is not running"
+        return await self._discovery.refresh()
 
     async def resource(self, kind: str, api_version: str | None = None, *, wait: float = 0.0) -> ApiResource:
         """What discovery says about ``kind`` (a kind, plural, singular or short name)."""
@@ -331,10 +337,21 @@ class KubeHelpers:
                     raise
                 await asyncio.sleep(_RETRY_DELAY)
 
-    async def events(self, for_object: dict[str, Any]) -> list[dict[str, Any]]:
-        """The core/v1 Events about ``for_object`` (by UID), oldest first."""
+    async def events(self, for_object: dict[str, Any], *, reason: str | None = None,
+                     timeout: float = 10.0) -> list[dict[str, Any]]:
+        """The core/v1 Events about ``for_object`` (by UID), oldest first; with ``reason``, once
+        one with that reason is recorded (recorders write after the fact), :class:`WaitTimeout`
+        after ``timeout`` seconds without one."""
         meta = for_object["metadata"]
-        events = await self.list("events", namespace=meta.get("namespace") or None,
-                                 all_namespaces=not meta.get("namespace"),
-                                 field_selector=f"involvedObject.uid={meta['uid']}")
-        return sorted(events, key=lambda e: e.get("lastTimestamp") or e.get("eventTime") or "")
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            events = await self.list("events", namespace=meta.get("namespace") or None,
+                                     all_namespaces=not meta.get("namespace"),
+                                     field_selector=f"involvedObject.uid={meta['uid']}")
+            if reason is None or any(e.get("reason") == reason for e in events):
+                return sorted(events, key=lambda e: e.get("lastTimestamp") or e.get("eventTime") or "")
+            if loop.time() >= deadline:
+                raise WaitTimeout(f"no {reason} event for {meta.get('name')!r} after {timeout}s; events: "
+                                  f"{[e.get('reason') for e in events]}")
+            await asyncio.sleep(_RETRY_DELAY)
