@@ -22,6 +22,7 @@ from fakeapi.scheduler.controllers.podcontrol import (
     Expectations,
     Key,
     PodControl,
+    claim_candidates,
     claim_objects,
     controlled_by,
     index_by_controller,
@@ -99,8 +100,7 @@ class DaemonSetController:
         ds = copy.deepcopy(cached)
         spec, status = ds.get("spec") or {}, ds.setdefault("status", {})
         uid = ds["metadata"]["uid"]
-        candidates = controlled_by(self._pods, uid) + [
-            p for p in self._pods.lister.list(key[0]) if controller_of(p) is None]
+        candidates = claim_candidates(self._pods, ds)
         pods = await claim_objects(self._api, PODS, ds, spec.get("selector"), candidates)
         revisions = controlled_by(self._revisions, uid)
         try:

@@ -31,6 +31,7 @@ from fakeapi.scheduler.controllers.podcontrol import (
     Expectations,
     Key,
     PodControl,
+    claim_candidates,
     claim_objects,
     controlled_by,
     controlling_owner,
@@ -164,10 +165,7 @@ class JobController:
         await self._reconcile(job, pods, group)
 
     def _candidates(self, job: dict[str, Any]) -> list[dict[str, Any]]:
-        owned = controlled_by(self._pods, job["metadata"]["uid"])
-        orphans = [p for p in self._pods.lister.list(job["metadata"]["namespace"])
-                   if controller_of(p) is None and is_pod_active(p)]
-        return owned + orphans
+        return [p for p in claim_candidates(self._pods, job) if controller_of(p) is not None or is_pod_active(p)]
 
     @staticmethod
     def _adoption_patch(pod: dict[str, Any]) -> dict[str, Any]:

@@ -22,9 +22,10 @@ from fakeapi.scheduler.client import GVR, PODS, ApiClient
 from fakeapi.scheduler.clock import Clock
 from fakeapi.scheduler.events import NORMAL, WARNING, EventRecorder
 from fakeapi.scheduler.informers import Informer, Lister
-from fakeapi.scheduler.rules.workloads import controller_of, controller_ref, selects
+from fakeapi.scheduler.rules.workloads import controller_of, controller_ref
 
 from fakeapi.errors import Conflict, NotFound, StatusError
+from fakeapi.machinery.selectors import NOTHING, SelectorError, label_selector_from_dict
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +39,7 @@ CRONJOBS = GVR("batch", "v1", "cronjobs", True)
 PDBS = GVR("policy", "v1", "poddisruptionbudgets", True)
 
 CONTROLLER_INDEX = "workloads/controller-uid"
+ORPHAN_INDEX = "workloads/orphans"
 EXPECTATIONS_TIMEOUT = 300.0
 BURST_REPLICAS = 500
 Key = tuple[str, str]
@@ -54,15 +56,27 @@ def controller_uids(obj: dict[str, Any]) -> list[str]:
     return [ref["uid"]] if ref and ref.get("uid") else []
 
 
+def _orphan_namespace(obj: dict[str, Any]) -> list[str]:
+    return [] if controller_of(obj) is not None else [(obj.get("metadata") or {}).get("namespace") or ""]
+
+
 def index_by_controller(informer: Informer) -> None:
-    """Index ``informer`` by controller UID (shared by every controller that asks)."""
-    with contextlib.suppress(ValueError):  # another controller added it already
+    """Index ``informer`` by controller UID, and its orphans by namespace (shared by every
+    controller that asks), so a sync reads its own objects and adoption candidates, not all."""
+    with contextlib.suppress(ValueError):  # another controller added them already
         informer.add_index(CONTROLLER_INDEX, controller_uids)
+        informer.add_index(ORPHAN_INDEX, _orphan_namespace)
 
 
 def controlled_by(informer: Informer, uid: str) -> list[dict[str, Any]]:
     """The cached objects whose controller has ``uid`` (after :func:`index_by_controller`)."""
     return informer.lister.by_index(CONTROLLER_INDEX, uid)
+
+
+def claim_candidates(informer: Informer, owner: dict[str, Any]) -> list[dict[str, Any]]:
+    """What ``owner`` may claim: the objects it controls and the orphans of its namespace."""
+    meta = owner["metadata"]
+    return controlled_by(informer, meta["uid"]) + informer.lister.by_index(ORPHAN_INDEX, meta["namespace"])
 
 
 def controlling_owner(owners: Lister, obj: dict[str, Any], kind: str) -> dict[str, Any] | None:
@@ -171,13 +185,18 @@ async def claim_objects(api: ApiClient, gvr: GVR, owner: dict[str, Any], selecto
     ``adopt_patch`` adds metadata to an adopted object (a Job's tracking finalizer)."""
     uid = owner["metadata"]["uid"]
     deleting = bool(owner["metadata"].get("deletionTimestamp"))
+    try:
+        parsed = label_selector_from_dict(selector) if selector and (
+            selector.get("matchLabels") or selector.get("matchExpressions")) else NOTHING
+    except SelectorError:
+        parsed = NOTHING  # validation keeps these out; adopt nothing rather than fail
     claimed: list[dict[str, Any]] = []
     for obj in candidates:
         ref = controller_of(obj)
         meta = obj["metadata"]
         if ref is not None and ref.get("uid") != uid:
             continue
-        matches = selects(selector, obj)
+        matches = parsed.matches(meta.get("labels") or {})
         if ref is not None:
             if matches or deleting:
                 claimed.append(obj)

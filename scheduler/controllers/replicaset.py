@@ -22,6 +22,7 @@ from fakeapi.scheduler.controllers.podcontrol import (
     Expectations,
     Key,
     PodControl,
+    claim_candidates,
     claim_objects,
     controlled_by,
     controlling_owner,
@@ -145,8 +146,7 @@ class ReplicaSetController:
             return
         needs_sync = self._expectations.satisfied(key)
         spec = rs.get("spec") or {}
-        candidates = [p for p in self._pods.lister.list(namespace) if is_pod_active(p)
-                      or (controller_of(p) or {}).get("uid") == rs["metadata"]["uid"]]
+        candidates = [p for p in claim_candidates(self._pods, rs) if is_pod_active(p) or controller_of(p)]
         pods = await claim_objects(self._api, PODS, rs, spec.get("selector"), candidates)
         active = [p for p in pods if is_pod_active(p)]
         failure: tuple[str, StatusError] | None = None

@@ -23,6 +23,7 @@ from fakeapi.scheduler.controllers.podcontrol import (
     CONTROLLER_REVISIONS,
     STATEFULSETS,
     Key,
+    claim_candidates,
     claim_objects,
     controlled_by,
     index_by_controller,
@@ -101,8 +102,7 @@ class StatefulSetController:
         sts = copy.deepcopy(cached)
         spec, status = sts.get("spec") or {}, sts.setdefault("status", {})
         uid = sts["metadata"]["uid"]
-        candidates = controlled_by(self._pods, uid) + [
-            p for p in self._pods.lister.list(key[0]) if controller_of(p) is None]
+        candidates = claim_candidates(self._pods, sts)
         pods = await claim_objects(self._api, PODS, sts, spec.get("selector"), candidates)
         revisions = controlled_by(self._revisions, uid)
         try:
