@@ -92,6 +92,10 @@ class ServerOptions:
     # ``fakeapi serve --secure`` runs it; False: every request is allowed.  FakeCluster and the CLI
     # serve TLS with a fresh CA when it is set.
     secure: bool = False
+    # kube-apiserver's --service-cluster-ip-range and --service-node-port-range: where Services
+    # get their cluster IPs and node ports.
+    service_cluster_ip_range: str = "10.96.0.0/12"
+    service_node_port_range: str = "30000-32767"
 
 
 def tune_gc_for_server() -> None:

@@ -47,7 +47,8 @@ async def test_pod_with_template_claim_runs_in_either_mode(mode: bool | str) -> 
 # Every ServerOptions field but the bind address gets a non-default value, so a field that
 # FakeCluster drops on its way to the server fails these tests.
 OPTIONS = ServerOptions(feature_gates=FeatureGates(DRAAdminAccess=False), event_window=2, event_window_bytes=1 << 20,
-                        watcher_queue_limit=7,
+                        watcher_queue_limit=7, service_cluster_ip_range="10.100.0.0/24",
+                        service_node_port_range="31000-31010",
                         bookmark_interval=0.25, idle_timeout=30.0, header_read_timeout=20.0, max_connections=40,
                         enable_faults=True)
 
@@ -77,6 +78,11 @@ async def test_non_default_options_reach_the_running_server() -> None:
             aiohttp.ClientSession(base_url=cluster.url) as session:
         assert cluster.registry.gates == OPTIONS.feature_gates
         assert cluster.registry.store.log.max_bytes == OPTIONS.event_window_bytes
+        service = {"metadata": {"name": "np"}, "spec": {"type": "NodePort", "ports": [{"port": 80}]}}
+        async with session.post("/api/v1/namespaces/default/services", json=service) as resp:
+            spec = (await resp.json())["spec"]
+        # The kubernetes service holds the range's first address.
+        assert (spec["clusterIP"], spec["ports"][0]["nodePort"]) == ("10.100.0.2", 31000)
         async with session.get("/fakeapi/v1/faults") as resp:  # enable_faults serves the admin endpoint
             assert resp.status == 200
         versions = []
