@@ -85,6 +85,12 @@ class QueuedPodInfo:
     def infos(self) -> list[QueuedPodInfo]:
         return [self]
 
+    def pods(self) -> list[QueuedPodInfo]:
+        return [self]
+
+    def gated(self) -> bool:
+        return bool(self.gated_by)
+
 
 @dataclass(eq=False)
 class QueuedGroupInfo:
@@ -99,6 +105,7 @@ class QueuedGroupInfo:
     gated_by: str = ""
     pop_seq: int = 0
     in_flight: bool = False
+    gated_members: set[str] = field(default_factory=set)   # members a PreEnqueue check of their own holds
 
     @property
     def key(self) -> str:
@@ -113,6 +120,14 @@ class QueuedGroupInfo:
         """The members in cycle order: higher priority first, then the earliest queued."""
         return sorted(self.members.values(), key=lambda m: (-m.priority, m.initial_timestamp))
 
+    def pods(self) -> list[QueuedPodInfo]:
+        """The members in no particular order (for the checks that look at every one)."""
+        return list(self.members.values())
+
+    def gated(self) -> bool:
+        """Whether one of its members is held back by a check of its own."""
+        return bool(self.gated_members.intersection(self.members))
+
 
 Entity = QueuedPodInfo | QueuedGroupInfo
 
@@ -122,7 +137,7 @@ class SchedulingQueue:
 
     def __init__(self, pre_enqueue: Callable[[dict[str, Any]], Status], clock: QueueClock, *,
                  group_of: Callable[[dict[str, Any]], PodGroupInstance | None] = lambda pod: None,
-                 group_gate: Callable[[PodGroupInstance], Status] = lambda instance: SUCCESS,
+                 group_gate: Callable[[QueuedGroupInfo], Status] = lambda group: SUCCESS,
                  initial_backoff: float = 1.0, max_backoff: float = 10.0,
                  max_unschedulable: float = 300.0) -> None:
         """``group_of`` names a pod's group (None: scheduled alone); ``group_gate`` is the
@@ -166,13 +181,14 @@ class SchedulingQueue:
         now = self._clock.now()
         info = QueuedPodInfo(pod, now, initial_timestamp=now)
         self._infos[uid] = info
-        info.gated_by = self._pod_gate(pod)
         instance = self._group_of(pod)
         if instance is None:
+            self._gate(info)
             self._entities[info.key] = info
             self._activate_or_gate(info)
             return
         group = self._join(info, instance)
+        self._gate(info)
         key = group.key
         if group.in_flight or self._is_queued(key):
             return
@@ -193,7 +209,7 @@ class SchedulingQueue:
         if entity is None or uid in self._in_flight:
             return
         if info.gated_by:
-            info.gated_by = self._pod_gate(pod)
+            self._gate(info)
         if entity.key in self._gated:
             del self._gated[entity.key]
             self._activate_or_gate(entity)
@@ -211,6 +227,7 @@ class SchedulingQueue:
             return
         group.members.pop(uid, None)
         group.pending.pop(uid, None)
+        group.gated_members.discard(uid)
         info.group = None
         if not group.members and not group.pending and not group.in_flight:
             self._drop(group.key)
@@ -239,6 +256,8 @@ class SchedulingQueue:
             self._entities[key] = group
         info.group = group
         (group.pending if group.in_flight else group.members)[info.uid] = info
+        if info.gated_by:
+            group.gated_members.add(info.uid)
         return group
 
     def _is_queued(self, key: str) -> bool:
@@ -260,7 +279,7 @@ class SchedulingQueue:
         if key is None:
             return None
         entity = self._entities[key]
-        if isinstance(entity, QueuedGroupInfo) and any(m.gated_by for m in entity.members.values()):
+        if isinstance(entity, QueuedGroupInfo) and entity.gated():
             # A member that joined while the group was queued holds it back.
             self._gated[key] = entity
             return self.pop_nowait()
@@ -268,7 +287,7 @@ class SchedulingQueue:
         entity.pop_seq = next(self._seq)
         if isinstance(entity, QueuedGroupInfo):
             entity.in_flight = True
-        for info in entity.infos():
+        for info in entity.pods():
             self._in_flight[info.uid] = entity.pop_seq
         return entity
 
@@ -394,7 +413,7 @@ class SchedulingQueue:
     def _requeue(self, entity: Entity, rejected_by: Iterable[str]) -> None:
         entity.timestamp = self._clock.now()
         entity.rejected_by = frozenset(rejected_by)
-        infos = entity.infos()
+        infos = entity.pods()
         if not entity.rejected_by:
             self._push_backoff(entity, self._error_backoff)
         elif any(self._hints_say_queue(entity, event, old, new, infos)
@@ -427,8 +446,8 @@ class SchedulingQueue:
         if self._in_flight:
             self._in_flight_events.append((next(self._seq), event, old, new))
         if only is None:
-            gated = [(e, e.infos()) for e in self._gated.values()]
-            parked = [(e, e.infos()) for e in self._unschedulable.values()]
+            gated = [(e, e.pods()) for e in self._gated.values()]
+            parked = [(e, e.pods()) for e in self._unschedulable.values()]
         else:
             by_entity: dict[str, tuple[Entity, list[QueuedPodInfo]]] = {}
             for uid in only:
@@ -452,7 +471,7 @@ class SchedulingQueue:
         changed = False
         for info in infos:
             if info.gated_by and self._plugin_interested(info.gated_by, info, event, old, new):
-                info.gated_by = self._pod_gate(info.pod)
+                self._gate(info)
                 changed = True
         if isinstance(entity, QueuedGroupInfo) and entity.gated_by:
             changed = changed or any(self._plugin_interested(entity.gated_by, i, event, old, new) for i in infos)
@@ -471,17 +490,23 @@ class SchedulingQueue:
         return False
 
     # -- moving between sub-queues -------------------------------------------------------------
-    def _pod_gate(self, pod: dict[str, Any]) -> str:
-        status = self._pre_enqueue(pod)
-        return "" if status.is_success else (status.plugin or "PreEnqueue")
+    def _gate(self, info: QueuedPodInfo) -> None:
+        """Run the pod's own PreEnqueue checks; a group keeps count of its held-back members."""
+        status = self._pre_enqueue(info.pod)
+        info.gated_by = "" if status.is_success else (status.plugin or "PreEnqueue")
+        if info.group is not None:
+            if info.gated_by:
+                info.group.gated_members.add(info.uid)
+            else:
+                info.group.gated_members.discard(info.uid)
 
     def _activate_or_gate(self, entity: Entity) -> None:
         """PreEnqueue for the whole entity: every member's own checks, then the group's."""
-        gated = any(info.gated_by for info in entity.infos())
+        gated = entity.gated()
         if isinstance(entity, QueuedGroupInfo):
             entity.gated_by = ""
             if not gated:
-                status = self._group_gate(entity.instance)
+                status = self._group_gate(entity)
                 entity.gated_by = "" if status.is_success else (status.plugin or "PreEnqueue")
                 gated = bool(entity.gated_by)
         if gated:

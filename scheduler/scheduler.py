@@ -159,6 +159,8 @@ class Scheduler:
         self._binding_tasks: set[asyncio.Task[None]] = set()
         # (reason, message) of the PodScheduled condition last sent per pod, until the informer shows it.
         self._explained: dict[str, tuple[str, str, str | None]] = {}
+        # Per gated group: the PreEnqueue message its members were told, and who was told.
+        self._gate_notes: dict[str, tuple[str, set[str]]] = {}
 
         self._pods = factory.informer(PODS)
         self._pods.add_index(_CLAIM_INDEX, pod_claim_keys)
@@ -323,15 +325,21 @@ class Scheduler:
         return GroupView(priority, disrupt_all,
                          lambda: [p for p in self._live_members(instance) if is_assigned(p)])
 
-    def _group_gate(self, instance: PodGroupInstance) -> Status:
+    def _group_gate(self, group: QueuedGroupInfo) -> Status:
         """The group's PreEnqueue; a gang may wait long for its members, so the pods say why
         (other gates, such as a claim about to be created, clear up in moments and stay silent)."""
         assert self._gang is not None
-        status = self._gang.pre_enqueue_group(instance)
-        if not status.is_success:
-            for pod in self._pods.lister.by_index(_GROUP_INDEX, instance.key):
-                if is_responsible_for(pod):
-                    self._explain(_as_pod(pod), REASON_UNSCHEDULABLE, status.message)
+        status = self._gang.pre_enqueue_group(group.instance)
+        if status.is_success:
+            self._gate_notes.pop(group.key, None)
+            return status
+        # Only members that have not been told yet: a big gang is gated once per arriving member.
+        message, told = self._gate_notes.get(group.key, ("", set()))
+        if message != status.message:
+            told = set()
+        for uid in group.members.keys() - told:
+            self._explain(_as_pod(group.members[uid].pod), REASON_UNSCHEDULABLE, status.message)
+        self._gate_notes[group.key] = (status.message, set(group.members))
         return status
 
     # -- the loop ----------------------------------------------------------------------------------

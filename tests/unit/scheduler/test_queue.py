@@ -17,7 +17,7 @@ from fakeapi.scheduler.framework.interface import (
     unresolvable,
 )
 from fakeapi.scheduler.queue import QueuedGroupInfo, SchedulingQueue
-from fakeapi.scheduler.rules.podgroups import PodGroupInstance, pod_group_instance
+from fakeapi.scheduler.rules.podgroups import pod_group_instance
 
 from .builders import pod
 
@@ -212,7 +212,7 @@ class _Groups:
         self.quorum = quorum
         self.seen: set[str] = set()
 
-    def gate(self, instance: PodGroupInstance) -> Status:
+    def gate(self, group: QueuedGroupInfo) -> Status:
         return SUCCESS if len(self.seen) >= self.quorum else unresolvable(GROUP_GATE, "waiting for minCount pods")
 
 
