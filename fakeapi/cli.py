@@ -7,6 +7,7 @@ import asyncio
 import signal
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from fakeapi.config import FeatureGates, ServerOptions, tune_gc_for_server
 from fakeapi.errors import StatusError
@@ -30,7 +31,21 @@ def _parser() -> argparse.ArgumentParser:
                             "RBAC authorization; the kubeconfig is the admin (system:masters)")
     serve.add_argument("--enable-faults", action="store_true",
                        help="serve the fault-injection admin endpoint /fakeapi/v1/ (docs/fault-injection.md)")
-    demo = sub.add_parser("demo", help="run the KEP-5729 story end to end and exit")
+    demo = sub.add_parser("demo", help="play a scenario end to end on an embedded cluster, live")
+    demo.add_argument("--scenario", default="kep5729", choices=("kep5729", "gang", "constraint", "deployment"),
+                      help="kep5729: claims for PodGroups; gang: two gangs compete, one wins; constraint: the "
+                           "seed's block constraint; deployment: the seed's corrected example")
+    demo.add_argument("--nodes", type=int, default=2, help="GPU nodes (4 GPUs, one block each)")
+    demo.add_argument("--groups", type=int, default=1, help="pod groups (kep5729) or instances (constraint)")
+    demo.add_argument("--pods-per-group", type=int, default=None, help="pods per group (gang: per gang; "
+                                                                        "deployment: replicas)")
+    demo.add_argument("--no-live", action="store_true",
+                      help="a plain log (the default when standard output is not a terminal)")
+    demo.add_argument("--pace", type=float, default=None,
+                      help="seconds to pause after each step (default 0.8 live, 0 otherwise)")
+    demo.add_argument("--html", default=None, help="where to write the placement page (default: the temp dir)")
+    demo.add_argument("--keep-serving", action="store_true",
+                      help="leave the server up afterwards with its kubeconfig, for kubectl, until Ctrl-C")
     demo.add_argument("--feature-gates", default="", help="NAME=true|false,...")
     return parser
 
@@ -65,14 +80,27 @@ async def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _demo(args: argparse.Namespace) -> int:
+    from fakeapi.demo.scenarios import build
+    from fakeapi.demo.story import DemoOptions, run_demo
+
+    try:
+        scenario = build(args.scenario, nodes=args.nodes, groups=args.groups, pods_per_group=args.pods_per_group)
+    except ValueError as exc:
+        print(f"fakeapi demo: {exc}", file=sys.stderr)
+        return 2
+    live = not args.no_live and sys.stdout.isatty()
+    pace = args.pace if args.pace is not None else (0.8 if live else 0.0)
+    return asyncio.run(run_demo(DemoOptions(scenario, live, pace, Path(args.html) if args.html else None,
+                                            args.keep_serving, FeatureGates.parse(args.feature_gates))))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         if args.command == "serve":
             return asyncio.run(_serve(args))
-        from fakeapi.demo.story import run_demo
-
-        return asyncio.run(run_demo(FeatureGates.parse(args.feature_gates)))
+        return _demo(args)
     except StatusError as exc:
         print(f"fakeapi: {exc.message}", file=sys.stderr)
         return 2

@@ -77,14 +77,27 @@ async def test_unknown_feature_gate_is_refused() -> None:
     assert "unrecognized feature gate: NoSuchGate" in err.decode()
 
 
-async def test_demo_runs_the_kep_5729_story_and_exits_zero() -> None:
+async def test_demo_runs_the_kep_5729_story_and_exits_zero(tmp_path: Path) -> None:
+    page = tmp_path / "page.html"
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "fakeapi", "demo", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        sys.executable, "-m", "fakeapi", "demo", "--html", str(page), stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE)
     out, err = await asyncio.wait_for(proc.communicate(), 60)
     assert proc.returncode == 0, err.decode()
-    text = out.decode()
-    assert "reservedFor: [('podgroups', 'training')]" in text
-    assert "KEP-5729 story complete" in text
+    text = out.decode()  # not a terminal: the plain log, each step with its tables
+    assert "==> 3. 3 pods join each group: its claim is allocated once and reserved for the PodGroup" in text
+    assert "podgroups/training" in text and "story complete in" in text
+    assert f"placement picture: {page}" in text
+    assert page.read_text().count('class="dev"') == 8
+
+
+async def test_demo_refuses_a_scenario_that_cannot_fit() -> None:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "fakeapi", "demo", "--scenario", "gang", "--pods-per-group", "2",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    _, err = await asyncio.wait_for(proc.communicate(), 30)
+    assert proc.returncode == 2
+    assert "for one gang to win, --pods-per-group must be between 5 and 8" in err.decode()
 
 
 async def _stop(proc: asyncio.subprocess.Process) -> str:
