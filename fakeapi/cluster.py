@@ -67,7 +67,7 @@ class _ControlPlaneProcess:
     """``python -m fakeapi.scheduler`` against the server, watched for an unexpected exit."""
 
     def __init__(self, url: str, gates: FeatureGates, *, kubelet: bool = True,
-                 gang_scheduling_timeout: float | None = None, kubeconfig: str | None = None) -> None:
+                 kubeconfig: str | None = None) -> None:
         """``kubeconfig``: the text of a kubeconfig with the CA and token of a secure server; it
         reaches the child on its standard input, never on disk or in its arguments."""
         flags = ",".join(f"{name}={str(on).lower()}" for name, on in gates.as_dict().items())
@@ -76,8 +76,6 @@ class _ControlPlaneProcess:
         self._args += ["--feature-gates", flags]
         if not kubelet:
             self._args.append("--no-kubelet")
-        if gang_scheduling_timeout is not None:
-            self._args += ["--gang-scheduling-timeout", str(gang_scheduling_timeout)]
         self._spawn: asyncio.Future[asyncio.subprocess.Process] | None = None
         self._supervisor: asyncio.Task[None] | None = None
         # Exit codes that mean "stopped by us": none while it should be running.

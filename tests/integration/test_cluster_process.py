@@ -10,6 +10,7 @@ import asyncio
 import logging
 import os
 import signal
+import sys
 from pathlib import Path
 
 import aiohttp
@@ -108,9 +109,10 @@ async def test_stopping_while_the_child_starts_leaves_nothing_behind(how: str) -
             pass
 
 
-async def test_a_child_that_cannot_start_fails_start_and_undoes_it() -> None:
-    cluster = FakeCluster(control_plane="process", gang_scheduling_timeout="not-a-number")
-    with pytest.raises(ControlPlaneExited, match="exited with code 2 before it was ready"):
+async def test_a_child_that_cannot_start_fails_start_and_undoes_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    cluster = FakeCluster(control_plane="process")
+    monkeypatch.setattr(sys, "executable", "/bin/false")   # a child that exits at once, never ready
+    with pytest.raises(ControlPlaneExited, match="exited with code 1 before it was ready"):
         await cluster.start()
     assert control_plane_children() == []
     assert not cluster.kubeconfig_path.exists()
