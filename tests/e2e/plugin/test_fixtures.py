@@ -116,7 +116,8 @@ def test_plain_test_gets_blocking_helpers_and_faults(fake_cluster, kube_client, 
     pod = fake_cluster.wait_for("pod", "web", "condition=Ready")
     assert pod["spec"]["nodeName"] == "node-0"
     events = fake_cluster.events(pod, reason="Scheduled")
-    assert "assigned default/web to node-0" in [e["message"] for e in events][0]
+    scheduled = next(e for e in events if e["reason"] == "Scheduled")
+    assert "assigned default/web to node-0" in scheduled["message"]
     assert len(fake_cluster.registry.reads.items(fake_cluster.registry.kinds.namespaces)) >= 4
 
 
