@@ -1,0 +1,80 @@
+"""Per-test overhead of the plugin's fixtures, per scope: what setup plus teardown of
+``fake_cluster`` costs a test (plain and async), measured from pytest's own phase durations.
+
+A downstream suite of trivial tests (each applies one ConfigMap and reads it back) runs in a
+subprocess under ``--fakeapi-scope=function|module|session``; the overhead of a test is its
+setup + teardown time (the call itself is the same in every scope).  The first test of a
+shared scope pays for starting the cluster, so the median is the steady per-test cost and the
+mean includes that start.  Results go to BENCHMARKS.md by hand.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+TESTS = 40
+SUITE = '''
+import pytest
+
+CM = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm"}, "data": {"k": "v"}}
+
+
+@pytest.mark.parametrize("i", range(%(n)d))
+def test_plain(fake_cluster, i):
+    fake_cluster.apply(CM)
+    assert fake_cluster.get("configmap", "cm")["data"] == {"k": "v"}
+
+
+@pytest.mark.parametrize("i", range(%(n)d))
+async def test_async(fake_cluster, i):
+    await fake_cluster.apply(CM)
+    assert (await fake_cluster.get("configmap", "cm"))["data"] == {"k": "v"}
+'''
+INI = "[pytest]\nasyncio_mode = auto\nasyncio_default_fixture_loop_scope = function\n"
+RECORDER = '''
+import json
+
+DURATIONS = {}
+
+
+def pytest_runtest_logreport(report):
+    if report.when in ("setup", "teardown"):
+        DURATIONS[report.nodeid] = DURATIONS.get(report.nodeid, 0.0) + report.duration
+    assert report.passed or report.when != "call", report.longreprtext
+
+
+def pytest_sessionfinish(session):
+    with open("durations.json", "w") as out:
+        json.dump(DURATIONS, out)
+'''
+
+
+def measure(scope: str) -> dict[str, list[float]]:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        (root / "test_suite.py").write_text(SUITE % {"n": TESTS})
+        (root / "conftest.py").write_text(RECORDER)
+        (root / "pytest.ini").write_text(INI)
+        subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--fakeapi-scope={scope}"],
+                       cwd=root, check=True, capture_output=True)
+        durations = json.loads((root / "durations.json").read_text())
+    return {kind: [d for nodeid, d in durations.items() if f"test_{kind}[" in nodeid] for kind in ("plain", "async")}
+
+
+def main() -> None:
+    print(f"{TESTS} plain and {TESTS} async tests per scope; setup + teardown per test, ms")
+    print("| scope | test | median | mean | max |")
+    print("|---|---|---|---|---|")
+    for scope in ("function", "module", "session"):
+        for kind, values in measure(scope).items():
+            ms = [v * 1000 for v in values]
+            print(f"| {scope} | {kind} | {statistics.median(ms):.1f} | {statistics.mean(ms):.1f} | {max(ms):.1f} |")
+
+
+if __name__ == "__main__":
+    main()
