@@ -44,6 +44,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_scheduler.py
 	$(BIN)/python bench/bench_memory.py
 	$(BIN)/python bench/bench_connections.py
+	$(BIN)/python bench/bench_fixtures.py
 
 # kr8s's own test suite (the kr8s/tests its wheel ships) against `fakeapi serve --secure`, with
 # compat/kr8s/fakeapi_kr8s.py in place of the kind conftest the wheel lacks.  Not in `make test`
