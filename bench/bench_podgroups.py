@@ -76,12 +76,14 @@ def _slice(i: int, devices: int, blocks: int = 0) -> dict[str, Any]:
                                  for d in range(devices)]}}
 
 
-def _network_slice(devices: int) -> dict[str, Any]:
-    """``devices`` reachable from every node (one pool)."""
-    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "network"},
-            "spec": {"driver": DRIVER, "allNodes": True,
-                     "pool": {"name": "network", "generation": 1, "resourceSliceCount": 1},
-                     "devices": [{"name": f"device-{d}"} for d in range(devices)]}}
+def _network_slices(devices: int) -> list[dict[str, Any]]:
+    """``devices`` reachable from every node: one pool, in slices of at most 128 devices."""
+    count = -(-devices // 128)
+    return [{"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"network-{s}"},
+             "spec": {"driver": DRIVER, "allNodes": True,
+                      "pool": {"name": "network", "generation": 1, "resourceSliceCount": count},
+                      "devices": [{"name": f"device-{d}"} for d in range(s * 128, min(devices, (s + 1) * 128))]}}
+            for s in range(count)]
 
 
 def _pod_group(name: str, min_count: int, shared_claim: bool) -> dict[str, Any]:
@@ -126,7 +128,7 @@ async def run_shape(timer: CycleTimer, *, nodes: int, devices: int, blocks: int,
     async with FakeCluster() as cluster, ApiClient(cluster.url) as api:
         await _create_all(api, NODES, None, [_node(i) for i in range(nodes)])
         if devices:
-            slices = ([_network_slice(devices * nodes)] if claims == "group"
+            slices = (_network_slices(devices * nodes) if claims == "group"
                       else [_slice(i, devices, blocks) for i in range(nodes)])
             await _create_all(api, RESOURCE_SLICES, None, slices)
             await api.create(DEVICE_CLASSES, None, DEVICE_CLASS)
