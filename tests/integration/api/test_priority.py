@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from tests.integration.api.conftest import Api
 
 PCS = "/apis/scheduling.k8s.io/v1/priorityclasses"
