@@ -45,18 +45,12 @@ from fakeapi.scheduler.client import (
 )
 from fakeapi.scheduler.scheduler import Scheduler
 
-from bench.bench_scheduler import BoundCounter, _create_all
+from bench.bench_scheduler import DEVICE_CLASS, DRIVER, TEMPLATE, BoundCounter, _create_all
 from bench.common import machine_description, markdown_table, percentile
 from fakeapi.cluster import FakeCluster
 
-DRIVER = "test-driver.cdi.k8s.io"
-BLOCK = "test-driver.cdi.k8s.io/block"
-DEVICE_CLASS = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "test-class"},
-                "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]}}
-TEMPLATE = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
-            "metadata": {"name": "one-device"},
-            "spec": {"spec": {"devices": {"requests": [{"name": "req-0",
-                                                        "exactly": {"deviceClassName": "test-class"}}]}}}}
+BLOCK = f"{DRIVER}/block"
+CLAIM_TEMPLATE = TEMPLATE["metadata"]["name"]
 
 
 def _node(i: int) -> dict[str, Any]:
@@ -89,7 +83,7 @@ def _network_slices(devices: int) -> list[dict[str, Any]]:
 def _pod_group(name: str, min_count: int, shared_claim: bool) -> dict[str, Any]:
     spec: dict[str, Any] = {"schedulingPolicy": {"gang": {"minCount": min_count}}}
     if shared_claim:
-        spec["resourceClaims"] = [{"name": "dev", "resourceClaimTemplateName": "one-device"}]
+        spec["resourceClaims"] = [{"name": "dev", "resourceClaimTemplateName": CLAIM_TEMPLATE}]
     return {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup", "metadata": {"name": name}, "spec": spec}
 
 
@@ -99,7 +93,7 @@ def _pod(name: str, claim: bool, **group: Any) -> dict[str, Any]:
     spec: dict[str, Any] = {"containers": [container], **group}
     if claim:
         container["resources"]["claims"] = [{"name": "dev"}]
-        spec["resourceClaims"] = [{"name": "dev", "resourceClaimTemplateName": "one-device"}]
+        spec["resourceClaims"] = [{"name": "dev", "resourceClaimTemplateName": CLAIM_TEMPLATE}]
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec}
 
 
@@ -138,7 +132,7 @@ async def run_shape(timer: CycleTimer, *, nodes: int, devices: int, blocks: int,
             await api.create(WORKLOADS_V1ALPHA1, "default", {
                 "apiVersion": "scheduling.k8s.io/v1alpha1", "kind": "Workload", "metadata": {"name": "w"},
                 "spec": {"podGroups": [{"name": "g", "policy": {"gang": {"minCount": size}}, "resourceClaims": [
-                    {"name": "dev", "resourceClaimTemplateName": "one-device",
+                    {"name": "dev", "resourceClaimTemplateName": CLAIM_TEMPLATE,
                      "constraints": [{"matchAttribute": BLOCK}]}]}]}})
             pods = [_pod(f"g{g}-{i}", True, workloadRef={"name": "w", "podGroup": "g", "podGroupReplicaKey": f"r{g}"})
                     for g in range(groups) for i in range(size)]

@@ -86,13 +86,18 @@ async def test_pod_waits_for_its_pod_group_to_appear(api: ApiClient) -> None:
     await wait_running(api, "early")
 
 
-async def test_gang_that_can_never_fit_holds_nothing_and_runs_once_capacity_arrives(api: ApiClient) -> None:
-    # Each pod wants a whole node's 4 GPUs: two fit, the third never does.
+async def _trio_of_whole_nodes(api: ApiClient) -> None:
+    """A gang of three pods that each want a whole node's 4 GPUs, on two GPU nodes."""
     await apply_manifest(api, "gpu-cluster.yaml")
     await create(api, template_obj("node-of-gpus", claim_spec(device_request(count=4))))
     await api.create(PODGROUPS, "default", pod_group("trio", 3))
     for name in ("a", "b", "c"):
         await create(api, member(name, "trio", template="node-of-gpus"))
+
+
+async def test_gang_that_can_never_fit_holds_nothing_and_runs_once_capacity_arrives(api: ApiClient) -> None:
+    # Two pods fit, the third never does.
+    await _trio_of_whole_nodes(api)
     gang_failed = "minCount (3) cannot be satisfied: 2 scheduled, 0 remaining"
 
     async def settled() -> bool:
@@ -148,11 +153,7 @@ async def test_two_gangs_competing_for_devices_enough_for_one(api: ApiClient) ->
 
 
 async def test_lowering_min_count_lets_a_waiting_gang_run(api: ApiClient) -> None:
-    await apply_manifest(api, "gpu-cluster.yaml")
-    await create(api, template_obj("node-of-gpus", claim_spec(device_request(count=4))))
-    await api.create(PODGROUPS, "default", pod_group("trio", 3))
-    for name in ("a", "b", "c"):
-        await create(api, member(name, "trio", template="node-of-gpus"))
+    await _trio_of_whole_nodes(api)
     await scheduled_condition(api, "trio", "False")
     await api.patch(PODGROUPS, "default", "trio", {"spec": {"schedulingPolicy": {"gang": {"minCount": 2}}}})
     await scheduled_condition(api, "trio", "True")

@@ -8,7 +8,6 @@ from typing import Any
 from fakeapi.fixtures.plugin import wait_for
 from fakeapi.scheduler.client import EVENTS, GVR, PODGROUPS, PODS, ApiClient
 from sched_helpers import (
-    add_gpu_node,
     apply_manifest,
     create,
     get_pod,
@@ -83,18 +82,24 @@ async def test_a_lower_priority_pod_is_preempted_for_cpu(api: ApiClient) -> None
     assert events == {"low": f"Preempted by pod {high['metadata']['uid']} on node n1"}
 
 
-async def test_preemption_policy_never_waits_for_room(api: ApiClient) -> None:
+async def _second_pod_on_a_full_node(api: ApiClient, first: str, second: str) -> dict[str, Any]:
+    """A 4-cpu node runs a 3-cpu pod of class ``first``; a 3-cpu pod of class ``second`` comes:
+    its PodScheduled condition once it is rejected."""
     await _classes(api)
     await _node(api, "n1")
-    await create(api, _pod("low", "low", "3"))
-    await wait_running(api, "low")
-    await create(api, _pod("polite", "high-never", "3"))
-    condition = await wait_unschedulable(api, "polite")
+    await create(api, _pod("running", first, "3"))
+    await wait_running(api, "running")
+    await create(api, _pod("coming", second, "3"))
+    return await wait_unschedulable(api, "coming")
+
+
+async def test_preemption_policy_never_waits_for_room(api: ApiClient) -> None:
+    condition = await _second_pod_on_a_full_node(api, "low", "high-never")
     assert condition["message"] == ("0/1 nodes are available: 1 Insufficient cpu. "
                                     "preemption: not eligible due to preemptionPolicy=Never..")
-    assert (await get_pod(api, "low"))["status"]["phase"] == "Running"
-    await api.delete(PODS, "default", "low")
-    await wait_running(api, "polite")
+    assert (await get_pod(api, "running"))["status"]["phase"] == "Running"
+    await api.delete(PODS, "default", "running")
+    await wait_running(api, "coming")
 
 
 async def test_a_pod_that_only_lacks_a_device_does_not_preempt(api: ApiClient) -> None:
@@ -170,11 +175,6 @@ async def test_a_member_of_a_single_group_goes_alone(api: ApiClient) -> None:
 
 
 async def test_no_preemption_of_equal_or_higher_priority(api: ApiClient) -> None:
-    await _classes(api)
-    await add_gpu_node(api, "n1", 0, cpu="4")
-    await create(api, _pod("peer", "high", "3"))
-    await wait_running(api, "peer")
-    await create(api, _pod("other", "high", "3"))
-    condition = await wait_unschedulable(api, "other")
+    condition = await _second_pod_on_a_full_node(api, "high", "high")
     assert condition["message"] == ("0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are "
                                     "available: 1 No preemption victims found for incoming pod..")
