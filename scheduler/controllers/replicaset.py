@@ -35,8 +35,6 @@ from fakeapi.scheduler.informers import InformerFactory
 from fakeapi.scheduler.rules.workloads import (
     controller_of,
     is_pod_active,
-    is_pod_available,
-    is_pod_ready,
     is_pod_terminating,
     pod_from_template,
     pods_to_delete,
@@ -51,20 +49,23 @@ from fakeapi.errors import NotFound, StatusError
 log = logging.getLogger(__name__)
 
 def replica_status(rs: dict[str, Any], pods: list[dict[str, Any]], now: float) -> dict[str, Any]:
-    """``calculateStatus``: counts over the ReplicaSet's pods (conditions aside)."""
+    """``calculateStatus``: counts over the ReplicaSet's pods (conditions aside), in one pass."""
     spec = rs.get("spec") or {}
-    template_labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
+    template_labels = (((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}).items()
     min_ready = int(spec.get("minReadySeconds") or 0)
-    active = [p for p in pods if is_pod_active(p)]
-    labelled = [p for p in active if template_labels.items() <= ((p["metadata"].get("labels") or {}).items())]
-    return {
-        "replicas": len(active),
-        "fullyLabeledReplicas": len(labelled),
-        "readyReplicas": sum(1 for p in active if is_pod_ready(p)),
-        "availableReplicas": sum(1 for p in active if is_pod_available(p, min_ready, now)),
-        "terminatingReplicas": sum(1 for p in pods if is_pod_terminating(p)),
-        "observedGeneration": rs["metadata"].get("generation", 1),
-    }
+    replicas = labelled = ready = available = terminating = 0
+    for pod in pods:
+        if not is_pod_active(pod):
+            terminating += is_pod_terminating(pod)
+            continue
+        replicas += 1
+        labelled += template_labels <= (pod["metadata"].get("labels") or {}).items()
+        since = ready_since(pod)
+        ready += since is not None
+        available += since is not None and (min_ready <= 0 or since + min_ready <= now)
+    return {"replicas": replicas, "fullyLabeledReplicas": labelled, "readyReplicas": ready,
+            "availableReplicas": available, "terminatingReplicas": terminating,
+            "observedGeneration": rs["metadata"].get("generation", 1)}
 
 
 class ReplicaSetController:
@@ -152,9 +153,9 @@ class ReplicaSetController:
         failure: tuple[str, StatusError] | None = None
         if needs_sync and not rs["metadata"].get("deletionTimestamp"):
             failure = await self._manage(rs, active)
-        await self._write_status(rs, pods, failure)
-        min_ready = int(spec.get("minReadySeconds") or 0)
         status = replica_status(rs, pods, self._clock.now())
+        await self._write_status(rs, dict(status), failure)
+        min_ready = int(spec.get("minReadySeconds") or 0)
         if min_ready and status["readyReplicas"] == spec.get("replicas", 1) != status["availableReplicas"]:
             self._queue_after(rs, min_ready)
         if failure is not None:
@@ -201,9 +202,8 @@ class ReplicaSetController:
                 related += controlled_by(self._pods, sibling["metadata"]["uid"])
         return related
 
-    async def _write_status(self, rs: dict[str, Any], pods: list[dict[str, Any]],
+    async def _write_status(self, rs: dict[str, Any], status: dict[str, Any],
                             failure: tuple[str, StatusError] | None) -> None:
-        status = replica_status(rs, pods, self._clock.now())
         conditions = [c for c in (rs.get("status") or {}).get("conditions") or [] if c.get("type") != "ReplicaFailure"]
         if failure is not None:
             conditions = set_condition(conditions, "ReplicaFailure", "True", failure[0], failure[1].message,
