@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from fakeapi.fixtures.plugin import wait_for
-from fakeapi.scheduler.client import PODS, RESOURCE_CLAIMS, WORKLOADS_V1ALPHA1, ApiClient
+from fakeapi.scheduler.client import PODS, RESOURCE_CLAIMS, RESOURCE_SLICES, WORKLOADS_V1ALPHA1, ApiClient
 from sched_helpers import (
     GPU_CLASS,
     add_gpu_node,
@@ -89,17 +89,22 @@ async def test_no_block_large_enough_binds_nothing_and_names_the_attribute(api: 
 
 
 async def test_basic_group_follows_its_first_member_and_chooses_again_once_released(api: ApiClient) -> None:
-    await _blocks(api, a=2, b=3)
+    await _blocks(api, a=2, b=2)
     await _workload(api, None)
-    for i in range(3):
+    await create(api, _worker("w0"))
+    chosen = await _block_of(api, "w0")   # the first member picks a block (nodes tie on score)
+    for i in (1, 2):
         await create(api, _worker(f"w{i}"))
-    assert [await _block_of(api, f"w{i}") for i in range(2)] == ["a", "a"]
+    assert await _block_of(api, "w1") == chosen
     condition = await wait_unschedulable(api, "w2")
-    assert f'cannot allocate all claims: the pod group\'s devices must match on {BLOCK}="a"' in condition["message"]
-    # Once no member holds a device of block a, the group may choose again.
+    assert f'cannot allocate all claims: the pod group\'s devices must match on {BLOCK}="{chosen}"' in \
+        condition["message"]
+    # Once no member holds a device of that block, the group may choose again: with the chosen
+    # block gone, the last member runs in the other one.
+    await api.delete(RESOURCE_SLICES, None, f"node-{chosen}")
     for i in range(2):
         await api.delete(PODS, "default", f"w{i}")
-    assert await _block_of(api, "w2") in ("a", "b")
+    assert await _block_of(api, "w2") == ({"a", "b"} - {chosen}).pop()
 
 
 async def test_replica_keys_choose_their_blocks_independently(api: ApiClient) -> None:
