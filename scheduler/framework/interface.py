@@ -225,7 +225,7 @@ class ReservePlugin(Plugin, Protocol):
 @runtime_checkable
 class PermitPlugin(Plugin, Protocol):
     def permit(self, state: CycleState, pod: dict[str, Any], node_name: str) -> tuple[Status, float]:
-        """Success, Wait with a timeout in seconds (gang scheduling), or a rejection."""
+        """Success, Wait with a timeout in seconds (the pod holds before binding), or a rejection."""
         ...
 
 

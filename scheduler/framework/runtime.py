@@ -2,9 +2,9 @@
 
 Plugins are sorted into extension points by the Protocols they implement
 (:mod:`scheduler.framework.interface`).  Permit may answer Wait: the pod then becomes a
-:class:`WaitingPod` that the binding task awaits until every waiting plugin allowed it (a gang
-plugin calls :meth:`WaitingPod.allow` on the members once quorum is reached), one rejected it,
-or the timeout expired.
+:class:`WaitingPod` that the binding task awaits until every waiting plugin allowed it, one
+rejected it, or the timeout expired.  (Upstream keeps this extension point in 1.37; its gang
+plugin no longer uses it, as the pod-group cycle decides a gang before anything is reserved.)
 """
 
 from __future__ import annotations

@@ -65,7 +65,7 @@ async def test_gang_waits_for_min_count_pods_then_binds_them_together(api: ApiCl
 
 async def test_gang_members_share_one_claim(api: ApiClient) -> None:
     # Upstream pod_group.go: the gang's pods share ONE claim by name; the first member's pending
-    # allocation must not keep the others out while it waits at Permit.
+    # allocation must not keep the others out while the cycle places them.
     await apply_manifest(api, "gpu-cluster.yaml")
     await create(api, claim_obj("shared"))
     await api.create(PODGROUPS, "default", pod_group("pair", 2))
