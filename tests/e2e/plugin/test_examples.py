@@ -7,12 +7,14 @@ import asyncio
 import sys
 from pathlib import Path
 
+from tests.e2e.plugin.test_fixtures import UNRELATED_PLUGINS
+
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 
 
 async def pytest_in(project: Path) -> tuple[int, str]:
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", cwd=project,
+        sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *UNRELATED_PLUGINS, cwd=project,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
     out, _ = await asyncio.wait_for(proc.communicate(), 180)
     return proc.returncode or 0, out.decode()
