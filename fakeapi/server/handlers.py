@@ -25,7 +25,6 @@ from fakeapi.errors import (
 from fakeapi.machinery.listtypes import ListTypes
 from fakeapi.models.options import DeleteOptions
 from fakeapi.models.schema import decode
-from fakeapi.models.schema import decode
 from fakeapi.registry import listing, patching
 from fakeapi.registry.patching import PATCH_TYPES
 from fakeapi.registry.rest import Registry
