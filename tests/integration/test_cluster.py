@@ -14,6 +14,7 @@ from fakeapi.scheduler.client import DEVICE_CLASSES, NODES, PODS, RESOURCE_CLAIM
 
 from fakeapi.cluster import FakeCluster
 from fakeapi.config import FeatureGates, ServerOptions
+from fakeapi.server.state import OPTIONS as APP_OPTIONS
 
 MANIFEST = resources.files("fakeapi.fixtures") / "manifests" / "gpu-cluster.yaml"
 GVRS = {"DeviceClass": DEVICE_CLASSES, "Node": NODES, "ResourceSlice": RESOURCE_SLICES}
@@ -50,7 +51,7 @@ OPTIONS = ServerOptions(feature_gates=FeatureGates(DRAAdminAccess=False), event_
                         watcher_queue_limit=7, service_cluster_ip_range="10.100.0.0/24",
                         service_node_port_range="31000-31010",
                         bookmark_interval=0.25, idle_timeout=30.0, header_read_timeout=20.0, max_connections=40,
-                        enable_faults=True)
+                        enable_faults=True, request_timeout=45.0)
 
 
 def test_the_test_options_change_every_tunable_field() -> None:
@@ -77,6 +78,8 @@ async def test_non_default_options_reach_the_running_server() -> None:
     async with FakeCluster(control_plane=False, options=OPTIONS) as cluster, \
             aiohttp.ClientSession(base_url=cluster.url) as session:
         assert cluster.registry.gates == OPTIONS.feature_gates
+        # Options only the app reads (its middlewares' timeouts) arrive whole.
+        assert cluster._runner is not None and cluster._runner.app[APP_OPTIONS] == OPTIONS
         assert cluster.registry.store.log.max_bytes == OPTIONS.event_window_bytes
         service = {"metadata": {"name": "np"}, "spec": {"type": "NodePort", "ports": [{"port": 80}]}}
         async with session.post("/api/v1/namespaces/default/services", json=service) as resp:
