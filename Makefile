@@ -47,10 +47,10 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_fixtures.py
 
 # kr8s's own test suite (the kr8s/tests its wheel ships) against `fakeapi serve --secure`, with
-# compat/kr8s/fakeapi_kr8s.py in place of the kind conftest the wheel lacks.  Not in `make test`
+# tests/compat/kr8s/fakeapi_kr8s.py in place of the kind conftest the wheel lacks.  Not in `make test`
 # (about three minutes); the README's compatibility section lists the result.
 KR8S = $$($(abspath $(BIN))/python -c 'import kr8s, os; print(os.path.dirname(kr8s.__file__))')
 
 compat: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test,compat]'
-	cd compat/kr8s && PYTHONPATH=. $(abspath $(BIN))/python -m pytest -c pytest.ini --rootdir "$(KR8S)" "$(KR8S)/tests"
+	cd tests/compat/kr8s && PYTHONPATH=. $(abspath $(BIN))/python -m pytest -c pytest.ini --rootdir "$(KR8S)" "$(KR8S)/tests"
