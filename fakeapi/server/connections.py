@@ -39,6 +39,8 @@ from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
 from yarl import URL
 
+from fakeapi.auth.attributes import request_attributes
+from fakeapi.auth.users import INSECURE_SUPERUSER
 from fakeapi.config import ServerOptions
 from fakeapi.errors import ServiceUnavailable, Timeout
 
@@ -58,7 +60,6 @@ _OUT_OF_RESOURCES = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
 # of the watch and proxy verbs and these subresources), and the subresources of a namespace,
 # which its RequestInfo parser tells apart from a namespaced collection.
 LONG_RUNNING_SUBRESOURCES = frozenset({"attach", "exec", "log", "portforward", "proxy"})
-_NAMESPACE_SUBRESOURCES = frozenset({"status", "finalize"})
 # kube-apiserver's timeout filter's message (k8s.io/apiserver/pkg/server/filters/timeout.go).
 REQUEST_TIMEOUT_MESSAGE = "Timeout: request did not complete within the allotted timeout"
 
@@ -77,20 +78,11 @@ def connection_limit(configured: int | None) -> int:
     return max(16, (soft - FD_RESERVE) // 2)
 
 
-def long_running(method: str, tail: str | None, query: Mapping[str, str]) -> bool:
+def long_running(method: str, path: str, query: Mapping[str, str]) -> bool:
     """Whether a request is exempt from the request timeout, as upstream's ``LongRunningFunc``
-    decides: a watch (a GET with ``watch=true|1``) or a long-running subresource.
-
-    ``tail`` is the path after ``/api/v1/`` or ``/apis/{group}/{version}/`` (None for the
-    discovery, OpenAPI and health paths), parsed structurally as upstream's RequestInfo does:
-    ``[namespaces/{ns}/]{resource}/{name}/{subresource}``.
-    """
-    if method == "GET" and (query.get("watch") or "").lower() in ("1", "true"):
-        return True
-    parts = [part for part in (tail or "").split("/") if part]
-    if len(parts) > 2 and parts[0] == "namespaces" and parts[2] not in _NAMESPACE_SUBRESOURCES:
-        parts = parts[2:]
-    return len(parts) >= 3 and parts[2] in LONG_RUNNING_SUBRESOURCES
+    decides over the request's RequestInfo: a watch, or a long-running subresource."""
+    attrs = request_attributes(INSECURE_SUPERUSER, method, path, query)
+    return attrs.verb == "watch" or (attrs.resource_request and attrs.subresource in LONG_RUNNING_SUBRESOURCES)
 
 
 def request_timeout(seconds: float) -> Middleware:
@@ -100,7 +92,7 @@ def request_timeout(seconds: float) -> Middleware:
 
     @web.middleware
     async def timeout(request: web.Request, handler: Handler) -> web.StreamResponse:
-        if long_running(request.method, request.match_info.get("tail"), request.query):
+        if long_running(request.method, request.path, request.query):
             return await handler(request)
         try:
             async with asyncio.timeout(seconds):
