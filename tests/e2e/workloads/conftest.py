@@ -13,13 +13,6 @@ from fakeapi.scheduler.clock import ManualClock
 
 from fakeapi.cluster import FakeCluster
 
-DEPLOYMENTS = GVR("apps", "v1", "deployments", True)
-REPLICASETS = GVR("apps", "v1", "replicasets", True)
-STATEFULSETS = GVR("apps", "v1", "statefulsets", True)
-DAEMONSETS = GVR("apps", "v1", "daemonsets", True)
-JOBS = GVR("batch", "v1", "jobs", True)
-CRONJOBS = GVR("batch", "v1", "cronjobs", True)
-PDBS = GVR("policy", "v1", "poddisruptionbudgets", True)
 NS = "default"
 
 

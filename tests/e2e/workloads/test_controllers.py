@@ -7,15 +7,10 @@ from typing import Any
 
 from fakeapi.fixtures import wait_for
 from fakeapi.scheduler.client import NODES, PODS, ApiClient
+from fakeapi.scheduler.controllers.podcontrol import CRONJOBS, DAEMONSETS, DEPLOYMENTS, JOBS, REPLICASETS, STATEFULSETS
 
 from tests.e2e.workloads.conftest import (
-    CRONJOBS,
-    DAEMONSETS,
-    DEPLOYMENTS,
-    JOBS,
     NS,
-    REPLICASETS,
-    STATEFULSETS,
     cluster_with_clock,
     deployment,
     has_condition,

@@ -12,10 +12,11 @@ import yaml
 from fakeapi.fixtures import wait_for
 from fakeapi.fixtures.plugin import Kubectl
 from fakeapi.scheduler.client import EVENTS, ApiClient
+from fakeapi.scheduler.controllers.podcontrol import DEPLOYMENTS, PDBS, REPLICASETS
 from kubernetes import client, config
 
 from fakeapi.cluster import FakeCluster
-from tests.e2e.workloads.conftest import DEPLOYMENTS, PDBS, REPLICASETS, has_condition, pods_of, wait_status
+from tests.e2e.workloads.conftest import has_condition, pods_of, wait_status
 
 
 async def test_deployment_lifecycle_with_kubectl(fake_cluster: FakeCluster, api: ApiClient,

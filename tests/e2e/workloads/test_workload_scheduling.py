@@ -20,22 +20,10 @@ from fakeapi.scheduler.client import (
     WORKLOADS_V1BETA1,
     ApiClient,
 )
+from fakeapi.scheduler.controllers.podcontrol import DEPLOYMENTS, JOBS, REPLICASETS
 
 from fakeapi.cluster import FakeCluster
-from tests.e2e.workloads.conftest import (
-    DEPLOYMENTS,
-    JOBS,
-    NS,
-    REPLICASETS,
-    deployment,
-    has_condition,
-    job,
-    live,
-    node,
-    pods_of,
-    template,
-    wait_status,
-)
+from tests.e2e.workloads.conftest import NS, deployment, has_condition, job, live, node, pods_of, template, wait_status
 
 MANIFESTS = resources.files("fakeapi.fixtures") / "manifests"
 
