@@ -42,6 +42,7 @@ from fakeapi.scheduler.controllers.podcontrol import (
 from fakeapi.scheduler.events import NORMAL, WARNING, EventRecorder
 from fakeapi.scheduler.informers import InformerFactory
 from fakeapi.scheduler.rules import jobs as jr
+from fakeapi.scheduler.rules.pods import is_pod_terminal
 from fakeapi.scheduler.rules.workloads import (
     condition,
     controller_of,
@@ -68,9 +69,8 @@ MAX_PODS_PER_SYNC = 500
 
 def _finished_pod(pod: dict[str, Any], job: dict[str, Any]) -> str | None:
     """"Succeeded"/"Failed" for a pod that counts as finished, else None."""
-    phase = (pod.get("status") or {}).get("phase")
-    if phase in ("Succeeded", "Failed"):
-        return phase
+    if is_pod_terminal(pod):
+        return pod["status"]["phase"]
     replacement = (job.get("spec") or {}).get("podReplacementPolicy")
     if pod["metadata"].get("deletionTimestamp") and replacement != "Failed":
         return "Failed"  # a deleted, unfinished pod counts as failed unless only failed pods are replaced

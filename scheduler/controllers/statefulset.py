@@ -38,6 +38,7 @@ from fakeapi.scheduler.controllers.revisions import (
 )
 from fakeapi.scheduler.events import NORMAL, WARNING, EventRecorder
 from fakeapi.scheduler.informers import InformerFactory
+from fakeapi.scheduler.rules.pods import is_pod_terminal, is_terminating
 from fakeapi.scheduler.rules.workloads import (
     controller_of,
     is_pod_active,
@@ -144,8 +145,7 @@ class StatefulSetController:
         partition = int((strategy.get("rollingUpdate") or {}).get("partition") or 0)
         for ordinal in range(start, start + replicas):
             pod = by_ordinal.get(ordinal)
-            if pod is not None and (pod.get("status") or {}).get("phase") in ("Failed", "Succeeded") \
-                    and not pod["metadata"].get("deletionTimestamp"):
+            if pod is not None and is_pod_terminal(pod) and not is_terminating(pod):
                 await self._delete(sts, pod)
                 pod = None
                 if ordered:

@@ -14,8 +14,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 import orjson
+from fakeapi.scheduler.rules.pods import is_pod_terminal, is_terminating
 
 from fakeapi.machinery.selectors import SelectorError, label_selector_from_dict
+from fakeapi.machinery.timestamps import format_rfc3339
 
 # rand.SafeEncodeString's alphabet: no vowels, no look-alikes.
 SAFE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
@@ -37,7 +39,7 @@ def parse_time(value: str | None) -> float | None:
 
 def format_time(seconds: float) -> str:
     """Seconds since the epoch as an API timestamp (second precision, UTC)."""
-    return datetime.fromtimestamp(int(seconds), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return format_rfc3339(datetime.fromtimestamp(int(seconds), UTC))
 
 
 def controller_ref(owner: Mapping[str, Any]) -> dict[str, Any]:
@@ -68,14 +70,12 @@ def selects(selector: Mapping[str, Any] | None, obj: Mapping[str, Any]) -> bool:
 
 def is_pod_active(pod: Mapping[str, Any]) -> bool:
     """``FilterActivePods``: not Succeeded/Failed and not being deleted."""
-    return ((pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
-            and not (pod.get("metadata") or {}).get("deletionTimestamp"))
+    return not is_pod_terminal(pod) and not is_terminating(pod)
 
 
 def is_pod_terminating(pod: Mapping[str, Any]) -> bool:
     """Being deleted and not yet terminal (``CountTerminatingPods``)."""
-    return bool((pod.get("metadata") or {}).get("deletionTimestamp")) and \
-        (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+    return is_terminating(pod) and not is_pod_terminal(pod)
 
 
 def _ready_condition(pod: Mapping[str, Any]) -> Mapping[str, Any] | None:
