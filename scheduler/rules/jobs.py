@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from fakeapi.scheduler.backoff import Backoff
 from fakeapi.scheduler.rules.workloads import controller_of, fnv32a, parse_intervals, safe_encode
 
 TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"
@@ -16,6 +17,7 @@ GROUP_TEMPLATE_NAME = "scheduling.k8s.io/group-template-name"
 JOB_CONTROLLER = "kubernetes.io/job-controller"
 DEFAULT_BACKOFF = 10.0
 MAX_BACKOFF = 600.0  # MaxJobPodFailureBackOff: 10 minutes in code (the docs say 6)
+_POD_FAILURE_BACKOFF: Backoff[str] = Backoff(DEFAULT_BACKOFF, MAX_BACKOFF)
 
 BACKOFF_LIMIT_EXCEEDED = ("BackoffLimitExceeded", "Job has reached the specified backoff limit")
 DEADLINE_EXCEEDED = ("DeadlineExceeded", "Job was active longer than specified deadline")
@@ -50,7 +52,7 @@ def backoff_delay(failures: int) -> float:
     """Wait before the next pod after ``failures`` failures since the last success: 10 s doubling, 10 min cap."""
     if failures <= 0:
         return 0.0
-    return min(DEFAULT_BACKOFF * 2 ** (failures - 1), MAX_BACKOFF)
+    return _POD_FAILURE_BACKOFF.delay(failures - 1)
 
 
 def _exit_codes(pod: Mapping[str, Any], container: str | None) -> list[tuple[str, int]]:
