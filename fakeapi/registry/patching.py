@@ -29,6 +29,8 @@ PATCH_TYPES = {
     "application/apply-patch+yaml": "apply",
     "application/apply-patch+cbor": "apply-cbor",
 }
+# The patch media types served (CBOR apply bodies are refused), in upstream's order.
+PATCH_MEDIA = [media for media, kind in PATCH_TYPES.items() if kind != "apply-cbor"]
 
 
 def _patch_error(exc: PatchError) -> StatusError:

@@ -26,7 +26,7 @@ from fakeapi.machinery.listtypes import ListTypes
 from fakeapi.models.options import DeleteOptions
 from fakeapi.models.schema import decode
 from fakeapi.registry import listing, patching
-from fakeapi.registry.patching import PATCH_TYPES
+from fakeapi.registry.patching import PATCH_MEDIA, PATCH_TYPES
 from fakeapi.registry.rest import Registry
 from fakeapi.registry.writes import WriteOptions
 from fakeapi.server import connect, tables
@@ -175,11 +175,17 @@ async def _update(request: web.Request, registry: Registry, target: Target) -> w
     return json_response(obj, 200, warnings)
 
 
-async def _patch(request: web.Request, registry: Registry, target: Target) -> web.Response:
+def _patch_type(request: web.Request, allowed: tuple[str, ...]) -> str:
+    """The request's patch type, or 415 when it is not one of ``allowed``."""
     patch_type = PATCH_TYPES.get(request.content_type)
-    if patch_type is None or patch_type == "apply-cbor":
+    if patch_type not in allowed:
         raise UnsupportedMediaType(f"the body of the request was in an unknown format - accepted media types "
-                                   f"include: {', '.join(k for k, v in PATCH_TYPES.items() if v != 'apply-cbor')}")
+                                   f"include: {', '.join(PATCH_MEDIA)}")
+    return patch_type
+
+
+async def _patch(request: web.Request, registry: Registry, target: Target) -> web.Response:
+    patch_type = _patch_type(request, ("json", "merge", "strategic", "apply"))
     body = await read_body(request)
     if patch_type == "apply":
         _check_type_meta(body, target)
@@ -256,10 +262,7 @@ async def _subresource(request: web.Request, registry: Registry, target: Target)
         view = sub.view(registry.reads, target.resource, _namespace(target), target.name or "")
         if method == "GET":
             return json_response(view)
-        patch_type = PATCH_TYPES.get(request.content_type)
-        if patch_type not in ("json", "merge", "strategic"):
-            raise UnsupportedMediaType(f"the body of the request was in an unknown format - accepted media types "
-                                       f"include: {', '.join(k for k, v in PATCH_TYPES.items() if v != 'apply-cbor')}")
+        patch_type = _patch_type(request, ("json", "merge", "strategic"))
         # A view has no list fields to merge by key, so every patch type is a plain merge of the view.
         body = patching.patched(view, patch_type, await read_body(request), ListTypes())
     else:

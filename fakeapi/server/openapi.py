@@ -16,6 +16,7 @@ import orjson
 
 from fakeapi.models import MODELS
 from fakeapi.registry import crds
+from fakeapi.registry.patching import PATCH_MEDIA
 from fakeapi.registry.resource import ResourceType
 from fakeapi.registry.rest import Registry
 
@@ -36,8 +37,6 @@ LIST_PARAMS = [_param(n) for n in ("labelSelector", "fieldSelector", "resourceVe
                                                    _param("allowWatchBookmarks", schema_type="boolean"),
                                                    _param("sendInitialEvents", schema_type="boolean"),
                                                    _param("timeoutSeconds", schema_type="integer")]
-PATCH_MEDIA = ["application/json-patch+json", "application/merge-patch+json",
-               "application/strategic-merge-patch+json", "application/apply-patch+yaml"]
 SUBRESOURCE_METHODS = {"get": "get", "create": "post", "update": "put", "patch": "patch"}
 
 
