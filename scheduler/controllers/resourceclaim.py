@@ -88,17 +88,11 @@ def _meta(obj: dict) -> dict:
     return obj.get("metadata") or {}
 
 
-def _template_keys(entries: list[dict], namespace: str) -> list[str]:
-    return [key_for(namespace, e["resourceClaimTemplateName"]) for e in entries
-            if e.get("resourceClaimTemplateName")]
-
-
-def _pod_template_keys(pod: dict) -> list[str]:
-    return _template_keys((pod.get("spec") or {}).get("resourceClaims") or [], _meta(pod).get("namespace", ""))
-
-
-def _group_template_keys(group: dict) -> list[str]:
-    return _template_keys((group.get("spec") or {}).get("resourceClaims") or [], _meta(group).get("namespace", ""))
+def _template_keys(obj: dict) -> list[str]:
+    """The templates a pod's or a PodGroup's ``spec.resourceClaims`` name (both have the same shape)."""
+    namespace = _meta(obj).get("namespace", "")
+    return [key_for(namespace, e["resourceClaimTemplateName"])
+            for e in (obj.get("spec") or {}).get("resourceClaims") or [] if e.get("resourceClaimTemplateName")]
 
 
 def _pod_workload_keys(pod: dict) -> list[str]:
@@ -150,7 +144,7 @@ class ResourceClaimController:
         self._claims = factory.informer(RESOURCE_CLAIMS)
         self._templates = factory.informer(RESOURCE_CLAIM_TEMPLATES)
         self._pods.add_index(POD_CLAIM_INDEX, rc.pod_claim_keys)
-        self._pods.add_index(POD_TEMPLATE_INDEX, _pod_template_keys)
+        self._pods.add_index(POD_TEMPLATE_INDEX, _template_keys)
         self._claims.add_index(CLAIM_OWNER_INDEX, _claim_owner_keys)
         self._claims.add_index(CLAIM_CONSUMER_INDEX, _claim_consumer_keys)
         self._pods.add_event_handler(self._on_pod_add, self._on_pod_update, self._on_pod_delete)
@@ -163,7 +157,7 @@ class ResourceClaimController:
             self._workloads = factory.informer(WORKLOADS_V1ALPHA1)
             self._pods.add_index(POD_GROUP_INDEX, pod_group_keys)
             self._pods.add_index(POD_WORKLOAD_INDEX, _pod_workload_keys)
-            self._groups.add_index(GROUP_TEMPLATE_INDEX, _group_template_keys)
+            self._groups.add_index(GROUP_TEMPLATE_INDEX, _template_keys)
             self._groups.add_event_handler(self._on_group_add, self._on_group_update, self._on_group_delete)
             self._workloads.add_event_handler(self._on_workload, lambda old, new: self._on_workload(new),
                                               self._on_workload_delete)
