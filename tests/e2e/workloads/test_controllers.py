@@ -138,13 +138,16 @@ async def test_statefulset_creates_ordinals_in_order_and_daemonset_follows_nodes
 
 async def test_cronjob_runs_on_an_advanced_clock() -> None:
     async with cluster_with_clock() as (_, api, clock):
-        await api.create(CRONJOBS, NS, {
+        created = await api.create(CRONJOBS, NS, {
             "apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "tick"},
             "spec": {"schedule": "*/5 * * * *", "concurrencyPolicy": "Forbid", "successfulJobsHistoryLimit": 1,
                      "jobTemplate": {"spec": {"template": template(
                          "tick", annotations={"fakeapi.dev/run-for": "30s"}, restart="Never")}}}})
         assert not (await api.list(JOBS, NS))["items"]
-        await clock.advance(300)
+        # Just past the first */5 boundary after the CronJob's creation: each Job's 30 s run then
+        # ends well before the next boundary, wherever the wall clock stood when the test began.
+        boundary = (int(_epoch(created["metadata"]["creationTimestamp"])) // 300 + 1) * 300
+        await clock.advance(boundary + 10 - clock.now())
         first = await wait_for(lambda: _jobs(api, 1), message="the first scheduled Job")
         scheduled = first[0]["metadata"]["annotations"]["batch.kubernetes.io/cronjob-scheduled-timestamp"]
         assert first[0]["metadata"]["name"] == f"tick-{int(_epoch(scheduled)) // 60}"
