@@ -31,6 +31,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from fakeapi.machinery.jsoncopy import deep_copy
 from fakeapi.machinery.listtypes import MAP, SET, ListSpec, ListTypes
 from fakeapi.machinery.listtypes import Path as SchemaPath
@@ -443,11 +445,18 @@ def _elements(items: list, types: ListTypes, spath: SchemaPath, fpath: FieldPath
 def _key_element(item: Any, spec: ListSpec) -> str | None:
     if not isinstance(item, dict) or not any(name in item for name in spec.keys):
         return None
-    defaults = dict(spec.key_defaults)
+    defaults = dict(spec.key_defaults) if spec.key_defaults else {}
     key = {name: item.get(name, defaults.get(name)) for name in spec.keys}
     key = {name: value for name, value in key.items() if value is not None}
     if any(isinstance(value, dict | list) for value in key.values()):
         return None
+    if all(type(value) in (str, int) for value in key.values()):
+        # orjson writes strings and integers as json.dumps(ensure_ascii=False) does, ~10x faster
+        # (it refuses lone surrogates, which json.dumps writes).
+        try:
+            return "k:" + orjson.dumps(key, option=orjson.OPT_SORT_KEYS).decode()
+        except orjson.JSONEncodeError:
+            pass
     return "k:" + _json(key)
 
 
@@ -484,16 +493,24 @@ def _created_fields_v1(body: dict, types: ListTypes) -> dict:
     """``_to_fields_v1`` of what a create adds: every node of ``body`` but the top-level structs
     an empty object already has and the fields nobody owns, built in one walk."""
     def node(value: Any, spath: SchemaPath) -> dict:
-        children: dict = {}
+        # Leaves, empty objects and atomic lists are ``{}``; anything with members is ``"."``
+        # followed by its members in sorted order.  Leaves are answered without a call.
         if isinstance(value, dict):
+            if not value:
+                return {}
+            children: dict = {".": {}}
             for name in sorted(value):
-                children[f"f:{name}"] = node(value[name], (*spath, name))
-        elif isinstance(value, list):
-            elements = _elements(value, types, spath, (), strict=False)
-            if elements is not None:
-                for element, item in sorted(zip(elements, value, strict=True), key=lambda pair: pair[0]):
-                    children[element] = node(item, (*spath, "*"))
-        return {".": {}, **children} if children else {}
+                child = value[name]
+                children["f:" + name] = node(child, (*spath, name)) if child and isinstance(child, dict | list) else {}
+            return children
+        elements = _elements(value, types, spath, (), strict=False) if isinstance(value, list) else None
+        if not elements:
+            return {}
+        items = (*spath, "*")
+        children = {".": {}}
+        for element, item in sorted(zip(elements, value, strict=True), key=lambda pair: pair[0]):
+            children[element] = node(item, items) if item and isinstance(item, dict | list) else {}
+        return children
 
     tree: dict = {}
     preexisting = _empty_like(body)

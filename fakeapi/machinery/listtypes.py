@@ -42,6 +42,7 @@ class ListSpec:
 
 
 _ATOMIC = ListSpec()
+_MEMO_LIMIT = 4096
 
 
 @dataclass(frozen=True)
@@ -52,9 +53,22 @@ class ListTypes:
     for primitives / replace)."""
 
     fields: Mapping[Path, ListSpec] = field(default_factory=dict, hash=False)
+    # Answers to list_spec by walked path: a path missing from ``fields`` (an atomic list, or a
+    # map value matched by a '*' pattern) would otherwise scan the whole table on every write.
+    # ``fields`` is never changed after construction, so the answers never go stale; walked
+    # paths hold user map keys, so the memo is bounded.
+    _found: dict[Path, ListSpec] = field(default_factory=dict, init=False, repr=False, compare=False, hash=False)
 
     def list_spec(self, path: Path) -> ListSpec:
         """All markers of the list at ``path`` (atomic / replace when unknown)."""
+        spec = self._found.get(path)
+        if spec is None:
+            spec = self._lookup(path)
+            if len(self._found) < _MEMO_LIMIT:
+                self._found[path] = spec
+        return spec
+
+    def _lookup(self, path: Path) -> ListSpec:
         spec = self.fields.get(path)
         if spec is not None:
             return spec
