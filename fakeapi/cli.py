@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from fakeapi.config import FeatureGates, ServerOptions, tune_gc_for_server
+from fakeapi.config import FeatureGates, ServerOptions, run_main, tune_gc_for_server
 from fakeapi.errors import StatusError
 from fakeapi.kubeconfig import is_loopback
 
@@ -23,8 +23,13 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=0, help="0 picks a free port")
     serve.add_argument("--kubeconfig", default=None,
                        help="where to write a kubeconfig (mode 0600) once ready; removed at exit")
-    serve.add_argument("--no-control-plane", action="store_true",
-                       help="serve the API only: no scheduler, controllers or kubelet emulation")
+    layout = serve.add_mutually_exclusive_group()
+    layout.add_argument("--control-plane", choices=("process", "inline", "none"), default="process",
+                        help="process (default): scheduler, controllers and kubelet emulation in a child process, "
+                             "so the API server and the control plane each have a core; inline: both in this "
+                             "process's event loop; none: serve the API only")
+    layout.add_argument("--no-control-plane", dest="control_plane", action="store_const", const="none",
+                        help="the same as --control-plane none")
     serve.add_argument("--feature-gates", default="", help="NAME=true|false,...")
     serve.add_argument("--secure", action="store_true",
                        help="TLS with a fresh CA, client-certificate and ServiceAccount-token authentication, "
@@ -61,7 +66,8 @@ async def _serve(args: argparse.Namespace) -> int:
     from fakeapi.cluster import FakeCluster
 
     gates = FeatureGates.parse(args.feature_gates)
-    cluster = FakeCluster(host=args.host, port=args.port, control_plane=not args.no_control_plane,
+    control_plane = {"process": "process", "inline": True, "none": False}[args.control_plane]
+    cluster = FakeCluster(host=args.host, port=args.port, control_plane=control_plane,
                           feature_gates=gates, kubeconfig_path=args.kubeconfig, secure=args.secure,
                           options=ServerOptions(enable_faults=args.enable_faults))
     stop = asyncio.Event()
@@ -99,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         if args.command == "serve":
-            return asyncio.run(_serve(args))
+            return run_main(_serve(args))
         return _demo(args)
     except StatusError as exc:
         print(f"fakeapi: {exc.message}", file=sys.stderr)

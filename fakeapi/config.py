@@ -1,11 +1,18 @@
-"""Server options and feature gates: frozen values passed to constructors, never read from globals."""
+"""Server options and feature gates: frozen values passed to constructors, never read from globals;
+and how the processes fakeapi owns run (collector tuning, event loop)."""
 
 from __future__ import annotations
 
+import asyncio
 import gc
+import os
+from collections.abc import Coroutine
 from dataclasses import dataclass, field, fields, replace
+from typing import Any, TypeVar
 
 from fakeapi.errors import BadRequest
+
+T = TypeVar("T")
 
 KUBERNETES_VERSION = (1, 37, 0)
 
@@ -107,3 +114,23 @@ def tune_gc_for_server() -> None:
     """
     gc.freeze()
     gc.set_threshold(100_000, 50, 1000)
+
+
+def new_event_loop() -> asyncio.AbstractEventLoop:
+    """A new event loop for a loop fakeapi owns (``serve``, the control-plane process, the plain-test
+    fixture's thread): uvloop's when it is installed (about a quarter more pods/s end to end,
+    BENCHMARKS.md), else asyncio's.  ``FAKEAPI_UVLOOP=0`` keeps asyncio's, to compare or debug."""
+    if os.environ.get("FAKEAPI_UVLOOP", "1") != "0":
+        try:
+            import uvloop
+        except ImportError:  # not on Windows, nor on PyPy
+            pass
+        else:
+            return uvloop.new_event_loop()
+    return asyncio.new_event_loop()
+
+
+def run_main(main: Coroutine[Any, Any, T]) -> T:
+    """Run ``main`` to completion as ``asyncio.run`` does, on :func:`new_event_loop`'s loop."""
+    with asyncio.Runner(loop_factory=new_event_loop) as runner:
+        return runner.run(main)

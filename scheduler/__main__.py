@@ -14,7 +14,7 @@ import signal
 from fakeapi.scheduler.connection import Connection, from_kubeconfig
 from fakeapi.scheduler.controlplane import ControlPlane
 
-from fakeapi.config import FeatureGates, tune_gc_for_server
+from fakeapi.config import FeatureGates, run_main, tune_gc_for_server
 
 
 async def _run(args: argparse.Namespace) -> int:
@@ -38,7 +38,7 @@ def main() -> int:
     where.add_argument("--kubeconfig", help="a kubeconfig naming the server, its CA and a bearer token")
     parser.add_argument("--feature-gates", default="", help="NAME=true|false,...")
     parser.add_argument("--no-kubelet", action="store_true", help="do not emulate kubelets")
-    return asyncio.run(_run(parser.parse_args()))
+    return run_main(_run(parser.parse_args()))
 
 
 if __name__ == "__main__":

@@ -61,6 +61,57 @@ async def test_serve_writes_kubeconfig_prints_url_and_stops_cleanly(tmp_path: Pa
     assert list(kubeconfig.parent.iterdir()) == []  # removed at exit, no temporary file left
 
 
+def _children(pid: int) -> set[int]:
+    found: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found.update(int(child) for child in (task / "children").read_text().split())
+    return found
+
+
+_NODE_AND_POD = """\
+apiVersion: v1
+kind: Node
+metadata: {name: node-1, labels: {kubernetes.io/hostname: node-1}}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}, capacity: {cpu: "4", memory: 8Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: web, namespace: default}
+spec: {containers: [{name: app, image: nginx}]}
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads child processes from /proc")
+@pytest.mark.parametrize(("args", "children"), [((), 1), (("--control-plane", "inline"), 0)],
+                         ids=["default-process", "inline"])
+async def test_serve_layouts_run_pods_and_leave_no_process_behind(tmp_path: Path, args: tuple[str, ...],
+                                                                   children: int) -> None:
+    """By default the control plane is a child process (a core each for the API server and the
+    control plane); ``--control-plane inline`` shares the server's loop.  Either runs a pod, and
+    SIGTERM stops everything."""
+    kubeconfig = tmp_path / "config"
+    manifest = tmp_path / "pod.yaml"
+    manifest.write_text(_NODE_AND_POD)
+    proc, line = await _serve("--kubeconfig", str(kubeconfig), *args)
+    try:
+        assert line.startswith("serving on ")
+        spawned = _children(proc.pid)
+        assert len(spawned) == children
+        kubectl = [kubectl_binary(), f"--kubeconfig={kubeconfig}", f"--cache-dir={tmp_path / 'cache'}"]
+        apply = await asyncio.create_subprocess_exec(*kubectl, "apply", "-f", str(manifest),
+                                                     stdout=asyncio.subprocess.DEVNULL)
+        assert await asyncio.wait_for(apply.wait(), 30) == 0
+        wait = await asyncio.create_subprocess_exec(*kubectl, "wait", "pod/web", "--for=jsonpath={.status.phase}=Running",
+                                                    "--timeout=30s", stdout=asyncio.subprocess.PIPE)
+        out, _ = await asyncio.wait_for(wait.communicate(), 40)
+        assert wait.returncode == 0, out
+    finally:
+        stderr = await _stop(proc)
+    assert "Traceback" not in stderr
+    for pid in spawned:
+        assert not Path(f"/proc/{pid}").exists(), f"control plane process {pid} outlived fakeapi serve"
+
+
 async def test_serve_sigint_also_exits_zero() -> None:
     proc, line = await _serve("--no-control-plane")
     assert line.startswith("serving on ")
