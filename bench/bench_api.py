@@ -1,6 +1,6 @@
 """API server benchmarks: start-up, request throughput, watch fan-out, a slow watcher.
 
-    python bench/bench_api.py [--quick] [--runs N] [--profile] [--write]
+    python bench/bench_api.py [--quick] [--runs N] [--profile] [--write] [--uvloop]
 
 Everything runs in this process and on one event loop, as ``FakeCluster`` is used in tests: the
 HTTP client's own cost is inside every figure.  That is why throughput is compared, in the same
@@ -10,13 +10,15 @@ ratio (and the extra CPU microseconds per request) is the cost fakeapi adds over
 1. start-up: ``FakeCluster(control_plane=False)`` entered until ``GET /version`` is answered.
 2. throughput: create and get of ConfigMaps and Pods by ``CONCURRENCY`` client tasks over
    keep-alive connections, against fakeapi and against the bare server.
-3. watch fan-out: ``WATCHERS`` watches on ConfigMaps; one writer creates ConfigMaps in sequence,
-   each stamped with ``time.perf_counter_ns()``; the latency is stamp → line parsed by a watcher.
+3. watch fan-out: 100 and then 1,000 watches on ConfigMaps (``Mode.fanout_watchers``); one writer
+   creates ConfigMaps in sequence, each stamped with ``time.perf_counter_ns()``; the latency is
+   stamp → line parsed by a watcher.
 4. slow watcher: concurrent writers create ConfigMaps while one watcher never reads.  Runs with
    and without it, each in a fresh child process (``--slow-run``) so RSS growth is its own; the
    slow one must end with a 410 ERROR, and the other watchers' latency is compared across runs.
 
-``--write`` replaces the generated part of the "API server" section of BENCHMARKS.md.
+``--write`` replaces the generated part of the "API server" section of BENCHMARKS.md; ``--uvloop``
+runs everything (the child processes too) on uvloop's event loop instead of asyncio's.
 """
 
 from __future__ import annotations
@@ -34,9 +36,10 @@ import socket
 import statistics
 import sys
 import time
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import aiohttp
 import orjson
@@ -49,7 +52,6 @@ from fakeapi.cluster import FakeCluster
 from fakeapi.config import ServerOptions
 
 CONCURRENCY = 8
-WATCHERS = 100
 STAMP = "bench.fakeapi.io/written-ns"
 # Big slow-phase objects make the server's socket buffers fill after ~1k events, not ~6k.
 SLOW_PAYLOAD = 4096
@@ -58,6 +60,7 @@ PODS = "/api/v1/namespaces/default/pods"
 JSON = {"Content-Type": "application/json", "Accept": "application/json"}
 BENCHMARKS_MD = Path(__file__).resolve().parents[1] / "BENCHMARKS.md"
 BEGIN, END = "<!-- bench_api:begin -->", "<!-- bench_api:end -->"
+T = TypeVar("T")
 DEADLINE = 120.0  # seconds any one phase may take before the benchmark fails loudly
 
 
@@ -69,16 +72,17 @@ class Mode:
     startup_runs: int
     requests: int
     fanout_writes: int
+    fanout_watchers: tuple[int, ...]
     slow_writes: int
     slow_limit: int  # the server's per-watcher backlog limit in the slow-watcher phase
     slow_others: int
     slow_pairs: int  # runs without and with the slow watcher, alternating order
 
 
-FULL = Mode(runs=5, startup_runs=15, requests=3000, fanout_writes=200, slow_writes=20_000, slow_limit=10_000,
-            slow_others=10, slow_pairs=2)
-QUICK = Mode(runs=3, startup_runs=5, requests=600, fanout_writes=100, slow_writes=3_000, slow_limit=1_000,
-             slow_others=10, slow_pairs=1)
+FULL = Mode(runs=5, startup_runs=15, requests=3000, fanout_writes=200, fanout_watchers=(100, 1000),
+            slow_writes=20_000, slow_limit=10_000, slow_others=10, slow_pairs=2)
+QUICK = Mode(runs=3, startup_runs=5, requests=600, fanout_writes=30, fanout_watchers=(100, 1000),
+             slow_writes=3_000, slow_limit=1_000, slow_others=10, slow_pairs=1)
 
 
 def configmap(name: str, stamp_ns: int | None = None, payload: int = 64) -> dict[str, Any]:
@@ -293,12 +297,12 @@ class Latency:
                    [max(lat) / 1e6 for lat in by_write.values()])
 
 
-async def watch_fanout(mode: Mode) -> Latency:
-    """``WATCHERS`` watchers, one sequential writer of ``fanout_writes`` stamped ConfigMaps."""
+async def watch_fanout(mode: Mode, watchers: int) -> Latency:
+    """``watchers`` watchers, one sequential writer of ``fanout_writes`` stamped ConfigMaps."""
     async with FakeCluster(control_plane=False) as cluster, \
             aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
         rv = await current_rv(session, cluster.url)
-        responses = await asyncio.gather(*(open_watch(session, cluster.url, rv) for _ in range(WATCHERS)))
+        responses = await asyncio.gather(*(open_watch(session, cluster.url, rv) for _ in range(watchers)))
         readers = [WatchReader(mode.fanout_writes) for _ in responses]
         tasks = [asyncio.create_task(r.read(resp)) for r, resp in zip(readers, responses, strict=True)]
         try:
@@ -384,9 +388,10 @@ async def slow_watcher_run(mode: Mode, with_slow: bool) -> SlowRun:
     return run
 
 
-async def slow_watcher(quick: bool, with_slow: bool) -> SlowRun:
+async def slow_watcher(quick: bool, with_slow: bool, uvloop: bool) -> SlowRun:
     """Run :func:`slow_watcher_run` in a child process (this script with ``--slow-run``)."""
-    argv = [__file__, "--slow-run", "with" if with_slow else "without", *(["--quick"] if quick else [])]
+    argv = [__file__, "--slow-run", "with" if with_slow else "without", *(["--quick"] if quick else []),
+            *(["--uvloop"] if uvloop else [])]
     proc = await asyncio.create_subprocess_exec(sys.executable, *argv, stdout=asyncio.subprocess.PIPE)
     async with asyncio.timeout(DEADLINE):
         out, _ = await proc.communicate()
@@ -439,14 +444,18 @@ def _slow_endings(slow: list[SlowRun]) -> str:
     return "; ".join(endings)
 
 
-def report(mode: Mode, startup: list[float], tp: Throughput, fanout: Latency,
-           base: list[SlowRun], slow: list[SlowRun]) -> str:
+def report(mode: Mode, startup: list[float], tp: Throughput, fanouts: dict[int, Latency],
+           base: list[SlowRun], slow: list[SlowRun], loop: str) -> str:
     """The markdown written to stdout and, with ``--write``, into BENCHMARKS.md."""
     per_write_kib = statistics.median(r.rss_growth_mib for r in base) * 1024 / mode.slow_writes
+    flags = (" --quick" if mode is QUICK else "") + (" --uvloop" if loop == "uvloop" else "")
+    fanout_parts = []
+    for watchers, fanout in fanouts.items():
+        fanout_parts += [f"{watchers} watchers:", "", _fanout_table(fanout), ""]
     return "\n".join([
-        f"Measured with `python bench/bench_api.py{' --quick' if mode is QUICK else ''}` on "
-        f"{machine_description()}. Client and server share one process and one event loop, so every figure "
-        f"includes the client's own cost.",
+        f"Measured with `python bench/bench_api.py{flags}` ({loop} event loop) on {machine_description()}, "
+        f"a shared machine where other work was running: compare figures within one run. Client and server "
+        f"share one process and one event loop, so every figure includes the client's own cost.",
         "",
         f"**Start-up**, `FakeCluster(control_plane=False)` entered until `GET /version` is answered "
         f"(median of {len(startup)}): **{statistics.median(startup):.1f} ms** (min {min(startup):.1f}, "
@@ -459,12 +468,11 @@ def report(mode: Mode, startup: list[float], tp: Throughput, fanout: Latency,
         "",
         _throughput_table(tp),
         "",
-        f"**Watch fan-out**: {WATCHERS} watches on ConfigMaps, {mode.fanout_writes} creates by one sequential "
+        f"**Watch fan-out**: watches on ConfigMaps, {mode.fanout_writes} creates by one sequential "
         f"writer; latency runs from the `perf_counter_ns` stamp taken before the POST to the watch line being "
         f"parsed by the watcher.",
         "",
-        _fanout_table(fanout),
-        "",
+        *fanout_parts,
         f"**Slow watcher**: {mode.slow_writes} creates of {SLOW_PAYLOAD // 1024} KiB ConfigMaps from {CONCURRENCY} "
         f"writers, {mode.slow_others} reading watchers, server backlog limit {mode.slow_limit} events per watcher; "
         f"each run in a fresh process, RSS growth measured over the writes, median of {mode.slow_pairs} "
@@ -491,18 +499,18 @@ def write_section(text: str, path: Path = BENCHMARKS_MD) -> None:
     path.write_text(content)
 
 
-async def main(mode: Mode, profile: bool, write: bool) -> None:
+async def main(mode: Mode, profile: bool, write: bool, uvloop: bool) -> None:
     profiler = cProfile.Profile() if profile else None
     async with aiohttp.ClientSession() as session:
         startup = (await median_of(mode.startup_runs, lambda: startup_ms(session)))[1]
     tp = await throughput(mode, profiler)
-    fanout = await watch_fanout(mode)
+    fanouts = {watchers: await watch_fanout(mode, watchers) for watchers in mode.fanout_watchers}
     base: list[SlowRun] = []
     slow: list[SlowRun] = []
     for pair in range(mode.slow_pairs):
         for with_slow in (False, True) if pair % 2 == 0 else (True, False):
-            (slow if with_slow else base).append(await slow_watcher(mode is QUICK, with_slow))
-    text = report(mode, startup, tp, fanout, base, slow)
+            (slow if with_slow else base).append(await slow_watcher(mode is QUICK, with_slow, uvloop))
+    text = report(mode, startup, tp, fanouts, base, slow, "uvloop" if uvloop else "asyncio")
     print(text)
     if profiler is not None:
         out = io.StringIO()
@@ -519,17 +527,26 @@ def _parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--runs", type=int, help="repetitions of the throughput loads")
     parser.add_argument("--profile", action="store_true", help="cProfile the last run of the fakeapi loads")
     parser.add_argument("--write", action="store_true", help="update the API server section of BENCHMARKS.md")
+    parser.add_argument("--uvloop", action="store_true", help="run on uvloop's event loop")
     parser.add_argument("--slow-run", choices=("with", "without"), help=argparse.SUPPRESS)  # child process
     return parser.parse_args(argv)
+
+
+def _run(coro: Coroutine[Any, Any, T], uvloop: bool) -> T:
+    if not uvloop:
+        return asyncio.run(coro)
+    import uvloop as uv  # an optional speed-up, installed only where it is measured
+
+    return uv.run(coro)
 
 
 if __name__ == "__main__":
     args = _parse_args()
     chosen = QUICK if args.quick else FULL
     if args.slow_run:
-        result = asyncio.run(slow_watcher_run(chosen, with_slow=args.slow_run == "with"))
+        result = _run(slow_watcher_run(chosen, with_slow=args.slow_run == "with"), args.uvloop)
         sys.stdout.buffer.write(orjson.dumps(dataclasses.asdict(result)))
     else:
         if args.runs:
             chosen = dataclasses.replace(chosen, runs=args.runs)
-        asyncio.run(main(chosen, args.profile, args.write))
+        _run(main(chosen, args.profile, args.write, args.uvloop), args.uvloop)

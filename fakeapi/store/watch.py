@@ -55,7 +55,9 @@ class Watcher:
         self.filter = flt
         self.limit = limit
         self._lines: deque[bytes] = deque()
-        self._wakeup = asyncio.Event()
+        # The reader's pending wait, if it is waiting.  A bare future (not asyncio.Event plus
+        # wait_for, which wraps every wait in a task) keeps a wake-up per event and watcher cheap.
+        self._waiter: asyncio.Future[None] | None = None
         self.closed = False
         self.expired = False
 
@@ -74,7 +76,7 @@ class Watcher:
             self.closed = True
         else:
             self._lines.append(line)
-        self._wakeup.set()
+        self._wake()
 
     def translate(self, event: Event) -> bytes | None:
         """The line this watcher should see for ``event``, or None."""
@@ -104,23 +106,41 @@ class Watcher:
     def push_line(self, line: bytes) -> None:
         """Queue a line produced outside the event stream (initial state, bookmarks)."""
         self._lines.append(line)
-        self._wakeup.set()
+        self._wake()
 
     def close(self) -> None:
         self.closed = True
-        self._wakeup.set()
+        self._wake()
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     async def next_lines(self, timeout: float | None) -> list[bytes]:
         """Wait for lines; an empty list means the timeout passed or the watch is closed."""
         if not self._lines and not self.closed:
-            self._wakeup.clear()
+            if timeout is not None and timeout <= 0:
+                return []
+            loop = asyncio.get_running_loop()
+            waiter = self._waiter = loop.create_future()
+            timer = None if timeout is None else loop.call_later(timeout, _expire, waiter)
             try:
-                await asyncio.wait_for(self._wakeup.wait(), timeout)
-            except TimeoutError:
+                await waiter
+            finally:
+                self._waiter = None
+                if timer is not None:
+                    timer.cancel()
+            if not self._lines:
                 return []
         lines = list(self._lines)
         self._lines.clear()
         return lines
+
+
+def _expire(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
 
 
 class WatchHub:
