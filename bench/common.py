@@ -1,16 +1,21 @@
-"""Small timing helpers shared by the benchmarks: repetition, percentiles, markdown output.
+"""Helpers shared by the benchmarks: repetition, percentiles, markdown output, process memory,
+the generated blocks of BENCHMARKS.md, and a pod watch that times pods to Running.
 
-Pure functions (no I/O besides reading the machine description), so any benchmark script can
-import them and the unit tests can check them without a server.
+Nothing here imports fakeapi, so the unit tests check these helpers without a server.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import datetime
 import os
 import platform
 import statistics
+import time
 from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any
 
 
 def percentile(samples: Sequence[float], q: float) -> float:
@@ -58,3 +63,65 @@ def machine_description() -> str:
     today = datetime.date.today().isoformat()
     return (f"{os.cpu_count()} CPUs (nproc {len(os.sched_getaffinity(0))}), "
             f"Python {platform.python_version()}, {platform.system()} {platform.release()}, {today}")
+
+
+BENCHMARKS_MD = Path(__file__).resolve().parents[1] / "BENCHMARKS.md"
+
+
+def replace_generated(name: str, text: str, path: Path = BENCHMARKS_MD) -> None:
+    """Put ``text`` between the ``<!-- name:begin -->`` and ``<!-- name:end -->`` markers of
+    ``path``, leaving the rest of the file (other sections, the prose around the block) alone."""
+    begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
+    content = path.read_text()
+    if content.count(begin) != 1 or content.count(end) != 1 or content.index(begin) > content.index(end):
+        raise ValueError(f"{path} needs one {begin} ... {end} block")
+    head, rest = content.split(begin)
+    path.write_text(f"{head}{begin}\n{text}\n{end}{rest.split(end)[1]}")
+
+
+def rss_kib(pid: int) -> int:
+    """The resident set size of process ``pid`` now, in KiB (Linux procfs)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise RuntimeError(f"no VmRSS for pid {pid}")
+
+
+def child_pids(pid: int | None = None) -> list[int]:
+    """The running children of process ``pid`` (default this one), from procfs."""
+    children: list[int] = []
+    for task in Path(f"/proc/{pid or os.getpid()}/task").iterdir():
+        with contextlib.suppress(FileNotFoundError):  # a thread that ended since the listing
+            children += map(int, (task / "children").read_text().split())
+    return sorted(children)
+
+
+def is_running_and_ready(pod: dict[str, Any]) -> bool:
+    """Whether a pod's status says phase Running with condition Ready=True."""
+    status = pod.get("status") or {}
+    return status.get("phase") == "Running" and any(
+        c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or [])
+
+
+class RunningWatch:
+    """One watch stamping when each pod first shows Running and Ready (``perf_counter``), for
+    benchmarks that time pods to Running; ``api`` is a ``fakeapi.scheduler.client.ApiClient``."""
+
+    def __init__(self) -> None:
+        self.running_at: dict[str, float] = {}
+        self._changed = asyncio.Event()
+
+    async def run(self, api: Any, gvr: Any, namespace: str, resource_version: str) -> None:
+        """Follow the watch from ``resource_version`` until cancelled."""
+        async for event in api.watch(gvr, namespace, resource_version=resource_version):
+            name = event["object"].get("metadata", {}).get("name")
+            if event["type"] != "BOOKMARK" and name not in self.running_at and is_running_and_ready(event["object"]):
+                self.running_at[name] = time.perf_counter()
+                self._changed.set()
+
+    async def wait_for(self, count: int, timeout: float) -> None:
+        """Return once ``count`` pods have been seen Running; TimeoutError after ``timeout`` s."""
+        async with asyncio.timeout(timeout):
+            while len(self.running_at) < count:
+                self._changed.clear()
+                await self._changed.wait()

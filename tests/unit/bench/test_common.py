@@ -2,9 +2,26 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
 import pytest
 
-from bench.common import machine_description, markdown_table, median_of, percentile
+from bench.common import (
+    RunningWatch,
+    child_pids,
+    is_running_and_ready,
+    machine_description,
+    markdown_table,
+    median_of,
+    percentile,
+    replace_generated,
+    rss_kib,
+)
 
 
 @pytest.mark.parametrize(("samples", "q", "expected"), [
@@ -50,3 +67,101 @@ def test_machine_description_names_python_and_cpus() -> None:
 
     text = machine_description()
     assert platform.python_version() in text and "CPUs" in text
+
+
+BEGIN, END = "<!-- demo:begin -->", "<!-- demo:end -->"
+
+
+@pytest.mark.parametrize(("before", "after"), [
+    (f"{BEGIN}\nold\n{END}", f"{BEGIN}\nnew\n{END}"),
+    (f"# B\n\nprose\n\n{BEGIN}\nold\nlines\n{END}\n\nmore\n\n<!-- other:begin -->\nx\n<!-- other:end -->\n",
+     f"# B\n\nprose\n\n{BEGIN}\nnew\n{END}\n\nmore\n\n<!-- other:begin -->\nx\n<!-- other:end -->\n"),
+], ids=["only-the-block", "keeps-prose-and-other-blocks"])
+def test_replace_generated(tmp_path: Path, before: str, after: str) -> None:
+    path = tmp_path / "BENCHMARKS.md"
+    path.write_text(before)
+    replace_generated("demo", "new", path)
+    assert path.read_text() == after
+
+
+@pytest.mark.parametrize("content", [
+    "no markers", f"{BEGIN}\nonly the start\n", f"{END}\n{BEGIN}\n", f"{BEGIN}\n{END}\n{BEGIN}\n{END}\n",
+], ids=["none", "no-end", "end-first", "twice"])
+def test_replace_generated_needs_one_block(tmp_path: Path, content: str) -> None:
+    path = tmp_path / "BENCHMARKS.md"
+    path.write_text(content)
+    with pytest.raises(ValueError, match="demo:begin"):
+        replace_generated("demo", "new", path)
+    assert path.read_text() == content
+
+
+def test_rss_and_children_of_a_real_child() -> None:
+    child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    try:
+        assert child.pid in child_pids()
+        assert child_pids(child.pid) == []
+        assert 0 < rss_kib(child.pid) < rss_kib(os.getpid()) + 1024 * 1024
+    finally:
+        child.communicate(b"")
+    assert child.pid not in child_pids()
+
+
+def test_rss_kib_of_a_missing_process() -> None:
+    with pytest.raises(FileNotFoundError):
+        rss_kib(2**22 + 1)  # above Linux's pid_max limit: never a process
+
+
+READY = {"type": "Ready", "status": "True"}
+
+
+@pytest.mark.parametrize(("status", "expected"), [
+    ({"phase": "Running", "conditions": [{"type": "PodScheduled", "status": "True"}, READY]}, True),
+    ({"phase": "Running", "conditions": [{"type": "Ready", "status": "False"}]}, False),
+    ({"phase": "Running"}, False),
+    ({"phase": "Pending", "conditions": [READY]}, False),
+    (None, False),
+], ids=["running-ready", "running-not-ready", "no-conditions", "pending", "no-status"])
+def test_is_running_and_ready(status: dict | None, expected: bool) -> None:
+    assert is_running_and_ready({"metadata": {"name": "p"}, "status": status}) is expected
+
+
+def pod(name: str, phase: str, ready: bool) -> dict:
+    return {"metadata": {"name": name}, "status": {"phase": phase, "conditions": [READY] if ready else []}}
+
+
+class ScriptedWatch:
+    """Stands in for ``ApiClient.watch``: yields the given events, then waits to be cancelled."""
+
+    def __init__(self, events: list[dict]) -> None:
+        self.events = events
+        self.asked: tuple = ()
+
+    async def watch(self, gvr: str, namespace: str, *, resource_version: str) -> AsyncIterator[dict]:
+        self.asked = (gvr, namespace, resource_version)
+        for event in self.events:
+            await asyncio.sleep(0)
+            yield event
+        await asyncio.Event().wait()
+
+
+async def test_running_watch_stamps_each_pod_once_when_it_first_runs() -> None:
+    api = ScriptedWatch([
+        {"type": "ADDED", "object": pod("a", "Pending", False)},
+        {"type": "MODIFIED", "object": pod("a", "Running", False)},
+        {"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": "9"}}},
+        {"type": "MODIFIED", "object": pod("a", "Running", True)},
+        {"type": "ADDED", "object": pod("b", "Running", True)},
+        {"type": "MODIFIED", "object": pod("a", "Running", True)},
+    ])
+    watch = RunningWatch()
+    task = asyncio.create_task(watch.run(api, "pods", "default", "5"))
+    try:
+        await watch.wait_for(2, timeout=5)
+        first = dict(watch.running_at)
+        await asyncio.sleep(0.01)  # the last event (a again) has been handled: a keeps its first stamp
+        assert watch.running_at == first and list(first) == ["a", "b"] and first["a"] <= first["b"]
+        assert api.asked == ("pods", "default", "5")
+        with pytest.raises(TimeoutError):
+            await watch.wait_for(3, timeout=0.05)
+    finally:
+        task.cancel()
