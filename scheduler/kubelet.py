@@ -26,7 +26,6 @@ terminal write wins (our write fails with 409 and the retry sees the terminal ph
 from __future__ import annotations
 
 import contextlib
-import ipaddress
 import logging
 
 from fakeapi.scheduler.client import PODS, RESOURCE_CLAIMS, ApiClient
@@ -44,6 +43,7 @@ from fakeapi.scheduler.rules.lifecycle import (
     run_started,
     running_conditions,
 )
+from fakeapi.scheduler.rules.podips import PodIPs
 from fakeapi.scheduler.rules.pods import is_assigned, is_pod_terminal, is_terminating
 from fakeapi.scheduler.rules.workloads import parse_time
 from fakeapi.scheduler.workqueue import WorkQueue, process
@@ -55,8 +55,6 @@ log = logging.getLogger(__name__)
 FAILED_PREPARE = "FailedPrepareDynamicResources"
 INVALID_LIFECYCLE = "InvalidLifecycleAnnotation"
 _CLAIM_INDEX = "kubelet/claim"
-# Where pods get their IPs (kind's default pod subnet); every pod has its own.
-POD_NETWORK = ipaddress.ip_network("10.244.0.0/16")
 
 Key = tuple[str, str]
 
@@ -114,11 +112,6 @@ def ephemeral_statuses(pod: dict, now: str) -> list[dict] | None:
     return known + added if added else None
 
 
-def free_pod_ip(used: set[str]) -> str:
-    """The lowest address of the pod network no pod has."""
-    return next(str(ip) for ip in POD_NETWORK.hosts() if str(ip) not in used)
-
-
 class Kubelet:
     """Emulates the kubelet of every node: start bound pods, confirm deletions."""
 
@@ -131,19 +124,23 @@ class Kubelet:
         # The pending lifecycle timer per pod UID (ready-after, run-for), one at a time.
         self._timers: dict[str, Timer] = {}
         self._queue: WorkQueue[Key] = WorkQueue()
-        # Pod IPs handed out, by pod UID, until the pod's status shows them.
-        self._ips: dict[str, str] = {}
+        # Pod IPs handed out and shown, by pod UID (every pod its own).
+        self._ips = PodIPs()
         # Last "why pending" per pod UID, so a pod re-checked often gets one Event per reason change.
         self._reported: dict[str, str] = {}
         self._pods = factory.informer(PODS)
         self._claims = factory.informer(RESOURCE_CLAIMS)
         self._pods.add_index(_CLAIM_INDEX, rc.pod_claim_keys)
-        self._pods.add_event_handler(self._enqueue, lambda old, new: self._enqueue(new), self._forget)
+        self._pods.add_event_handler(self._on_pod, lambda old, new: self._on_pod(new), self._forget)
         self._claims.add_event_handler(self._on_claim, lambda old, new: self._on_claim(new), self._on_claim)
 
     async def run(self) -> None:
         """Process pods with ``workers`` concurrent workers until cancelled."""
         await process(self._queue, lambda key: self._sync(*key), name="kubelet", workers=self._workers)
+
+    def _on_pod(self, pod: dict) -> None:
+        self._ips.show(pod["metadata"]["uid"], (pod.get("status") or {}).get("podIP"))
+        self._enqueue(pod)
 
     def _enqueue(self, pod: dict) -> None:
         if is_assigned(pod):
@@ -152,16 +149,11 @@ class Kubelet:
     def _pod_ip(self, pod: dict) -> str:
         """The pod's address: the one it has, else a free one of the pod network (handed out at
         once, so two workers never pick the same)."""
-        uid = pod["metadata"]["uid"]
-        ip = (pod.get("status") or {}).get("podIP") or self._ips.get(uid)
-        if ip is None:
-            used = set(self._ips.values()) | {(p.get("status") or {}).get("podIP") for p in self._pods.lister.list()}
-            ip = self._ips[uid] = free_pod_ip(used)
-        return ip
+        return (pod.get("status") or {}).get("podIP") or self._ips.assign(pod["metadata"]["uid"])
 
     def _forget(self, pod: dict) -> None:
         uid = pod["metadata"].get("uid", "")
-        self._ips.pop(uid, None)
+        self._ips.release(uid)
         self._reported.pop(uid, None)
         timer = self._timers.pop(uid, None)
         if timer is not None:

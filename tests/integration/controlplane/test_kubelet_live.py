@@ -104,3 +104,22 @@ async def test_deleting_bound_pod_completes_promptly(api, kubelet, fetch):
         return await fetch(api, PODS, NS, "doomed") is None
 
     await wait_for(gone, timeout=2.0, message="the bound pod to be removed")
+
+
+async def test_pod_ips_are_distinct_and_freed_with_the_pod(api, kubelet, fetch):
+    # An address a client wrote into an unbound pod's status is taken too.
+    await api.create(PODS, NS, pod("squatter", node=""))
+    await api.patch(PODS, NS, "squatter", {"status": {"podIP": "10.244.0.2"}}, subresource="status")
+    for name in ("ip-a", "ip-b"):
+        await api.create(PODS, NS, pod(name))
+        await wait_phase(api, name, "Running")
+    ips = {name: (await api.get(PODS, NS, name))["status"]["podIP"] for name in ("ip-a", "ip-b")}
+    assert ips == {"ip-a": "10.244.0.1", "ip-b": "10.244.0.3"}
+    await api.delete(PODS, NS, "ip-a")
+
+    async def gone():
+        return await fetch(api, PODS, NS, "ip-a") is None
+
+    await wait_for(gone, message="ip-a to be removed")
+    await api.create(PODS, NS, pod("ip-c"))
+    assert (await wait_phase(api, "ip-c", "Running"))["status"]["podIP"] == "10.244.0.1"
