@@ -71,6 +71,9 @@ _PATCH_CONTENT_TYPES = {
     "apply": "application/apply-patch+yaml",
 }
 
+# The annotation of the BOOKMARK that ends a streaming list's initial events.
+INITIAL_EVENTS_END = "k8s.io/initial-events-end"
+
 # What a request fails with when no answer arrives: the connection broke, or the answer took too long.
 TRANSPORT_ERRORS: tuple[type[Exception], ...] = (aiohttp.ClientError, OSError, TimeoutError)
 
@@ -163,15 +166,19 @@ class ApiClient:
 
     async def watch(self, gvr: GVR, namespace: str | None = None, *, resource_version: str,
                     label_selector: str | None = None, field_selector: str | None = None,
-                    allow_bookmarks: bool = True,
+                    allow_bookmarks: bool = True, send_initial_events: bool = False,
                     timeout_seconds: int | None = None) -> AsyncIterator[dict]:
         """Yield ``{"type", "object"}`` events until the server ends the stream.
 
+        ``send_initial_events`` makes it a streaming list (WatchList): the objects as ADDED
+        events, then a BOOKMARK annotated :data:`INITIAL_EVENTS_END`, then live events.
         An in-stream ``ERROR`` event (e.g. 410 "too old resource version") is raised as the
         matching :class:`StatusError`, so ``except Expired`` triggers a re-list.
         """
         params = _query(watch=True, resourceVersion=resource_version, labelSelector=label_selector,
                         fieldSelector=field_selector, allowWatchBookmarks=allow_bookmarks or None,
+                        sendInitialEvents=send_initial_events or None,
+                        resourceVersionMatch="NotOlderThan" if send_initial_events else None,
                         timeoutSeconds=timeout_seconds)
         async with self.session.get(self.base_url + gvr.path(namespace), params=params,
                                     timeout=_WATCH_TIMEOUT) as resp:

@@ -1,15 +1,19 @@
 """List-then-watch one resource and feed every change into a sink, forever.
 
-The flow follows client-go's ``Reflector``:
+The flow follows client-go's ``Reflector`` with its ``WatchListClient`` feature (on by default
+since 1.35):
 
-1. LIST (paged) and hand the complete state to ``sink.replace`` together with the list's
-   resourceVersion;
-2. WATCH from that resourceVersion with bookmarks; each event goes to ``sink.apply`` and
-   advances the remembered resourceVersion (bookmarks advance it without an event);
+1. a streaming list (WATCH with ``sendInitialEvents``): the objects arrive as ADDED events into a
+   temporary store; the BOOKMARK annotated ``k8s.io/initial-events-end`` hands the complete
+   state to ``sink.replace`` with its resourceVersion, and the same stream goes on with live
+   events — one request instead of a LIST and a WATCH.  A server that refuses streaming lists
+   (or a stream that fails before the bookmark) gets a paged LIST instead, for this round;
+2. each live event goes to ``sink.apply`` and advances the remembered resourceVersion
+   (bookmarks advance it without an event);
 3. when the stream ends or the connection drops, WATCH again from the remembered
    resourceVersion — no event is lost and none is repeated;
 4. when the server answers 410 (the resourceVersion was compacted away), go back to 1; the
-   sink diffs the fresh list against what it holds, so consumers still see add/update/delete.
+   sink diffs the fresh state against what it holds, so consumers still see add/update/delete.
 
 Transient failures are retried with capped exponential backoff; cancellation ends the loop.
 """
@@ -19,10 +23,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+from collections.abc import AsyncIterator
 from typing import Protocol
 
 from fakeapi.scheduler.backoff import Backoff
-from fakeapi.scheduler.client import GVR, TRANSPORT_ERRORS, ApiClient
+from fakeapi.scheduler.client import GVR, INITIAL_EVENTS_END, TRANSPORT_ERRORS, ApiClient
+from fakeapi.scheduler.rules.keys import object_key
 
 from fakeapi.errors import Expired, Gone, StatusError
 
@@ -32,6 +38,10 @@ _PAGE_SIZE = 500
 # Upstream picks a random watch timeout in [5, 10) minutes so watches of many informers do not
 # all reconnect at once.
 _MIN_WATCH_TIMEOUT = 300
+
+
+class StreamEnded(Exception):
+    """A streaming list ended before the bookmark that closes its initial events."""
 
 
 class Sink(Protocol):
@@ -60,11 +70,42 @@ class Reflector:
         """List and watch until cancelled."""
         while True:
             try:
-                await self._list()
-                await self._watch_until_expired()
+                try:
+                    stream = await self._watch_list()
+                except (StatusError, StreamEnded, *TRANSPORT_ERRORS) as err:
+                    # client-go falls back too: making progress beats waiting for a streaming list.
+                    log.info("streaming list of %s failed, listing instead: %s", self._gvr.plural, err)
+                    stream = None
+                    await self._list()
+                await self._watch_until_expired(stream)
             except (StatusError, *TRANSPORT_ERRORS) as err:
                 log.warning("list of %s failed, retrying: %s", self._gvr.plural, err)
                 await asyncio.sleep(self._backoff.when(self._gvr))
+
+    def _open_watch(self, resource_version: str, *, send_initial_events: bool = False) -> AsyncIterator[dict]:
+        return self._api.watch(
+            self._gvr, self._namespace, resource_version=resource_version, label_selector=self._label_selector,
+            field_selector=self._field_selector, allow_bookmarks=True, send_initial_events=send_initial_events,
+            timeout_seconds=random.randint(_MIN_WATCH_TIMEOUT, 2 * _MIN_WATCH_TIMEOUT - 1))
+
+    async def _watch_list(self) -> AsyncIterator[dict]:
+        """Sync through a streaming list; return the stream, now carrying live events."""
+        stream = self._open_watch("", send_initial_events=True)
+        items: dict[str, dict] = {}
+        async for event in stream:
+            obj = event.get("object") or {}
+            if event.get("type") == "BOOKMARK":
+                meta = obj.get("metadata") or {}
+                if (meta.get("annotations") or {}).get(INITIAL_EVENTS_END) == "true":
+                    self.resource_version = meta["resourceVersion"]
+                    self._sink.replace(list(items.values()), self.resource_version)
+                    self._backoff.forget(self._gvr)
+                    return stream
+            elif event.get("type") == "DELETED":
+                items.pop(object_key(obj), None)
+            else:
+                items[object_key(obj)] = obj
+        raise StreamEnded(f"the streaming list of {self._gvr.plural} ended before its initial events did")
 
     async def _list(self) -> None:
         items: list[dict] = []
@@ -92,16 +133,14 @@ class Reflector:
         self._sink.replace(items, resource_version)
         self._backoff.forget(self._gvr)
 
-    async def _watch_until_expired(self) -> None:
-        """Watch from the last seen resourceVersion, resuming on disconnects; return on 410."""
+    async def _watch_until_expired(self, stream: AsyncIterator[dict] | None) -> None:
+        """Follow ``stream`` (if any), then watch from the last seen resourceVersion, resuming on
+        disconnects; return on 410."""
         while True:
-            seen_events = False
+            current, stream = stream, None
+            seen_events = current is not None
             try:
-                async for event in self._api.watch(
-                        self._gvr, self._namespace, resource_version=self.resource_version,
-                        label_selector=self._label_selector, field_selector=self._field_selector,
-                        allow_bookmarks=True,
-                        timeout_seconds=random.randint(_MIN_WATCH_TIMEOUT, 2 * _MIN_WATCH_TIMEOUT - 1)):
+                async for event in current or self._open_watch(self.resource_version):
                     self._handle(event)
                     seen_events = True
                     self._backoff.forget(self._gvr)

@@ -25,7 +25,8 @@ class GatedApi(ApiClient):
         super().__init__(url)
         self.online = asyncio.Event()
         self.online.set()
-        self.lists = 0
+        self.lists = 0   # complete listings: LISTs and streaming lists
+        self.streaming_lists = 0
 
     async def list(self, *args, **kwargs):
         self.lists += 1
@@ -33,6 +34,9 @@ class GatedApi(ApiClient):
 
     async def watch(self, *args, **kwargs):
         await self.online.wait()
+        if kwargs.get("send_initial_events"):
+            self.lists += 1
+            self.streaming_lists += 1
         async for event in super().watch(*args, **kwargs):
             yield event
 
@@ -101,6 +105,7 @@ async def test_dropped_watch_resumes_without_relist(cluster):
         api.online.set()
         await wait_for(lambda: informer.lister.get("default", "missed"), message="the missed pod")
         assert api.lists == 1, "a resumable watch must not re-list"
+        assert api.streaming_lists == 1, "the informer syncs with a streaming list (WatchList)"
         assert seen.events == [("add", "missed")]
 
 

@@ -1,4 +1,5 @@
-"""Informer over a scripted API: list, watch, resume from the last RV, re-list with a diff on 410."""
+"""Informer over a scripted API: streaming list (or list), watch, resume from the last RV, re-list
+with a diff on 410."""
 
 import asyncio
 
@@ -7,7 +8,7 @@ import pytest
 from fakeapi.scheduler.client import PODS
 from fakeapi.scheduler.informers import Informer
 
-from fakeapi.errors import Expired
+from fakeapi.errors import Expired, Invalid
 
 DEADLINE = 2.0
 
@@ -20,25 +21,47 @@ def event(type_, obj):
     return {"type": type_, "object": obj}
 
 
-class ScriptedApi:
-    """Answers list/watch calls from a script; each watch step is a list of events or an exception."""
+def end_of_initial_events(rv):
+    return event("BOOKMARK", {"kind": "Pod", "metadata": {"resourceVersion": rv,
+                                                          "annotations": {"k8s.io/initial-events-end": "true"}}})
 
-    def __init__(self, lists, watches):
+
+# What a server without streaming lists answers (upstream's 422 when the WatchList gate is off).
+REFUSED = Invalid("sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled")
+
+
+class ScriptedApi:
+    """Answers list/watch calls from a script; each watch step is a list of events or an exception.
+
+    Streaming lists (``send_initial_events``) take their steps from ``watch_lists``; when none is
+    left they are refused, as by a server without them, and the informer LISTs instead."""
+
+    def __init__(self, lists, watches, watch_lists=()):
         self.lists = list(lists)
         self.watches = list(watches)
+        self.watch_lists = list(watch_lists)
         self.watch_rvs = []
+        self.calls = []
         self.exhausted = asyncio.Event()
 
     async def list(self, gvr, namespace=None, **kwargs):
+        self.calls.append("list")
         items, rv = self.lists.pop(0)
         return {"kind": "PodList", "apiVersion": "v1", "metadata": {"resourceVersion": rv}, "items": items}
 
-    async def watch(self, gvr, namespace=None, *, resource_version, **kwargs):
-        self.watch_rvs.append(resource_version)
-        if not self.watches:
-            self.exhausted.set()
-            await asyncio.Event().wait()  # a quiet, never-ending watch
-        step = self.watches.pop(0)
+    async def watch(self, gvr, namespace=None, *, resource_version, send_initial_events=False, **kwargs):
+        if send_initial_events:
+            self.calls.append("watch-list")
+            if not self.watch_lists:
+                raise REFUSED
+            step = self.watch_lists.pop(0)
+        else:
+            self.calls.append("watch")
+            self.watch_rvs.append(resource_version)
+            if not self.watches:
+                self.exhausted.set()
+                await asyncio.Event().wait()  # a quiet, never-ending watch
+            step = self.watches.pop(0)
         for item in step[:-1] if isinstance(step[-1], Exception) else step:
             yield item
         if step and isinstance(step[-1], Exception):
@@ -127,3 +150,61 @@ async def test_failing_handler_does_not_stop_others():
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
     assert rec.seen == [("add", "a", "1")]
+
+
+async def test_streaming_list_syncs_and_goes_on_live():
+    api = ScriptedApi(
+        lists=[],
+        watch_lists=[[event("ADDED", pod("a", "1")), event("ADDED", pod("b", "2")), end_of_initial_events("10"),
+                      event("MODIFIED", pod("a", "11", node="n1"))]],
+        watches=[[event("DELETED", pod("b", "12"))]],
+    )
+    informer, rec = await run_until_exhausted(api)
+    assert rec.seen == [("add", "a", "1"), ("add", "b", "2"), ("update", "a", "11"), ("delete", "b", "12")]
+    assert api.calls == ["watch-list", "watch", "watch"], "one request syncs: no LIST"
+    assert api.watch_rvs == ["11", "12"], "the next watch resumes after the last event of the stream"
+    assert [o["metadata"]["name"] for o in informer.lister.by_index("node", "n1")] == ["a"]
+
+
+async def test_nothing_is_reported_before_the_initial_events_end():
+    api = ScriptedApi(lists=[], watches=[],
+                      watch_lists=[[event("ADDED", pod("a", "1")), event("ADDED", pod("gone", "2")),
+                                    event("DELETED", pod("gone", "3")), end_of_initial_events("10")]])
+    informer = Informer(api, PODS)
+    rec = Recorder()
+    informer.add_event_handler(rec.add, rec.update, rec.delete)
+    task = asyncio.create_task(informer.run())
+    try:
+        await asyncio.wait_for(api.exhausted.wait(), DEADLINE)
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+    assert rec.seen == [("add", "a", "1")], "the state at the bookmark, as one list would give it"
+    assert informer.has_synced
+
+
+async def test_streaming_list_cut_short_falls_back_to_list():
+    api = ScriptedApi(
+        lists=[([pod("a", "1")], "10")],
+        watch_lists=[[event("ADDED", pod("a", "1"))]],   # ends without the bookmark
+        watches=[],
+    )
+    informer, rec = await run_until_exhausted(api)
+    assert api.calls == ["watch-list", "list", "watch"]
+    assert rec.seen == [("add", "a", "1")]
+    assert informer.has_synced and api.watch_rvs == ["10"]
+
+
+async def test_expired_watch_resyncs_through_a_streaming_list():
+    api = ScriptedApi(
+        lists=[],
+        watch_lists=[[event("ADDED", pod("a", "1")), event("ADDED", pod("b", "2")), end_of_initial_events("10"),
+                      Expired("too old resource version: 10 (25)")],
+                     [event("ADDED", pod("a", "1")), event("ADDED", pod("c", "26")), end_of_initial_events("30")]],
+        watches=[],
+    )
+    informer, rec = await run_until_exhausted(api)
+    assert rec.seen == [("add", "a", "1"), ("add", "b", "2"), ("delete", "b", "2"), ("add", "c", "26")]
+    assert sorted(o["metadata"]["name"] for o in informer.lister.list()) == ["a", "c"]
+    assert api.calls == ["watch-list", "watch-list", "watch"]
+    assert api.watch_rvs == ["30"]
