@@ -15,6 +15,8 @@ from yarl import URL
 from fakeapi.auth.tls import KeyPair
 
 CONTEXT = "default"
+# libyaml's safe dumper where PyYAML has it: the same text ~7x faster (every FakeCluster writes one).
+_SAFE_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 # A server bound to every interface is reached from this machine through loopback.
 _WILDCARD_TO_LOOPBACK = {"": "127.0.0.1", "0.0.0.0": "127.0.0.1", "::": "::1"}
 
@@ -62,7 +64,7 @@ def kubeconfig_text(url: str, namespace: str = "default", *, ca_pem: bytes | Non
         "current-context": CONTEXT,
         "preferences": {},
     }
-    return yaml.safe_dump(config, sort_keys=False)
+    return yaml.dump(config, Dumper=_SAFE_DUMPER, sort_keys=False)
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,19 @@ from fakeapi.scheduler.snapshot import NodeInfo
 
 MAX_NODE_SCORE = 100
 
+# (plugin class, Protocol) -> whether the class implements it; see _implements.
+_IMPLEMENTS: dict[tuple[type, type], bool] = {}
+
+
+def _implements(plugin: Plugin, protocol: type) -> bool:
+    """``isinstance(plugin, protocol)``, decided once per plugin class: a runtime-checkable
+    Protocol check costs ~30 µs in Python 3.11, and every scheduler start sorts its plugins."""
+    key = (type(plugin), protocol)
+    found = _IMPLEMENTS.get(key)
+    if found is None:
+        found = _IMPLEMENTS[key] = isinstance(plugin, protocol)
+    return found
+
 
 class WaitingPod:
     """A pod held at Permit; resolved by allow/reject from plugins or by its timeout."""
@@ -68,23 +81,23 @@ class Framework:
 
     def __init__(self, plugins: Sequence[Plugin]) -> None:
         self.plugins = list(plugins)
-        self.pre_enqueue_plugins = [p for p in plugins if isinstance(p, PreEnqueuePlugin)]
-        self.pre_filter_plugins = [p for p in plugins if isinstance(p, PreFilterPlugin)]
-        self.filter_plugins = [p for p in plugins if isinstance(p, FilterPlugin)]
+        self.pre_enqueue_plugins = [p for p in plugins if _implements(p, PreEnqueuePlugin)]
+        self.pre_filter_plugins = [p for p in plugins if _implements(p, PreFilterPlugin)]
+        self.filter_plugins = [p for p in plugins if _implements(p, FilterPlugin)]
         self.deferred_filter_plugins = [p for p in self.filter_plugins if getattr(p, "deferred", False)]
         self.eager_filter_plugins = [p for p in self.filter_plugins if not getattr(p, "deferred", False)]
-        self.post_filter_plugins = [p for p in plugins if isinstance(p, PostFilterPlugin)]
-        self.score_plugins = [p for p in plugins if isinstance(p, ScorePlugin)]
-        self.reserve_plugins = [p for p in plugins if isinstance(p, ReservePlugin)]
-        self.permit_plugins = [p for p in plugins if isinstance(p, PermitPlugin)]
-        self.pre_bind_plugins = [p for p in plugins if isinstance(p, PreBindPlugin)]
-        self.bind_plugins = [p for p in plugins if isinstance(p, BindPlugin)]
+        self.post_filter_plugins = [p for p in plugins if _implements(p, PostFilterPlugin)]
+        self.score_plugins = [p for p in plugins if _implements(p, ScorePlugin)]
+        self.reserve_plugins = [p for p in plugins if _implements(p, ReservePlugin)]
+        self.permit_plugins = [p for p in plugins if _implements(p, PermitPlugin)]
+        self.pre_bind_plugins = [p for p in plugins if _implements(p, PreBindPlugin)]
+        self.bind_plugins = [p for p in plugins if _implements(p, BindPlugin)]
         self.waiting_pods: dict[str, WaitingPod] = {}
 
     def events_to_register(self) -> Iterator[tuple[str, ClusterEventWithHint]]:
         """(plugin name, event with hint) for every plugin that can be woken up by events."""
         for plugin in self.plugins:
-            if isinstance(plugin, EnqueueExtensions):
+            if _implements(plugin, EnqueueExtensions):
                 for event in plugin.events_to_register():
                     yield plugin.name, event
 
