@@ -12,6 +12,8 @@ DeviceClass, one ResourceClaimTemplate, each pod one template claim.  Per point:
 - **create -> Running latency** p50/p99: then ``--latency-pods`` pods created one at a time, each
   from just before its POST until the client's pod watch delivers it Running and Ready (as in
   ``bench_latency.py``): what one pod costs once the cluster holds the first phase's pods.
+- **CPU per pod**: CPU time (user + system) each process spent in the throughput phase, divided
+  by its pods: the figure to compare on a busy machine, as it leaves out waiting for a core.
 - **memory per pod + claim**: RSS growth over the throughput phase divided by its pods, for
   the API server's process (store, event log; the client in it keeps only names and times) and
   for the control plane's (informer caches, allocator state).
@@ -37,6 +39,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -55,6 +58,7 @@ from bench.bench_scheduler import DEVICE_CLASS, TEMPLATE, _create_all, _node, _p
 from bench.common import (
     RunningWatch,
     child_pids,
+    cpu_seconds,
     machine_description,
     markdown_table,
     percentile,
@@ -81,6 +85,8 @@ class Point:
     setup_s: float
     pods_per_s: float
     latencies_ms: list[float]
+    server_cpu_ms_per_pod: float
+    control_plane_cpu_ms_per_pod: float
     server_kib_per_pod: float
     control_plane_kib_per_pod: float
 
@@ -101,10 +107,14 @@ async def measure_point(nodes: int, devices: int, pods: int, latency_pods: int) 
             setup_s = time.perf_counter() - start
             gc.collect()
             server_before, control_plane_before = rss_kib(os.getpid()), rss_kib(control_plane)
+            cpu_before = cpu_seconds(os.getpid()), cpu_seconds(control_plane)
             start = time.perf_counter()
             await _create_all(api, PODS, "default", [_pod(f"bulk-{i}") for i in range(pods)])
             await watch.wait_for(pods, WAIT)
             pods_per_s = pods / (time.perf_counter() - start)
+            server_cpu_ms, control_plane_cpu_ms = ((cpu_seconds(pid) - before) * 1000 / pods
+                                                   for pid, before in zip((os.getpid(), control_plane), cpu_before,
+                                                                          strict=True))
             gc.collect()
             server_kib = (rss_kib(os.getpid()) - server_before) / pods
             control_plane_kib = (rss_kib(control_plane) - control_plane_before) / pods
@@ -116,7 +126,8 @@ async def measure_point(nodes: int, devices: int, pods: int, latency_pods: int) 
                 latencies.append((watch.running_at[f"one-{i}"] - sent) * 1000)
         finally:
             watcher.cancel()
-    return Point(nodes, devices, pods, setup_s, pods_per_s, latencies, server_kib, control_plane_kib)
+    return Point(nodes, devices, pods, setup_s, pods_per_s, latencies, server_cpu_ms, control_plane_cpu_ms,
+                 server_kib, control_plane_kib)
 
 
 def run_point(nodes: int, devices: int, pods: int, latency_pods: int) -> Point:
@@ -128,11 +139,12 @@ def run_point(nodes: int, devices: int, pods: int, latency_pods: int) -> Point:
 
 def table(points: list[Point]) -> str:
     """The figures of every point as a markdown table."""
-    rows = [[f"{p.nodes:,}", p.devices, p.pods, round(p.pods_per_s, 1), round(percentile(p.latencies_ms, 50), 1),
+    rows = [[f"{p.nodes:,}", p.devices, p.pods, round(p.pods_per_s, 1), round(p.server_cpu_ms_per_pod, 2),
+             round(p.control_plane_cpu_ms_per_pod, 2), round(percentile(p.latencies_ms, 50), 1),
              round(percentile(p.latencies_ms, 99), 1), round(p.server_kib_per_pod, 1),
              round(p.control_plane_kib_per_pod, 1), round(p.setup_s, 1)] for p in points]
-    return markdown_table(["nodes", "devices/node", "pods", "pods/s", "p50 ms", "p99 ms", "server KiB/pod",
-                           "control plane KiB/pod", "setup s"], rows)
+    return markdown_table(["nodes", "devices/node", "pods", "pods/s", "server CPU ms/pod", "control plane CPU ms/pod",
+                           "p50 ms", "p99 ms", "server KiB/pod", "control plane KiB/pod", "setup s"], rows)
 
 
 def series(points: list[Point], value: str) -> dict[int, tuple[list[int], list[float]]]:
@@ -147,33 +159,41 @@ def series(points: list[Point], value: str) -> dict[int, tuple[list[int], list[f
 
 
 def plot(points: list[Point], path: Path, title: str) -> None:
-    """Pods/s, latency and memory against nodes, one line per devices-per-node, into a PNG."""
+    """Pods/s, CPU, latency and memory against nodes, one line per devices-per-node, into a PNG."""
     import matplotlib
 
     matplotlib.use("Agg")  # no display: render straight to the file
     import matplotlib.pyplot as plt
     from matplotlib import ticker
 
-    fig, (rate, latency, memory) = plt.subplots(1, 3, figsize=(15, 4.6), layout="constrained")
+    fig, ((rate, cpu), (latency, memory)) = plt.subplots(2, 2, figsize=(13, 9), layout="constrained")
     colours = dict(zip(sorted({p.devices for p in points}), ("tab:blue", "tab:orange", "tab:green", "tab:red"),
                        strict=False))
-    for devices, (xs, ys) in series(points, "pods_per_s").items():
-        rate.plot(xs, ys, "o-", color=colours[devices], label=f"{devices} devices/node")
-    for quantile, style in (("p50", "o-"), ("p99", "s--")):
-        for devices, (xs, ys) in series(points, quantile).items():
-            latency.plot(xs, ys, style, color=colours[devices], label=f"{quantile}, {devices} devices/node")
-    for field, style, who in (("server_kib_per_pod", "o-", "API server"),
-                              ("control_plane_kib_per_pod", "s--", "control plane")):
-        for devices, (xs, ys) in series(points, field).items():
-            memory.plot(xs, ys, style, color=colours[devices], label=f"{who}, {devices} devices/node")
-    rate.set(title="Throughput (32 client tasks)", ylabel="pods/s, create to Running", ylim=(0, None))
+
+    def lines(ax: Any, styled: tuple[tuple[str, str, str], ...]) -> None:
+        for value, style, label in styled:
+            for devices, (xs, ys) in series(points, value).items():
+                ax.plot(xs, ys, style, color=colours[devices], label=f"{label}{devices} devices/node")
+
+    lines(rate, (("pods_per_s", "o-", ""),))
+    lines(cpu, (("server_cpu_ms_per_pod", "o-", "API server, "), ("control_plane_cpu_ms_per_pod", "s--",
+                                                                  "control plane, ")))
+    lines(latency, (("p50", "o-", "p50, "), ("p99", "s--", "p99, ")))
+    lines(memory, (("server_kib_per_pod", "o-", "API server, "), ("control_plane_kib_per_pod", "s--",
+                                                                   "control plane, ")))
+    rate.set(title="Throughput, 32 client tasks", ylabel="pods/s, create to Running", ylim=(0, None))
+    cpu.set(title="CPU per pod in the throughput phase", ylabel="CPU ms per pod", ylim=(0, None))
     latency.set(title="One pod at a time", ylabel="create to Running, ms", yscale="log")
-    latency.yaxis.set_major_formatter(ticker.ScalarFormatter())  # 10, 20, 50 rather than 10^1
+    latency.yaxis.set_major_locator(ticker.LogLocator(subs=(1, 2, 3, 5)))  # 5, 10, 20, 30 ms ...
+    latency.yaxis.set_major_formatter(ticker.ScalarFormatter())  # ... rather than 10^1
+    latency.yaxis.set_minor_locator(ticker.NullLocator())
     memory.set(title="Memory per pod + its claim", ylabel="RSS growth per pod, KiB", ylim=(0, None))
-    for ax in (rate, latency, memory):
+    nodes = sorted({p.nodes for p in points})
+    for ax in (rate, cpu, latency, memory):
         ax.set(xscale="log", xlabel="nodes")
-        ax.set_xticks(sorted({p.nodes for p in points}), [f"{n:,}" for n in sorted({p.nodes for p in points})])
-        ax.minorticks_off()
+        ax.set_xticks(nodes, [f"{n:,}" for n in nodes])
+        ax.xaxis.set_minor_locator(ticker.NullLocator())
+        ax.margins(x=0.08)
         ax.grid(True, which="major", alpha=0.3)
         ax.legend(fontsize="small")
     fig.suptitle(title, fontsize="medium")

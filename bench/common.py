@@ -87,6 +87,15 @@ def rss_kib(pid: int) -> int:
     raise RuntimeError(f"no VmRSS for pid {pid}")
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time process ``pid`` has used so far, in seconds (Linux procfs): unlike
+    wall time, it does not grow while the process waits for a core on a busy machine."""
+    # Fields after the parenthesised command name (which may hold spaces): utime and stime are
+    # the 12th and 13th, in clock ticks.
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def child_pids(pid: int | None = None) -> list[int]:
     """The running children of process ``pid`` (default this one), from procfs."""
     children: list[int] = []

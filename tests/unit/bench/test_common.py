@@ -6,6 +6,7 @@ import asyncio
 import os
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import pytest
 from bench.common import (
     RunningWatch,
     child_pids,
+    cpu_seconds,
     is_running_and_ready,
     machine_description,
     markdown_table,
@@ -104,6 +106,14 @@ def test_rss_and_children_of_a_real_child() -> None:
     finally:
         child.communicate(b"")
     assert child.pid not in child_pids()
+
+
+def test_cpu_seconds_counts_this_process_work() -> None:
+    before = cpu_seconds(os.getpid())
+    deadline = time.process_time() + 0.05
+    while time.process_time() < deadline:  # burn 50 ms of CPU
+        pass
+    assert cpu_seconds(os.getpid()) - before >= 0.03  # clock-tick resolution (10 ms)
 
 
 def test_rss_kib_of_a_missing_process() -> None:
