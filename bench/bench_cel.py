@@ -6,11 +6,12 @@ serialization, cost estimate, and for dyn-valued selectors the probe evaluation)
 selector, for 10 KiB selectors (the length limit) of the densest kinds, and for upstream's
 too-expensive test selector.  Evaluation: for a few families of selectors, the largest member
 whose estimate is within ``CELSelectorExpressionMaxCost``, evaluated once on a 32-attribute
-device.  Run: ``.venv/bin/python bench/bench_cel.py``.
+device.  Run: ``.venv/bin/python bench/bench_cel.py [--quick]`` (``--quick``: one compilation each).
 """
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import sys
 import time
@@ -50,9 +51,9 @@ def _ms(seconds: float) -> float:
     return round(seconds * 1e3, 2)
 
 
-def admission_row(name: str, expression: str) -> list[object]:
+def admission_row(name: str, expression: str, runs: int) -> list[object]:
     total, compiled, estimated = [], [], []
-    for _ in range(RUNS):
+    for _ in range(runs):
         start = time.perf_counter()
         selector = compile_selector.__wrapped__(expression)  # uncached, as for a new expression
         total.append(time.perf_counter() - start)
@@ -107,10 +108,13 @@ def evaluation_row(name: str, family: Callable[[int], str]) -> list[object]:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smoke run: one compilation per selector")
+    runs = 1 if parser.parse_args().quick else RUNS
     print(f"Measured with `python bench/bench_cel.py` on {machine_description()}.\n")
-    print(f"**Admission**, median of {RUNS} uncached compilations (limit {LIMIT:,}):\n")
+    print(f"**Admission**, median of {runs} uncached compilations (limit {LIMIT:,}):\n")
     print(markdown_table(["selector", "length", "estimated cost", "verdict", "cel-cpp compile ms",
-                          "estimate ms", "admission total ms"], [admission_row(*case) for case in ADMISSION]))
+                          "estimate ms", "admission total ms"], [admission_row(*case, runs) for case in ADMISSION]))
     print("\n**Evaluation** of the most expensive admitted member of each family, once:\n")
     print(markdown_table(["family", "length", "estimated cost", "evaluate ms"],
                          [evaluation_row(*case) for case in EVALUATION]))

@@ -47,7 +47,7 @@ class Mode:
 
 
 FULL = Mode(runs=3, count=3000, cycles=240, step=60)
-QUICK = Mode(runs=1, count=500, cycles=40, step=20)
+QUICK = Mode(runs=1, count=200, cycles=10, step=5)
 
 
 def configmap(i: int) -> dict[str, Any]:

@@ -14,7 +14,7 @@ client in one process and event loop):
 
     python bench/bench_workloads.py [--quick] [--runs N] [--replicas N]
 
-Reports pods/s for 1 and 2 and seconds for 3 (median over runs).  ``--quick`` is 200 replicas,
+Reports pods/s for 1 and 2 and seconds for 3 (median over runs).  ``--quick`` is 40 replicas,
 one run.
 """
 
@@ -149,11 +149,11 @@ async def _run(n: int) -> tuple[float, float, float]:
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="200 replicas, one run")
+    parser.add_argument("--quick", action="store_true", help="40 replicas, one run")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--replicas", type=int, default=1000)
     args = parser.parse_args()
-    n, runs = (200, 1) if args.quick else (args.replicas, args.runs)
+    n, runs = (40, 1) if args.quick else (args.replicas, args.runs)
     results = [await _run(n) for _ in range(runs)]
     bare = statistics.median(r[0] for r in results)
     deployed = statistics.median(r[1] for r in results)
