@@ -159,16 +159,17 @@ async def run_shape(timer: CycleTimer, *, nodes: int, devices: int, blocks: int,
 
 SHAPES: dict[str, Callable[[bool], dict[str, Any]]] = {
     "workloadresourceclaims-1x1000": lambda quick: dict(nodes=10, devices=10, blocks=0, groups=1,
-                                                        size=200 if quick else 1000, claims="group"),
-    "workloadresourceclaims-100x50": lambda quick: dict(nodes=50, devices=10, blocks=0, groups=20 if quick else 100,
+                                                        size=50 if quick else 1000, claims="group"),
+    "workloadresourceclaims-100x50": lambda quick: dict(nodes=50, devices=10, blocks=0, groups=4 if quick else 100,
                                                         size=50, claims="group"),
-    "gangscheduling-1000x3": lambda quick: dict(nodes=100 if quick else 500, devices=0, blocks=0,
-                                                groups=200 if quick else 1000, size=3, claims="none"),
+    "gangscheduling-1000x3": lambda quick: dict(nodes=20 if quick else 500, devices=0, blocks=0,
+                                                groups=30 if quick else 1000, size=3, claims="none"),
     "gang-size-10": lambda quick: dict(nodes=100, devices=0, blocks=0, groups=1, size=10, claims="none"),
     "gang-size-100": lambda quick: dict(nodes=100, devices=0, blocks=0, groups=1, size=100, claims="none"),
-    "gang-size-1000": lambda quick: dict(nodes=100, devices=0, blocks=0, groups=1, size=1000, claims="none"),
+    "gang-size-1000": lambda quick: dict(nodes=100, devices=0, blocks=0, groups=1, size=200 if quick else 1000,
+                                         claims="none"),
     "group-constraint-100-blocks": lambda quick: dict(nodes=10 if quick else 50, devices=16, blocks=2,
-                                                      groups=20 if quick else 100, size=8, claims="own",
+                                                      groups=4 if quick else 100, size=8, claims="own",
                                                       workload=True),
 }
 
