@@ -26,10 +26,9 @@ from fakeapi.models.meta import Condition, ObjectMeta
 
 OPENAPI_PACKAGE = "io.k8s.api.resource.v1"
 
-# API constants, as upstream declares them beside the types (one source for server and control
-# plane); the size limits are in fakeapi.machinery.resourcelimits, below the CEL cost estimator.
-# Finalizer: set by the scheduler on a claim it allocates; its allocation is the scheduler's to clear.
-DELETE_PROTECTION_FINALIZER = "resource.kubernetes.io/delete-protection"
+# API constants, as upstream declares them beside the types; the size limits are in
+# fakeapi.machinery.resourcelimits, below the CEL cost estimator, and the finalizer in
+# fakeapi.machinery.finalizers, where the control plane reads it without importing the models.
 GROUP, VERSION = "resource.k8s.io", "v1"
 
 

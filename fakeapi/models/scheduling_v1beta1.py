@@ -14,8 +14,6 @@ from fakeapi.models.meta import Condition, ObjectMeta
 
 OPENAPI_PACKAGE = "io.k8s.api.scheduling.v1beta1"
 
-# Keeps a PodGroup while claims are reserved for it (KEP-5729), one source for server and control plane.
-PODGROUP_PROTECTION_FINALIZER = "scheduling.k8s.io/podgroup-protection"
 GROUP, VERSION = "scheduling.k8s.io", "v1beta1"
 
 

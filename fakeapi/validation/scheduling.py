@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from fakeapi.errors import FieldError, invalid, required
-from fakeapi.models.scheduling_v1beta1 import PODGROUP_PROTECTION_FINALIZER
+from fakeapi.machinery.finalizers import PODGROUP_PROTECTION_FINALIZER
 from fakeapi.validation import names
 from fakeapi.validation.common import (
     get,

@@ -18,7 +18,7 @@ from fakeapi.scheduler.rules.pods import is_pod_terminal
 from fakeapi.scheduler.workqueue import WorkQueue, process
 
 from fakeapi.errors import NotFound
-from fakeapi.models.scheduling_v1beta1 import PODGROUP_PROTECTION_FINALIZER
+from fakeapi.machinery.finalizers import PODGROUP_PROTECTION_FINALIZER
 
 log = logging.getLogger(__name__)
 

@@ -98,8 +98,8 @@ from fakeapi.scheduler.snapshot import NodeInfo
 from fakeapi.scheduler.writes import write_until_known
 
 from fakeapi.errors import Conflict, StatusError
+from fakeapi.machinery.finalizers import DELETE_PROTECTION_FINALIZER
 from fakeapi.machinery.nodeselector import node_selector_matches
-from fakeapi.models.resource_v1 import DELETE_PROTECTION_FINALIZER
 
 log = logging.getLogger(__name__)
 

@@ -18,9 +18,9 @@ from typing import Any
 from fakeapi.scheduler.rules.keys import key_for, object_key
 from fakeapi.scheduler.rules.podgroups import SCHEDULING_GROUP, PodGroupInstance, pod_group_instance
 
+from fakeapi.machinery.finalizers import DELETE_PROTECTION_FINALIZER
 from fakeapi.machinery.jsoncopy import deep_copy
 from fakeapi.machinery.resourcelimits import RESERVED_FOR_MAX_SIZE
-from fakeapi.models.resource_v1 import DELETE_PROTECTION_FINALIZER
 
 POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
 # 63 characters minus the 5 random characters and the hyphen the API server appends.

@@ -19,7 +19,7 @@ from fakeapi.scheduler.rules import claims as rc
 from fakeapi.scheduler.rules.podgroups import PodGroupInstance
 
 from fakeapi.config import FeatureGates
-from fakeapi.models.resource_v1 import DELETE_PROTECTION_FINALIZER
+from fakeapi.machinery.finalizers import DELETE_PROTECTION_FINALIZER
 
 NS = "default"
 CLAIM_SPEC = {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}}

@@ -24,7 +24,7 @@ from sched_helpers import (
 )
 
 from fakeapi.cluster import FakeCluster
-from fakeapi.models.resource_v1 import DELETE_PROTECTION_FINALIZER
+from fakeapi.machinery.finalizers import DELETE_PROTECTION_FINALIZER
 
 
 async def _run_with_spec(api: ApiClient, spec: dict[str, Any]) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from fakeapi.scheduler.plugins.dynamic_resources import (
 from fakeapi.scheduler.snapshot import NodeInfo
 
 from fakeapi.errors import Conflict
-from fakeapi.models.resource_v1 import DELETE_PROTECTION_FINALIZER as FINALIZER
+from fakeapi.machinery.finalizers import DELETE_PROTECTION_FINALIZER as FINALIZER
 
 from .builders import allocation, claim, node, pod
 

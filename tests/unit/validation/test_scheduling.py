@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from fakeapi.config import FeatureGates
-from fakeapi.models.scheduling_v1beta1 import PODGROUP_PROTECTION_FINALIZER
+from fakeapi.machinery.finalizers import PODGROUP_PROTECTION_FINALIZER
 from fakeapi.validation import STRATEGIES
 from fakeapi.validation.strategy import AdmissionContext
 from tests.unit.validation.builders import causes, validate

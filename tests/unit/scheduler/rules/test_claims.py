@@ -4,7 +4,7 @@ import pytest
 from fakeapi.scheduler.rules import claims as rc
 from fakeapi.scheduler.rules.podgroups import PodGroupInstance
 
-from fakeapi.models.resource_v1 import DELETE_PROTECTION_FINALIZER
+from fakeapi.machinery.finalizers import DELETE_PROTECTION_FINALIZER
 
 
 def pod(name="pod", uid="pod-uid", claims=(), statuses=None, group=None, workload_ref=None):
