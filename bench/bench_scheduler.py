@@ -150,14 +150,14 @@ async def _measure(api: ApiClient, nodes: int, devices: int, init_pods: int, mea
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="100 nodes, 500 + 500 pods, one run")
+    parser.add_argument("--quick", action="store_true", help="50 nodes, 100 + 200 pods, one run")
     parser.add_argument("--runs", type=int, default=None, help="runs (default 3, quick 1)")
     parser.add_argument("--profile", action="store_true", help="cProfile the measured phase of the last run")
     parser.add_argument("--top", type=int, default=30, help="profile lines to print")
     parser.add_argument("--control-plane-process", action="store_true",
                         help="run the control plane in a child process (python -m fakeapi.scheduler)")
     args = parser.parse_args()
-    nodes, devices, init_pods, measure_pods = (100, 10, 500, 500) if args.quick else (500, 10, 2500, 2500)
+    nodes, devices, init_pods, measure_pods = (50, 10, 100, 200) if args.quick else (500, 10, 2500, 2500)
     runs = args.runs or (1 if args.quick else 3)
     results = []
     profiler = None
