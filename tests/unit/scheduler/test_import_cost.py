@@ -1,0 +1,12 @@
+"""The control plane starts without building the API models: ``fakeapi.models`` creates every pydantic
+model at import (about half a second), which ``python -m fakeapi.scheduler`` pays at each start."""
+
+import subprocess
+import sys
+
+
+def test_control_plane_does_not_import_the_models():
+    code = ("import sys, fakeapi.scheduler.__main__; "
+            "print(sorted(m for m in sys.modules if m == 'fakeapi.models' or m.startswith('fakeapi.models.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]", f"the control plane imports the models: {out}"
