@@ -5,11 +5,13 @@ A downstream suite of trivial tests (each applies one ConfigMap and reads it bac
 subprocess under ``--fakeapi-scope=function|module|session``; the overhead of a test is its
 setup + teardown time (the call itself is the same in every scope).  The first test of a
 shared scope pays for starting the cluster, so the median is the steady per-test cost and the
-mean includes that start.  Results go to BENCHMARKS.md by hand.
+mean includes that start.  Results go to BENCHMARKS.md by hand.  ``--quick`` (a smoke run) has
+5 tests of each kind instead of 40.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
 import subprocess
@@ -54,10 +56,10 @@ def pytest_sessionfinish(session):
 '''
 
 
-def measure(scope: str) -> dict[str, list[float]]:
+def measure(scope: str, tests: int) -> dict[str, list[float]]:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        (root / "test_suite.py").write_text(SUITE % {"n": TESTS})
+        (root / "test_suite.py").write_text(SUITE % {"n": tests})
         (root / "conftest.py").write_text(RECORDER)
         (root / "pytest.ini").write_text(INI)
         subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--fakeapi-scope={scope}"],
@@ -67,11 +69,14 @@ def measure(scope: str) -> dict[str, list[float]]:
 
 
 def main() -> None:
-    print(f"{TESTS} plain and {TESTS} async tests per scope; setup + teardown per test, ms")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smoke run: 5 tests of each kind")
+    tests = 5 if parser.parse_args().quick else TESTS
+    print(f"{tests} plain and {tests} async tests per scope; setup + teardown per test, ms")
     print("| scope | test | median | mean | max |")
     print("|---|---|---|---|---|")
     for scope in ("function", "module", "session"):
-        for kind, values in measure(scope).items():
+        for kind, values in measure(scope, tests).items():
             ms = [v * 1000 for v in values]
             print(f"| {scope} | {kind} | {statistics.median(ms):.1f} | {statistics.mean(ms):.1f} | {max(ms):.1f} |")
 
