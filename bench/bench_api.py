@@ -36,7 +36,7 @@ import socket
 import statistics
 import sys
 import time
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -61,6 +61,7 @@ JSON = {"Content-Type": "application/json", "Accept": "application/json"}
 BENCHMARKS_MD = Path(__file__).resolve().parents[1] / "BENCHMARKS.md"
 BEGIN, END = "<!-- bench_api:begin -->", "<!-- bench_api:end -->"
 T = TypeVar("T")
+CHILD_PAUSE = 0.2  # seconds between writes when the watchers run in a child process
 DEADLINE = 120.0  # seconds any one phase may take before the benchmark fails loudly
 
 
@@ -271,9 +272,12 @@ async def current_rv(session: aiohttp.ClientSession, url: str) -> str:
         return (await resp.json())["metadata"]["resourceVersion"]
 
 
-async def write_stamped(session: aiohttp.ClientSession, url: str, names: list[str], payload: int = 64) -> None:
-    """Create ConfigMaps in sequence, each stamped just before it is sent."""
-    for name in names:
+async def write_stamped(session: aiohttp.ClientSession, url: str, names: list[str], payload: int = 64,
+                        pause: float = 0.0) -> None:
+    """Create ConfigMaps in sequence, each stamped just before it is sent, ``pause`` seconds apart."""
+    for i, name in enumerate(names):
+        if pause and i:
+            await asyncio.sleep(pause)
         body = orjson.dumps(configmap(name, time.perf_counter_ns(), payload))
         async with session.post(url + CONFIGMAPS, data=body, headers=JSON) as resp:
             await resp.read()
@@ -297,25 +301,67 @@ class Latency:
                    [max(lat) / 1e6 for lat in by_write.values()])
 
 
-async def watch_fanout(mode: Mode, watchers: int) -> Latency:
-    """``watchers`` watchers, one sequential writer of ``fanout_writes`` stamped ConfigMaps."""
-    async with FakeCluster(control_plane=False) as cluster, \
-            aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
-        rv = await current_rv(session, cluster.url)
-        responses = await asyncio.gather(*(open_watch(session, cluster.url, rv) for _ in range(watchers)))
-        readers = [WatchReader(mode.fanout_writes) for _ in responses]
+async def read_watches(url: str, rv: str, watchers: int, writes: int,
+                       ready: Callable[[], Awaitable[None]]) -> list[WatchReader]:
+    """Open ``watchers`` watches from ``rv``, await ``ready()`` (the writes), read every event."""
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
+        responses = await asyncio.gather(*(open_watch(session, url, rv) for _ in range(watchers)))
+        readers = [WatchReader(writes) for _ in responses]
         tasks = [asyncio.create_task(r.read(resp)) for r, resp in zip(readers, responses, strict=True)]
         try:
             async with asyncio.timeout(DEADLINE):
-                await write_stamped(session, cluster.url, [f"fan-{i}" for i in range(mode.fanout_writes)])
+                await ready()
                 await asyncio.gather(*tasks)
         finally:
             for resp in responses:
                 resp.close()
-    missing = [r for r in readers if len(r.latencies_ns) < mode.fanout_writes]
+    missing = [r for r in readers if len(r.latencies_ns) < writes]
     if missing:
         raise RuntimeError(f"{len(missing)} watchers missed events")
+    return readers
+
+
+async def watch_fanout(mode: Mode, watchers: int, child: bool = False) -> Latency:
+    """``watchers`` watchers, one sequential writer of ``fanout_writes`` stamped ConfigMaps; the
+    watchers run in this process, or with ``child`` in a child process (``--fanout-child``), as
+    an informer's client would (``perf_counter_ns`` is the system's monotonic clock in both).
+    There the writes are ``CHILD_PAUSE`` apart: one Python process parses a line per watcher
+    and write more slowly than the server sends them, so unpaced writes would measure its backlog
+    rather than one write's fan-out."""
+    names = [f"fan-{i}" for i in range(mode.fanout_writes)]
+    async with FakeCluster(control_plane=False) as cluster, aiohttp.ClientSession() as session:
+        rv = await current_rv(session, cluster.url)
+
+        async def write() -> None:
+            await write_stamped(session, cluster.url, names, pause=CHILD_PAUSE if child else 0.0)
+
+        if not child:
+            return Latency.of(await read_watches(cluster.url, rv, watchers, mode.fanout_writes, write))
+        argv = [__file__, "--fanout-child", cluster.url, rv, str(watchers), str(mode.fanout_writes), *_loop_flags()]
+        proc = await asyncio.create_subprocess_exec(sys.executable, *argv, stdout=asyncio.subprocess.PIPE)
+        assert proc.stdout is not None
+        async with asyncio.timeout(DEADLINE):
+            if await proc.stdout.readline() != b"ready\n":
+                raise RuntimeError("fan-out child failed to open its watches")
+            await write()
+            out = await proc.stdout.read()
+            if await proc.wait() != 0:
+                raise RuntimeError(f"fan-out child failed with exit code {proc.returncode}")
+    readers = []
+    for latencies in orjson.loads(out):
+        reader = WatchReader(mode.fanout_writes)
+        reader.latencies_ns.update(latencies)
+        readers.append(reader)
     return Latency.of(readers)
+
+
+async def fanout_child(url: str, rv: str, watchers: int, writes: int) -> list[dict[str, int]]:
+    """The child's side: say ``ready`` once the watches are open, return each one's latencies."""
+    async def ready() -> None:
+        sys.stdout.buffer.write(b"ready\n")
+        sys.stdout.buffer.flush()
+
+    return [r.latencies_ns for r in await read_watches(url, rv, watchers, writes, ready)]
 
 
 def _small_rcvbuf_socket(addr_info: tuple[Any, ...]) -> socket.socket:
@@ -388,10 +434,15 @@ async def slow_watcher_run(mode: Mode, with_slow: bool) -> SlowRun:
     return run
 
 
-async def slow_watcher(quick: bool, with_slow: bool, uvloop: bool) -> SlowRun:
+def _loop_flags() -> list[str]:
+    """A child process runs on the event loop this one runs on."""
+    return ["--uvloop"] if type(asyncio.get_running_loop()).__module__.startswith("uvloop") else []
+
+
+async def slow_watcher(quick: bool, with_slow: bool) -> SlowRun:
     """Run :func:`slow_watcher_run` in a child process (this script with ``--slow-run``)."""
     argv = [__file__, "--slow-run", "with" if with_slow else "without", *(["--quick"] if quick else []),
-            *(["--uvloop"] if uvloop else [])]
+            *_loop_flags()]
     proc = await asyncio.create_subprocess_exec(sys.executable, *argv, stdout=asyncio.subprocess.PIPE)
     async with asyncio.timeout(DEADLINE):
         out, _ = await proc.communicate()
@@ -444,14 +495,14 @@ def _slow_endings(slow: list[SlowRun]) -> str:
     return "; ".join(endings)
 
 
-def report(mode: Mode, startup: list[float], tp: Throughput, fanouts: dict[int, Latency],
+def report(mode: Mode, startup: list[float], tp: Throughput, fanouts: dict[str, Latency],
            base: list[SlowRun], slow: list[SlowRun], loop: str) -> str:
     """The markdown written to stdout and, with ``--write``, into BENCHMARKS.md."""
     per_write_kib = statistics.median(r.rss_growth_mib for r in base) * 1024 / mode.slow_writes
     flags = (" --quick" if mode is QUICK else "") + (" --uvloop" if loop == "uvloop" else "")
     fanout_parts = []
-    for watchers, fanout in fanouts.items():
-        fanout_parts += [f"{watchers} watchers:", "", _fanout_table(fanout), ""]
+    for label, fanout in fanouts.items():
+        fanout_parts += [f"{label}:", "", _fanout_table(fanout), ""]
     return "\n".join([
         f"Measured with `python bench/bench_api.py{flags}` ({loop} event loop) on {machine_description()}, "
         f"a shared machine where other work was running: compare figures within one run. Client and server "
@@ -504,12 +555,14 @@ async def main(mode: Mode, profile: bool, write: bool, uvloop: bool) -> None:
     async with aiohttp.ClientSession() as session:
         startup = (await median_of(mode.startup_runs, lambda: startup_ms(session)))[1]
     tp = await throughput(mode, profiler)
-    fanouts = {watchers: await watch_fanout(mode, watchers) for watchers in mode.fanout_watchers}
+    fanouts = {f"{watchers} watchers": await watch_fanout(mode, watchers) for watchers in mode.fanout_watchers}
+    watchers = max(mode.fanout_watchers)
+    fanouts[f"{watchers} watchers in a child process"] = await watch_fanout(mode, watchers, child=True)
     base: list[SlowRun] = []
     slow: list[SlowRun] = []
     for pair in range(mode.slow_pairs):
         for with_slow in (False, True) if pair % 2 == 0 else (True, False):
-            (slow if with_slow else base).append(await slow_watcher(mode is QUICK, with_slow, uvloop))
+            (slow if with_slow else base).append(await slow_watcher(mode is QUICK, with_slow))
     text = report(mode, startup, tp, fanouts, base, slow, "uvloop" if uvloop else "asyncio")
     print(text)
     if profiler is not None:
@@ -529,6 +582,7 @@ def _parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--write", action="store_true", help="update the API server section of BENCHMARKS.md")
     parser.add_argument("--uvloop", action="store_true", help="run on uvloop's event loop")
     parser.add_argument("--slow-run", choices=("with", "without"), help=argparse.SUPPRESS)  # child process
+    parser.add_argument("--fanout-child", nargs=4, help=argparse.SUPPRESS)  # child process: URL RV WATCHERS WRITES
     return parser.parse_args(argv)
 
 
@@ -543,7 +597,11 @@ def _run(coro: Coroutine[Any, Any, T], uvloop: bool) -> T:
 if __name__ == "__main__":
     args = _parse_args()
     chosen = QUICK if args.quick else FULL
-    if args.slow_run:
+    if args.fanout_child:
+        url, rv, watchers, writes = args.fanout_child
+        result = _run(fanout_child(url, rv, int(watchers), int(writes)), args.uvloop)
+        sys.stdout.buffer.write(orjson.dumps(result))
+    elif args.slow_run:
         result = _run(slow_watcher_run(chosen, with_slow=args.slow_run == "with"), args.uvloop)
         sys.stdout.buffer.write(orjson.dumps(dataclasses.asdict(result)))
     else:

@@ -13,10 +13,28 @@ from fakeapi.registry.rest import Registry
 from fakeapi.server import tables
 from fakeapi.server.routes import Target
 from fakeapi.server.state import OPTIONS
+from fakeapi.store.watch import Sink
 
 
 def _error_line(err: StatusError) -> bytes:
     return orjson.dumps({"type": "ERROR", "object": err.to_status()}) + b"\n"
+
+
+def _chunk_sink(transport: asyncio.BaseTransport | None) -> Sink | None:
+    """Writes lines to the connection as one HTTP chunk, as the response's own writer frames
+    them, while the connection's buffer is below its high-water mark (else the reader writes,
+    waiting for the client)."""
+    if not isinstance(transport, asyncio.WriteTransport):
+        return None
+
+    def sink(lines: list[bytes]) -> bool:
+        if transport.is_closing() or transport.get_write_buffer_size() >= transport.get_write_buffer_limits()[1]:
+            return False
+        data = b"".join(lines)
+        transport.write(b"%x\r\n%b\r\n" % (len(data), data))
+        return True
+
+    return sink
 
 
 def _as_table_line(target: Target, line: bytes, first: bool) -> bytes:
@@ -51,6 +69,8 @@ async def stream_watch(request: web.Request, registry: Registry, target: Target,
     deadline = loop.time() + opts.timeout_seconds if opts.timeout_seconds else None
     next_bookmark = loop.time() + options.bookmark_interval
     first = True
+    if not as_table:  # table rows are rendered per watch by the reader
+        watcher.use_sink(_chunk_sink(request.transport))
     try:
         while True:
             now = loop.time()
@@ -72,13 +92,14 @@ async def stream_watch(request: web.Request, registry: Registry, target: Target,
             now = loop.time()
             if deadline is not None and now >= deadline:
                 break
-            if opts.allow_bookmarks and now >= next_bookmark and not lines:
+            if opts.allow_bookmarks and now >= next_bookmark and not lines and not watcher.take_delivered():
                 await response.write(orjson.dumps(reads.bookmark(rt)) + b"\n")
                 next_bookmark = now + options.bookmark_interval
         await response.write_eof()
     except ConnectionResetError:
         pass  # the client went away: an ordinary end of a watch
     finally:
+        watcher.use_sink(None)
         reads.close_watch(rt, watcher)
     return response
 

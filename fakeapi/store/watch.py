@@ -1,5 +1,12 @@
 """Watch fan-out: one queue per watcher, fed synchronously at commit time.
 
+Delivery: a reader parked in :meth:`Watcher.next_lines` is woken per event, unless its server
+installed a *sink* (a direct, synchronous writer to its connection).  Then the watchers that got
+lines in one loop iteration are flushed by one callback, each sink writing its lines at once:
+waking one task per watcher per event dominated the cost of fan-out to many watchers.  A sink
+that cannot take the lines (its connection's buffer is full) wakes the reader instead, whose
+writes wait for the client; the backlog limit below then applies as before.
+
 A committed event is offered to every watcher of its storage key in commit order, so all
 watchers see one order.  Filtering (namespace, label and field selectors) happens at offer
 time; selector transitions become ADDED/DELETED as upstream's watch cache does.  A watcher that
@@ -21,6 +28,8 @@ import orjson
 from fakeapi.store.eventlog import ADDED, DELETED, Event
 
 Filter = Callable[[dict[str, Any]], bool]
+# Writes lines to a watch's connection now, returning False when it cannot take them.
+Sink = Callable[[list[bytes]], bool]
 log = logging.getLogger("fakeapi.store")
 
 
@@ -58,6 +67,9 @@ class Watcher:
         # The reader's pending wait, if it is waiting.  A bare future (not asyncio.Event plus
         # wait_for, which wraps every wait in a task) keeps a wake-up per event and watcher cheap.
         self._waiter: asyncio.Future[None] | None = None
+        self._sink: Sink | None = None
+        self._flush_pending = False
+        self._delivered = False  # lines the sink wrote while the reader was parked
         self.closed = False
         self.expired = False
 
@@ -112,13 +124,39 @@ class Watcher:
         self.closed = True
         self._wake()
 
+    def use_sink(self, sink: Sink | None) -> None:
+        """Let ``sink`` write this watch's lines while its reader is parked (None: stop)."""
+        self._sink = sink
+
+    def take_delivered(self) -> bool:
+        """Whether the sink wrote lines since the last call."""
+        delivered, self._delivered = self._delivered, False
+        return delivered
+
     def _wake(self) -> None:
         waiter = self._waiter
-        if waiter is not None and not waiter.done():
+        if waiter is None or waiter.done():
+            return
+        if self._sink is None or self.closed:
             waiter.set_result(None)
+        elif not self._flush_pending:
+            self._flush_pending = True
+            _schedule_flush(self, waiter.get_loop())
+
+    def _flush(self) -> None:
+        self._flush_pending = False
+        waiter = self._waiter
+        if waiter is None or waiter.done() or not self._lines:
+            return  # the reader is running, or already took the lines
+        if self.closed or self._sink is None or not self._sink(list(self._lines)):
+            waiter.set_result(None)
+            return
+        self._lines.clear()
+        self._delivered = True
 
     async def next_lines(self, timeout: float | None) -> list[bytes]:
-        """Wait for lines; an empty list means the timeout passed or the watch is closed."""
+        """Wait for lines; an empty list means the timeout passed or the watch is closed (or,
+        with a sink, that it wrote the lines itself: :meth:`take_delivered`)."""
         if not self._lines and not self.closed:
             if timeout is not None and timeout <= 0:
                 return []
@@ -141,6 +179,29 @@ class Watcher:
 def _expire(waiter: asyncio.Future[None]) -> None:
     if not waiter.done():
         waiter.set_result(None)
+
+
+# Watchers with lines for their sinks, flushed together by one callback per loop iteration; per
+# loop, as clusters on other threads' loops publish too.
+_pending: dict[asyncio.AbstractEventLoop, list[Watcher]] = {}
+
+
+def _schedule_flush(watcher: Watcher, loop: asyncio.AbstractEventLoop) -> None:
+    batch = _pending.get(loop)
+    if batch is None:
+        batch = _pending[loop] = []
+        loop.call_soon(_flush_batch, loop)
+    batch.append(watcher)
+
+
+def _flush_batch(loop: asyncio.AbstractEventLoop) -> None:
+    for watcher in _pending.pop(loop, []):
+        try:
+            watcher._flush()
+        except Exception:  # one broken connection must not keep lines from the others
+            log.exception("watch sink failed; waking its reader")
+            watcher.use_sink(None)
+            watcher._wake()
 
 
 class WatchHub:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import orjson
 import pytest
 
@@ -123,3 +125,74 @@ async def test_a_watcher_whose_filter_fails_is_closed_and_the_others_still_get_t
     assert await drain(healthy) == [(ADDED, "a", "1")]
     assert failing.closed and await drain(failing) == []
     assert store.get(CM, ("default", "a")) is not None
+
+
+def names(lines: list[bytes]) -> list[str]:
+    return [orjson.loads(line)["object"]["metadata"]["name"] for line in lines]
+
+
+class FakeConnection:
+    """A sink that takes lines until told its buffer is full."""
+
+    def __init__(self) -> None:
+        self.writes: list[list[str]] = []
+        self.full = False
+
+    def __call__(self, lines: list[bytes]) -> bool:
+        if self.full:
+            return False
+        self.writes.append(names(lines))
+        return True
+
+
+async def parked(watcher: Watcher) -> asyncio.Task[list[bytes]]:
+    task = asyncio.create_task(watcher.next_lines(timeout=5))
+    await asyncio.sleep(0)  # let it park
+    return task
+
+
+async def test_a_sink_writes_one_loop_iterations_events_at_once_and_the_reader_stays_parked() -> None:
+    store = ObjectStore()
+    watcher = store.open_watch(CM, WatchFilter(), since=None)
+    connection = FakeConnection()
+    watcher.use_sink(connection)
+    reader = await parked(watcher)
+    store.commit(CM, ADDED, obj("a"))
+    store.commit(CM, ADDED, obj("b"))
+    await asyncio.sleep(0)  # the flush runs
+    assert connection.writes == [["a", "b"]]
+    assert not reader.done() and watcher.take_delivered() and not watcher.take_delivered()
+    store.commit(CM, ADDED, obj("c"))
+    await asyncio.sleep(0)
+    assert connection.writes == [["a", "b"], ["c"]]
+    store.close_watch(CM, watcher)
+    assert await reader == []  # closing still wakes the reader
+
+
+async def test_a_full_connection_wakes_the_reader_with_every_line_in_order() -> None:
+    store = ObjectStore()
+    watcher = store.open_watch(CM, WatchFilter(), since=None)
+    connection = FakeConnection()
+    watcher.use_sink(connection)
+    reader = await parked(watcher)
+    connection.full = True
+    store.commit(CM, ADDED, obj("a"))
+    store.commit(CM, ADDED, obj("b"))
+    assert names(await reader) == ["a", "b"]
+    assert connection.writes == [] and not watcher.take_delivered()
+    connection.full = False
+    store.commit(CM, ADDED, obj("c"))  # the reader is not parked: it takes the line itself
+    assert names(await watcher.next_lines(timeout=0)) == ["c"] and connection.writes == []
+
+
+async def test_a_failing_sink_is_dropped_and_the_reader_gets_the_lines() -> None:
+    store = ObjectStore()
+    watcher = store.open_watch(CM, WatchFilter(), since=None)
+
+    def broken(lines: list[bytes]) -> bool:
+        raise OSError("connection gone")
+
+    watcher.use_sink(broken)
+    reader = await parked(watcher)
+    store.commit(CM, ADDED, obj("a"))
+    assert names(await reader) == ["a"]
