@@ -25,7 +25,7 @@ from yaml.resolver import Resolver
 from yaml.scanner import Scanner
 
 from fakeapi.errors import BadRequest, RequestEntityTooLarge, UnsupportedMediaType
-from fakeapi.machinery.jsonlimits import MAX_DEPTH, too_deep
+from fakeapi.machinery.jsonlimits import MAX_DEPTH, may_nest_too_deep, too_deep
 from fakeapi.server import protobuf
 
 try:  # libyaml, when PyYAML was built with it
@@ -168,7 +168,7 @@ def parse_body(raw: bytes, media: str) -> Any:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         raise BadRequest(f"couldn't get version/kind; json parse error: {exc}") from exc
-    if too_deep(value):
+    if may_nest_too_deep(raw) and too_deep(value):
         raise BadRequest(f"couldn't get version/kind; json parse error: exceeded max depth of {MAX_DEPTH}")
     return value
 

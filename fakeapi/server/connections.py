@@ -85,6 +85,22 @@ def long_running(method: str, path: str, query: Mapping[str, str]) -> bool:
     return attrs.verb == "watch" or (attrs.resource_request and attrs.subresource in LONG_RUNNING_SUBRESOURCES)
 
 
+# long_running answers by (method, path, query string): parsing the path on every request cost
+# more than the rest of the timeout middleware; cleared when full, as paths name objects.
+_LONG_RUNNING: dict[tuple[str, str, str], bool] = {}
+_LONG_RUNNING_LIMIT = 4096
+
+
+def _long_running_request(request: web.Request) -> bool:
+    key = (request.method, request.path, request.query_string)
+    answer = _LONG_RUNNING.get(key)
+    if answer is None:
+        if len(_LONG_RUNNING) >= _LONG_RUNNING_LIMIT:
+            _LONG_RUNNING.clear()
+        answer = _LONG_RUNNING[key] = long_running(request.method, request.path, request.query)
+    return answer
+
+
 def request_timeout(seconds: float) -> Middleware:
     """A middleware that answers 504 when a request that is not long-running takes more than
     ``seconds`` to read and handle.  Its response closes the connection, since the rest of an
@@ -92,7 +108,7 @@ def request_timeout(seconds: float) -> Middleware:
 
     @web.middleware
     async def timeout(request: web.Request, handler: Handler) -> web.StreamResponse:
-        if long_running(request.method, request.path, request.query):
+        if _long_running_request(request):
             return await handler(request)
         try:
             async with asyncio.timeout(seconds):

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 import pytest
 
-from fakeapi.machinery.jsonlimits import nesting_depth, too_deep
+from fakeapi.machinery.jsonlimits import may_nest_too_deep, nesting_depth, too_deep
 
 
 def nested(depth: int) -> Any:
@@ -32,3 +33,20 @@ DEPTHS = [
 def test_nesting_depth(value: Any, limit: int, depth: int) -> None:
     assert nesting_depth(value, limit) == depth
     assert too_deep(value, limit) is (depth > limit)
+
+
+BRACKETS = [
+    # (id, JSON text, limit, may nest too deep): the byte count is a bound, never an undercount
+    ("flat-object", b'{"a": 1, "b": "x"}', 1, False),
+    ("nested-at-the-limit", b'[[["x"]]]', 3, False),
+    ("nested-past-the-limit", b'[[[["x"]]]]', 3, True),
+    ("wide-but-shallow-overcounts", b'[{}, {}, {}, {}]', 3, True),
+    ("brackets-in-strings-overcount", b'{"a": "{{[["}', 3, True),
+]
+
+
+@pytest.mark.parametrize(("raw", "limit", "expected"), [c[1:] for c in BRACKETS], ids=[c[0] for c in BRACKETS])
+def test_may_nest_too_deep(raw: bytes, limit: int, expected: bool) -> None:
+    assert may_nest_too_deep(raw, limit) is expected
+    if not expected:  # the bound is safe: nothing it lets pass is too deep
+        assert not too_deep(orjson.loads(raw), limit)
