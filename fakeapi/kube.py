@@ -25,6 +25,7 @@ from typing import Any
 import yaml
 
 from fakeapi.errors import Expired, NotFound, StatusError
+from fakeapi.machinery import yamltext
 from fakeapi.machinery.jsonpath import MISSING, PathError, lookup, parse_path
 from fakeapi.scheduler.client import GVR, TRANSPORT_ERRORS, ApiClient
 from fakeapi.scheduler.connection import Connection
@@ -131,7 +132,7 @@ def load_manifest(manifest: Manifest) -> list[dict[str, Any]]:
                                       and manifest.strip().endswith((".yaml", ".yml", ".json"))):
         manifest = Path(manifest).read_text()
     if isinstance(manifest, str):
-        docs = [d for d in yaml.safe_load_all(manifest) if d is not None]
+        docs = [d for d in yamltext.load_all(manifest) if d is not None]
     elif isinstance(manifest, dict):
         docs = [manifest]
     else:

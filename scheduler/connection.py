@@ -12,12 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from fakeapi.machinery import yamltext
 from fakeapi.machinery.pem import load_cert_chain
-
-# libyaml's safe loader where PyYAML has it: ~8x faster, and every FakeCluster reads its kubeconfig.
-_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass(frozen=True)
@@ -67,7 +63,7 @@ def from_kubeconfig(path: str | os.PathLike[str]) -> Connection:
     Exec and auth-provider plugins are not supported."""
     path = Path(path)
     # "-": from standard input (how FakeCluster hands a child control plane its secrets).
-    config = yaml.load(sys.stdin.read() if str(path) == "-" else path.read_text(), Loader=_SAFE_LOADER) or {}
+    config = yamltext.load(sys.stdin.read() if str(path) == "-" else path.read_text()) or {}
     context = _named(config.get("contexts"), config.get("current-context", ""), "context")
     cluster = _named(config.get("clusters"), context.get("cluster", ""), "cluster")
     user = _named(config.get("users"), context.get("user", ""), "user") if context.get("user") else {}
