@@ -8,7 +8,10 @@ control plane, this client) shares one process and one event loop, as ``FakeClus
 
     python bench/bench_scheduler.py [--quick] [--runs N] [--profile]
 
-Reports pods/s for the measured phase (median over runs in full mode); ``--profile`` prints
+Reports pods/s for the measured phase (median over runs in full mode) and the CPU time each
+process spent per measured pod (this process: API server and client; with
+``--control-plane-process`` the child: scheduler, controllers, kubelet).  CPU per pod is what to
+compare on a busy machine: it does not count time spent waiting for a core.  ``--profile`` prints
 the top functions of a cProfile of the measured phase of the last run.
 """
 
@@ -24,7 +27,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -37,10 +40,23 @@ from fakeapi.scheduler.client import (
     ApiClient,
 )
 
+from bench.common import child_pids, cpu_seconds
 from fakeapi.cluster import FakeCluster
 
 DRIVER = "test-driver.cdi.k8s.io"
 CREATE_CONCURRENCY = 32
+
+
+class Measured(NamedTuple):
+    """One run's measured phase: throughput and CPU milliseconds per pod in each process."""
+
+    pods_per_s: float
+    server_cpu_ms: float          # this process: API server (and client; and control plane if in-process)
+    control_plane_cpu_ms: float   # the control plane's child process, 0 when in-process
+
+    def __str__(self) -> str:
+        return (f"{self.pods_per_s:.1f} pods/s, CPU per pod: server process {self.server_cpu_ms:.2f} ms, "
+                f"control-plane process {self.control_plane_cpu_ms:.2f} ms")
 
 
 def _node(i: int) -> dict[str, Any]:
@@ -117,14 +133,14 @@ class BoundCounter:
 
 
 async def run_once(nodes: int, devices: int, init_pods: int, measure_pods: int,
-                   profiler: cProfile.Profile | None, separate: bool = False) -> float:
+                   profiler: cProfile.Profile | None, separate: bool = False) -> Measured:
     async with FakeCluster(control_plane="process" if separate else True) as cluster, \
             ApiClient(cluster.url) as api:
         return await _measure(api, nodes, devices, init_pods, measure_pods, profiler)
 
 
 async def _measure(api: ApiClient, nodes: int, devices: int, init_pods: int, measure_pods: int,
-                   profiler: cProfile.Profile | None) -> float:
+                   profiler: cProfile.Profile | None) -> Measured:
     await _create_all(api, NODES, None, [_node(i) for i in range(nodes)])
     await _create_all(api, RESOURCE_SLICES, None, [_slice(i, devices) for i in range(nodes)])
     await api.create(DEVICE_CLASSES, None, DEVICE_CLASS)
@@ -137,15 +153,18 @@ async def _measure(api: ApiClient, nodes: int, devices: int, init_pods: int, mea
         await counter.wait_for(init_pods, timeout=600)
         if profiler is not None:
             profiler.enable()
+        pids = child_pids()   # the control plane's process, when it has one
+        cpu = [time.process_time(), sum(map(cpu_seconds, pids))]
         start = time.perf_counter()
         await _create_all(api, PODS, "default", [_pod(f"measure-{i}") for i in range(measure_pods)])
         await counter.wait_for(init_pods + measure_pods, timeout=600)
         elapsed = time.perf_counter() - start
+        cpu = [time.process_time() - cpu[0], sum(map(cpu_seconds, pids)) - cpu[1]]
         if profiler is not None:
             profiler.disable()
     finally:
         watcher.cancel()
-    return measure_pods / elapsed
+    return Measured(measure_pods / elapsed, 1000 * cpu[0] / measure_pods, 1000 * cpu[1] / measure_pods)
 
 
 def main() -> None:
@@ -163,11 +182,12 @@ def main() -> None:
     profiler = None
     for i in range(runs):
         profiler = cProfile.Profile() if args.profile and i == runs - 1 else None
-        rate = asyncio.run(run_once(nodes, devices, init_pods, measure_pods, profiler, args.control_plane_process))
-        results.append(rate)
-        print(f"run {i + 1}/{runs}: {rate:.1f} pods/s")
+        result = asyncio.run(run_once(nodes, devices, init_pods, measure_pods, profiler, args.control_plane_process))
+        results.append(result)
+        print(f"run {i + 1}/{runs}: {result}")
+    median = Measured(*(statistics.median(column) for column in zip(*results, strict=True)))
     print(f"SchedulingWithResourceClaimTemplate {nodes} nodes x {devices} devices, "
-          f"{init_pods} init + {measure_pods} measured pods: median {statistics.median(results):.1f} pods/s")
+          f"{init_pods} init + {measure_pods} measured pods: median {median}")
     if profiler is not None:
         out = io.StringIO()
         stats = pstats.Stats(profiler, stream=out)

@@ -50,6 +50,9 @@ class Nominator:
             if not pods:
                 del self._by_node[node_name]
 
+    def __len__(self) -> int:
+        return len(self._node_of)
+
     def node_of(self, uid: str) -> str:
         """The node nominated for the pod, or ''."""
         return self._node_of.get(uid, "")

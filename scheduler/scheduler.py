@@ -78,7 +78,7 @@ from fakeapi.scheduler.rules.claims import is_deallocation, pod_claim_keys
 from fakeapi.scheduler.rules.keys import object_key
 from fakeapi.scheduler.rules.podgroups import PodGroupInstance, group_priority, pod_group_instance, pod_group_keys
 from fakeapi.scheduler.rules.pods import is_assigned, is_pod_terminal, is_terminating
-from fakeapi.scheduler.snapshot import NodeCache, NodeInfo
+from fakeapi.scheduler.snapshot import FitMemo, NodeCache, NodeInfo
 
 from fakeapi.config import FeatureGates
 from fakeapi.errors import NotFound, StatusError
@@ -152,6 +152,7 @@ class Scheduler:
         self._percentage = percentage_of_nodes_to_score
         self._factory = factory
         self.nodes = NodeCache()
+        self._fit_memo = FitMemo()
         self.nominator = Nominator()
         self.claims = ClaimAssumeCache()
         self.index = DeviceIndex(Features.from_gates(gates))
@@ -180,7 +181,7 @@ class Scheduler:
                                      groups=groups if group_claims else None,
                                      members=self._live_members if group_claims else None,
                                      prioritized_list=gates.DRAPrioritizedList, filter_timeout=filter_timeout)
-        fit = NodeResourcesFit(self.nominator.usage)
+        fit = NodeResourcesFit(self.nominator)
         self._preemption = DefaultPreemption(
             api, recorder, self.nodes, self.nominator,
             run_filter=lambda state, pod, info: self.framework.run_filter(state, pod, info),
@@ -565,13 +566,16 @@ class Scheduler:
         Filter runs from a rotating start until enough nodes fit (percentageOfNodesToScore); the
         best-scoring one wins.  Deferred filters (see ``Framework.deferred_active``) run only on
         candidates that passed the others, best score first, stopping at the first that passes;
-        only when all of them fail are the remaining nodes filtered in full.
+        only when all of them fail are the remaining nodes filtered in full.  The first pass and
+        the scores of a signed pod come from the :class:`FitMemo` where a node has not changed.
         """
         fw = self.framework
         total = len(nodes)
         wanted = num_feasible_nodes_to_find(total, self._percentage)
         deferred = fw.deferred_active(state)
         first_pass = fw.run_eager_filter if deferred else fw.run_filter
+        signature = fw.sign_pod(state, pod)
+        memo = None if signature is None else self._fit_memo.table((signature, deferred), total)
         start = self._next_start % total
         candidates: list[NodeInfo] = []
         statuses: dict[str, Status] = {}
@@ -579,7 +583,13 @@ class Scheduler:
         while visited < total and len(candidates) < wanted:
             info = nodes[(start + visited) % total]
             visited += 1
-            status = first_pass(state, pod, info)
+            entry = memo.get(info.name) if memo is not None else None
+            if entry is not None and entry[0] == info.generation:
+                status = entry[1]
+            else:
+                status = first_pass(state, pod, info)
+                if memo is not None and status.code != Code.ERROR:
+                    memo[info.name] = [info.generation, status, None]
             if status.code == Code.SUCCESS:
                 candidates.append(info)
             elif status.code == Code.ERROR:
@@ -588,8 +598,8 @@ class Scheduler:
                 statuses[info.name] = status
         self._next_start = (start + visited) % total
         if not deferred:
-            return (self._best(state, pod, candidates) if candidates else None), statuses, None
-        for info in self._by_score(state, pod, candidates):
+            return (self._best(state, pod, candidates, memo) if candidates else None), statuses, None
+        for info in self._by_score(state, pod, candidates, memo):
             status = fw.run_deferred_filter(state, pod, info)
             if status.code == Code.SUCCESS:
                 return info.name, statuses, None
@@ -610,21 +620,44 @@ class Scheduler:
                 statuses[info.name] = status
         return (self._best(state, pod, feasible) if feasible else None), statuses, None
 
-    def _by_score(self, state: CycleState, pod: dict[str, Any], nodes: list[NodeInfo]) -> list[NodeInfo]:
+    def _by_score(self, state: CycleState, pod: dict[str, Any], nodes: list[NodeInfo],
+                  memo: dict[str, list[Any]] | None = None) -> list[NodeInfo]:
         """Best first; ties in random order, as upstream's reservoir sampling would pick them."""
         if len(nodes) <= 1:
             return nodes
-        scores = self.framework.run_score(state, pod, nodes)
+        scores = self._scores(state, pod, nodes, memo)
         keyed = [(-score, random.random(), i) for i, score in enumerate(scores)]
         keyed.sort()
         return [nodes[i] for _, _, i in keyed]
 
-    def _best(self, state: CycleState, pod: dict[str, Any], feasible: list[NodeInfo]) -> str:
+    def _best(self, state: CycleState, pod: dict[str, Any], feasible: list[NodeInfo],
+              memo: dict[str, list[Any]] | None = None) -> str:
         if len(feasible) == 1:
             return feasible[0].name
-        scores = self.framework.run_score(state, pod, feasible)
+        scores = self._scores(state, pod, feasible, memo)
         best = max(scores)
         return random.choice([n for n, s in zip(feasible, scores, strict=True) if s == best]).name
+
+    def _scores(self, state: CycleState, pod: dict[str, Any], nodes: list[NodeInfo],
+                memo: dict[str, list[Any]] | None) -> list[int]:
+        """``Framework.run_score``, taking what the memo holds for nodes that have not changed."""
+        if memo is None:
+            return self.framework.run_score(state, pod, nodes)
+        scores: list[int] = [0] * len(nodes)
+        todo: list[int] = []
+        for i, info in enumerate(nodes):
+            entry = memo.get(info.name)
+            if entry is not None and entry[0] == info.generation and entry[2] is not None:
+                scores[i] = entry[2]
+            else:
+                todo.append(i)
+        if todo:
+            for i, score in zip(todo, self.framework.run_score(state, pod, [nodes[i] for i in todo]), strict=True):
+                scores[i] = score
+                entry = memo.get(nodes[i].name)
+                if entry is not None and entry[0] == nodes[i].generation:
+                    entry[2] = score
+        return scores
 
     # -- binding cycle -----------------------------------------------------------------------------
     async def _binding_cycle(self, info: QueuedPodInfo, state: CycleState, node_name: str) -> None:

@@ -8,11 +8,17 @@ is recomputed: a pod's requests once when it is added, a node's allocatable when
 
 Assumed pods (reserved, binding in flight) count against their node exactly like bound pods, so
 the next cycle never double-books cpu/memory/pod slots; a failed binding forgets them.
+
+Every change to a node's object or usage stamps it with a new ``generation``, so what was
+computed for a node (:class:`FitMemo`: Filter statuses and scores per pod signature) stays
+valid exactly as long as the stamp it was computed at.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+import itertools
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Any
 
 from fakeapi.scheduler.rules.pods import is_pod_terminal
@@ -23,6 +29,8 @@ CPU, MEMORY, PODS = "cpu", "memory", "pods"
 # Upstream scores pods without requests as if they asked for this much (non-zero requests).
 DEFAULT_MILLI_CPU = 100
 DEFAULT_MEMORY_MILLI = 200 * 1024 * 1024 * 1000
+# One counter for every NodeInfo: a node deleted and created again never reuses a stamp.
+_generations = itertools.count(1)
 
 
 def _container_requests(container: Mapping[str, Any]) -> dict[str, int]:
@@ -58,10 +66,11 @@ def non_zero_requests(requests: Mapping[str, int]) -> tuple[int, int]:
 class NodeInfo:
     """One node and what the pods placed on it (bound or assumed) use."""
 
-    __slots__ = ("allocatable", "name", "node", "non_zero", "pod_count", "pods", "requested")
+    __slots__ = ("allocatable", "generation", "name", "node", "non_zero", "pod_count", "pods", "requested")
 
     def __init__(self, name: str, node: dict[str, Any] | None = None) -> None:
         self.name = name
+        self.generation = next(_generations)
         self.node: dict[str, Any] | None = None
         # None = the node reports no allocatable at all: treated as unlimited (see report).
         self.allocatable: dict[str, int] | None = None
@@ -73,6 +82,7 @@ class NodeInfo:
             self.set_node(node)
 
     def set_node(self, node: dict[str, Any]) -> None:
+        self.generation = next(_generations)
         self.node = node
         allocatable = (node.get("status") or {}).get("allocatable")
         self.allocatable = (None if allocatable is None
@@ -90,12 +100,39 @@ class NodeInfo:
             self._account(requests, -1)
 
     def _account(self, requests: dict[str, int], sign: int) -> None:
+        self.generation = next(_generations)
         for name, value in requests.items():
             self.requested[name] = self.requested.get(name, 0) + sign * value
         cpu, memory = non_zero_requests(requests)
         self.non_zero[0] += sign * cpu
         self.non_zero[1] += sign * memory
         self.pod_count += sign
+
+
+class FitMemo:
+    """What the eager Filter plugins answered and the Score plugins gave per node, for the pod
+    signatures seen last (``Framework.sign_pod``), each entry valid while its node keeps the
+    generation it was computed at.  Pods of a Deployment or a Job share one signature, and
+    between two of their cycles only the nodes that got or lost a pod change: the other nodes'
+    answers are reused instead of computed again (upstream's equivalence-class idea)."""
+
+    def __init__(self, signatures: int = 16) -> None:
+        self._signatures = signatures
+        self._tables: OrderedDict[Hashable, dict[str, list[Any]]] = OrderedDict()
+
+    def table(self, signature: Hashable, nodes: int) -> dict[str, list[Any]]:
+        """Node name -> ``[generation, status, score or None]`` for ``signature`` (the least
+        recently used signature's table goes when there are too many)."""
+        table = self._tables.get(signature)
+        if table is None:
+            table = self._tables[signature] = {}
+            if len(self._tables) > self._signatures:
+                self._tables.popitem(last=False)
+        else:
+            self._tables.move_to_end(signature)
+            if len(table) > 2 * nodes + 16:   # entries of deleted nodes: start afresh
+                table.clear()
+        return table
 
 
 class NodeCache:

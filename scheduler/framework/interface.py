@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import enum
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import orjson
 
 if TYPE_CHECKING:
     from fakeapi.scheduler.framework.cycle_state import CycleState
@@ -159,6 +161,11 @@ def node_now_passes(passes: Callable[[dict[str, Any], dict[str, Any]], bool]) ->
     return ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE), hint)
 
 
+def sign_fragment(*values: Any) -> bytes:
+    """A signature fragment of plain JSON values: equal for equal values (key order aside)."""
+    return orjson.dumps(values, option=orjson.OPT_SORT_KEYS)
+
+
 # --- extension points ----------------------------------------------------------------------------
 
 @runtime_checkable
@@ -208,6 +215,15 @@ class ScorePlugin(Plugin, Protocol):
 
     def score(self, state: CycleState, pod: dict[str, Any], node_info: NodeInfo) -> int:
         """0..100 for a feasible node; higher is better."""
+        ...
+
+
+@runtime_checkable
+class SignPlugin(Plugin, Protocol):
+    def sign(self, pod: dict[str, Any]) -> Hashable | None:
+        """What of the pod this plugin's Filter and Score read (upstream's ``SignPlugin``, KEP-5598):
+        two pods with equal fragments get the same answer on a node in the same state.  None when
+        the answer depends on more (the pod is then filtered and scored without the memo)."""
         ...
 
 

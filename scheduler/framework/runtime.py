@@ -10,7 +10,7 @@ plugin no longer uses it, as the pod-group cycle decides a gang before anything 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator, Sequence
+from collections.abc import Hashable, Iterator, Sequence
 from typing import Any
 
 from fakeapi.scheduler.framework.cycle_state import CycleState
@@ -29,6 +29,7 @@ from fakeapi.scheduler.framework.interface import (
     PreFilterPlugin,
     ReservePlugin,
     ScorePlugin,
+    SignPlugin,
     Status,
     unschedulable,
 )
@@ -93,6 +94,9 @@ class Framework:
         self.pre_bind_plugins = [p for p in plugins if _implements(p, PreBindPlugin)]
         self.bind_plugins = [p for p in plugins if _implements(p, BindPlugin)]
         self.waiting_pods: dict[str, WaitingPod] = {}
+        # Who answers for the memoized part of a cycle (eager Filter, Score); None when one cannot sign.
+        signers = list(dict.fromkeys([*self.eager_filter_plugins, *self.score_plugins]))
+        self._signers = signers if all(_implements(p, SignPlugin) for p in signers) else None
 
     def events_to_register(self) -> Iterator[tuple[str, ClusterEventWithHint]]:
         """(plugin name, event with hint) for every plugin that can be woken up by events."""
@@ -159,6 +163,20 @@ class Framework:
                 return status
             reasons.extend(status.reasons)
         return Status(Code.UNSCHEDULABLE, tuple(reasons))
+
+    def sign_pod(self, state: CycleState, pod: dict[str, Any]) -> Hashable | None:
+        """After PreFilter: a value equal for pods that get the same eager-Filter statuses and
+        scores on a node in the same state, or None.  As upstream signs a pod only when every
+        filter and score plugin can, one plugin without a fragment for the pod leaves it unsigned."""
+        if self._signers is None:
+            return None
+        fragments = []
+        for plugin in self._signers:
+            fragment = plugin.sign(pod)
+            if fragment is None:
+                return None
+            fragments.append(fragment)
+        return (*fragments, frozenset(state.skip_filter), frozenset(state.skip_score))
 
     def run_score(self, state: CycleState, pod: dict[str, Any], nodes: Sequence[NodeInfo]) -> list[int]:
         """Weighted sum of every score plugin, per node (same order as ``nodes``)."""

@@ -10,6 +10,7 @@ from fakeapi.scheduler.framework.interface import (
     ClusterEventWithHint,
     Status,
     node_now_passes,
+    sign_fragment,
     skip,
     unresolvable,
 )
@@ -35,6 +36,12 @@ class NodeAffinity:
 
     def pre_filter(self, state: CycleState, pod: dict[str, Any], nodes: Any) -> Status:
         return SUCCESS if _has_constraints(pod) else skip(NAME)
+
+    def sign(self, pod: dict[str, Any]) -> bytes:
+        spec = pod.get("spec") or {}
+        required = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+            "requiredDuringSchedulingIgnoredDuringExecution")
+        return sign_fragment(spec.get("nodeSelector"), required)
 
     def filter(self, state: CycleState, pod: dict[str, Any], node_info: NodeInfo) -> Status:
         if node_matches_pod_affinity_and_selector(pod, node_info.node or {}):

@@ -18,6 +18,9 @@ class NodeName:
     def pre_filter(self, state: CycleState, pod: dict[str, Any], nodes: Any) -> Status:
         return SUCCESS if (pod.get("spec") or {}).get("nodeName") else skip(NAME)
 
+    def sign(self, pod: dict[str, Any]) -> str:
+        return (pod.get("spec") or {}).get("nodeName") or ""
+
     def filter(self, state: CycleState, pod: dict[str, Any], node_info: NodeInfo) -> Status:
         if pod["spec"]["nodeName"] != node_info.name:
             return unresolvable(NAME, ERR_REASON)

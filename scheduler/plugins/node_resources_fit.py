@@ -8,8 +8,8 @@ requests at upstream's non-zero defaults so empty pods still spread.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 from fakeapi.scheduler.framework.cycle_state import CycleState
 from fakeapi.scheduler.framework.interface import (
@@ -32,8 +32,16 @@ def insufficient(resource: str) -> str:
     return f"Insufficient {resource}"
 
 
-# (node name, pod priority, pod UID) -> (requests, pod count) nominated pods claim on the node.
-NominatedUsage = Callable[[str, int, str], tuple[Mapping[str, int], int]]
+class Nominations(Protocol):
+    """The nominated pods (:class:`fakeapi.scheduler.nominator.Nominator`)."""
+
+    def usage(self, node_name: str, priority: int, exclude: str) -> tuple[Mapping[str, int], int]:
+        """(requests, pod count) nominated pods of at least ``priority`` claim on the node, ``exclude`` aside."""
+        ...
+
+    def __len__(self) -> int:
+        """How many pods are nominated."""
+        ...
 
 
 def fit_reasons(requests: Mapping[str, int], node_info: NodeInfo, extra: Mapping[str, int] | None = None,
@@ -84,7 +92,7 @@ class NodeResourcesFit:
     name = NAME
     weight = 1
 
-    def __init__(self, nominated: NominatedUsage | None = None) -> None:
+    def __init__(self, nominated: Nominations | None = None) -> None:
         self._nominated = nominated
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
@@ -95,12 +103,18 @@ class NodeResourcesFit:
         state.write(_STATE_KEY, pod_requests(pod))
         return SUCCESS
 
+    def sign(self, pod: dict[str, Any]) -> tuple[tuple[str, int], ...] | None:
+        # Which nominated pods count depends on the pod's priority and identity: none signs then.
+        if self._nominated:
+            return None
+        return tuple(sorted(pod_requests(pod).items()))
+
     def filter(self, state: CycleState, pod: dict[str, Any], node_info: NodeInfo) -> Status:
         extra: Mapping[str, int] | None = None
         extra_pods = 0
         if self._nominated is not None:
             priority = int((pod.get("spec") or {}).get("priority") or 0)
-            extra, extra_pods = self._nominated(node_info.name, priority, pod["metadata"]["uid"])
+            extra, extra_pods = self._nominated.usage(node_info.name, priority, pod["metadata"]["uid"])
         reasons = fit_reasons(state.read(_STATE_KEY), node_info, extra, extra_pods)
         return unschedulable(NAME, *reasons) if reasons else SUCCESS
 

@@ -37,5 +37,8 @@ class NodeUnschedulable:
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [node_now_passes(_accepts)]
 
+    def sign(self, pod: dict[str, Any]) -> bool:
+        return taint_tolerated(UNSCHEDULABLE_TAINT, (pod.get("spec") or {}).get("tolerations") or [])
+
     def filter(self, state: CycleState, pod: dict[str, Any], node_info: NodeInfo) -> Status:
         return SUCCESS if _accepts(pod, node_info.node) else unresolvable(NAME, ERR_REASON)

@@ -10,6 +10,7 @@ from fakeapi.scheduler.framework.interface import (
     ClusterEventWithHint,
     Status,
     node_now_passes,
+    sign_fragment,
     unresolvable,
 )
 from fakeapi.scheduler.snapshot import NodeInfo
@@ -33,6 +34,9 @@ class TaintToleration:
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [node_now_passes(lambda pod, node: _untolerated(pod, node) is None)]
+
+    def sign(self, pod: dict[str, Any]) -> bytes:
+        return sign_fragment((pod.get("spec") or {}).get("tolerations") or [])
 
     def filter(self, state: CycleState, pod: dict[str, Any], node_info: NodeInfo) -> Status:
         if _untolerated(pod, node_info.node) is None:

@@ -1,0 +1,148 @@
+"""The fit memo: pods of one signature reuse Filter statuses and scores of nodes that did not
+change, and every change to a node (its object, its pods, nominations) is seen at once."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from fakeapi.scheduler.framework.cycle_state import CycleState
+from fakeapi.scheduler.informers import InformerFactory
+from fakeapi.scheduler.scheduler import Scheduler
+
+from fakeapi.config import FeatureGates
+
+from .builders import node, pod
+
+TAINT = {"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}
+TOLERATION = {"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}
+ALLOC = {"cpu": "2", "memory": "8Gi", "pods": "10"}
+BIG = {**ALLOC, "cpu": "4"}   # scores better: a node the memo would wrongly keep choosing
+
+
+class _Recorder:
+    def event(self, *args: Any) -> None:
+        pass
+
+
+def _scheduler(*nodes: dict[str, Any]) -> Scheduler:
+    sched = Scheduler(None, InformerFactory(None), FeatureGates(), _Recorder())  # type: ignore[arg-type]
+    for n in nodes:
+        sched.nodes.set_node(n)
+    return sched
+
+
+def _place(sched: Scheduler, p: dict[str, Any]) -> tuple[str | None, str]:
+    """One cycle up to host selection: (chosen node, the message when none fits)."""
+    result = sched._schedule_pod(CycleState(), p, post_filter=False)
+    return result.node, result.message
+
+
+def _cpu(amount: str, **kw: Any) -> dict[str, Any]:
+    return pod(requests={"cpu": amount}, **kw)
+
+
+# Each case: the cluster, a mutation made after a first pod of the signature was filtered and
+# scored on every node, and where the next pod of the same signature must go (None: nowhere).
+# The node the mutation turns away is the one that scored best before it.
+Mutation = Callable[[Scheduler], Any]
+CASES: dict[str, tuple[list[dict[str, Any]], Callable[[], dict[str, Any]], Mutation, str | None]] = {
+    "node-tainted": ([node("n1", allocatable=BIG), node("n2", allocatable=ALLOC)], lambda: _cpu("100m"),
+                     lambda s: s.nodes.set_node(node("n1", allocatable=BIG, taints=[TAINT])), "n2"),
+    "node-cordoned": ([node("n1", allocatable=BIG), node("n2", allocatable=ALLOC)], lambda: _cpu("100m"),
+                      lambda s: s.nodes.set_node(node("n1", allocatable=BIG, unschedulable=True)), "n2"),
+    "node-labels-changed": ([node("n1", allocatable=ALLOC, labels={"zone": "a"}),
+                             node("n2", allocatable=ALLOC, labels={"zone": "b"})],
+                            lambda: pod(node_selector={"zone": "a"}),
+                            lambda s: s.nodes.set_node(node("n1", allocatable=ALLOC, labels={"zone": "c"})), None),
+    "allocatable-shrunk": ([node("n1", allocatable=ALLOC), node("n2", allocatable=BIG)], lambda: _cpu("1"),
+                           lambda s: s.nodes.set_node(node("n2", allocatable={**ALLOC, "cpu": "500m"})), "n1"),
+    "pod-assumed-fills-node": ([node("n1", allocatable=ALLOC), node("n2", allocatable=BIG)], lambda: _cpu("1"),
+                               lambda s: s.nodes.assume_pod(_cpu("4", uid="big"), "n2"), "n1"),
+    "last-fitting-node-shrunk": ([node("n1", allocatable=ALLOC), node("n2", allocatable={**ALLOC, "cpu": "1"})],
+                                 lambda: _cpu("2"),
+                                 lambda s: s.nodes.set_node(node("n1", allocatable={**ALLOC, "cpu": "1"})), None),
+    "node-deleted-and-created-tainted": (
+        [node("n1", allocatable=ALLOC), node("n2", allocatable=BIG)], lambda: _cpu("100m"),
+        lambda s: (s.nodes.remove_node("n2"), s.nodes.set_node(node("n2", allocatable=BIG, taints=[TAINT]))), "n1"),
+    "higher-priority-pod-nominated": ([node("n1", allocatable=ALLOC), node("n2", allocatable={**ALLOC, "cpu": "1"})],
+                                      lambda: _cpu("1500m"),
+                                      lambda s: s.nominator.nominate(_cpu("1", uid="pre", priority=10), "n1"), None),
+}
+
+
+@pytest.mark.parametrize(("nodes", "make_pod", "mutate", "want"), list(CASES.values()), ids=list(CASES))
+def test_next_pod_of_a_signature_sees_every_node_change(nodes, make_pod, mutate, want) -> None:
+    sched = _scheduler(*nodes)
+    first, _ = _place(sched, make_pod())
+    assert first is not None   # the memo now holds every node's answer for this signature
+    mutate(sched)
+    chosen, message = _place(sched, make_pod())
+    assert chosen == want, message
+
+
+def test_freed_node_fits_again() -> None:
+    sched = _scheduler(node("n1", allocatable=ALLOC))
+    sched.nodes.assume_pod(_cpu("2", uid="big"), "n1")
+    assert _place(sched, _cpu("1"))[0] is None
+    sched.nodes.forget_pod("big")
+    assert _place(sched, _cpu("1"))[0] == "n1"
+
+
+def test_set_aside_and_restore_are_seen() -> None:
+    """Preemption's simulation takes victims off a node and puts them back."""
+    sched = _scheduler(node("n1", allocatable=ALLOC))
+    sched.nodes.assume_pod(_cpu("2", uid="victim"), "n1")
+    assert _place(sched, _cpu("1"))[0] is None
+    restore = sched.nodes.set_aside(["victim"])
+    assert _place(sched, _cpu("1"))[0] == "n1"
+    restore()
+    assert _place(sched, _cpu("1"))[0] is None
+
+
+def test_scores_follow_usage() -> None:
+    # n1 (4 cpu) scores better than n2 (3 cpu) until one pod uses a cpu of n1: a score kept
+    # from before would pick n1 again.
+    sched = _scheduler(node("n1", allocatable={**ALLOC, "cpu": "4"}), node("n2", allocatable={**ALLOC, "cpu": "3"}))
+    first = _cpu("1", uid="first")
+    assert _place(sched, first)[0] == "n1"
+    sched.nodes.assume_pod(first, "n1")
+    assert _place(sched, _cpu("1"))[0] == "n2"
+
+
+def test_signatures_do_not_share_answers() -> None:
+    sched = _scheduler(node("n1", allocatable=ALLOC, taints=[TAINT]))
+    assert _place(sched, _cpu("1", tolerations=[TOLERATION]))[0] == "n1"
+    chosen, message = _place(sched, _cpu("1"))
+    assert chosen is None and "untolerated taint" in message
+
+
+def test_unchanged_nodes_are_not_filtered_again() -> None:
+    nodes = [node(f"n{i}", allocatable=ALLOC) for i in range(5)]
+    sched = _scheduler(*nodes)
+    seen: list[str] = []
+    run = sched.framework._filter
+
+    def counting(plugins: Any, state: Any, p: Any, info: Any) -> Any:
+        seen.append(info.name)
+        return run(plugins, state, p, info)
+
+    sched.framework._filter = counting  # type: ignore[method-assign]
+    first = _cpu("1", uid="first")
+    chosen, _ = _place(sched, first)
+    assert sorted(seen) == [f"n{i}" for i in range(5)]
+    sched.nodes.assume_pod(first, chosen)
+    seen.clear()
+    _place(sched, _cpu("1"))
+    assert seen == [chosen]
+
+
+def test_pods_with_nominations_pending_are_not_memoized() -> None:
+    sched = _scheduler(node("n1", allocatable=ALLOC))
+    sched.nominator.nominate(_cpu("1", uid="pre", priority=10), "n1")
+    state = CycleState()
+    sched.framework.run_pre_filter(state, _cpu("1"), sched.nodes.nodes())
+    assert sched.framework.sign_pod(state, _cpu("1")) is None
+    sched.nominator.remove("pre")
+    assert sched.framework.sign_pod(state, _cpu("1")) is not None
