@@ -82,8 +82,8 @@ class Mode:
 
 FULL = Mode(runs=5, startup_runs=15, requests=3000, fanout_writes=200, fanout_watchers=(100, 1000),
             slow_writes=20_000, slow_limit=10_000, slow_others=10, slow_pairs=2)
-QUICK = Mode(runs=3, startup_runs=5, requests=600, fanout_writes=30, fanout_watchers=(100, 1000),
-             slow_writes=3_000, slow_limit=1_000, slow_others=10, slow_pairs=1)
+QUICK = Mode(runs=1, startup_runs=3, requests=300, fanout_writes=10, fanout_watchers=(100, 1000),
+             slow_writes=2_000, slow_limit=300, slow_others=10, slow_pairs=1)
 
 
 def configmap(name: str, stamp_ns: int | None = None, payload: int = 64) -> dict[str, Any]:
