@@ -43,10 +43,13 @@ def _uid(obj: dict[str, Any]) -> str:
     return (obj.get("metadata") or {}).get("uid", "")
 
 
-def _owner_uids(obj: dict[str, Any] | None) -> set[str]:
-    if not obj:
-        return set()
-    return {r.get("uid", "") for r in (obj.get("metadata") or {}).get("ownerReferences") or []}
+_NO_OWNERS: frozenset[str] = frozenset()
+
+
+def _owner_uids(obj: dict[str, Any] | None) -> frozenset[str]:
+    # Most objects have no owners: every commit asks up to three times, so no set is built then.
+    refs = (obj.get("metadata") or {}).get("ownerReferences") if obj else None
+    return frozenset(r.get("uid", "") for r in refs) if refs else _NO_OWNERS
 
 
 class GarbageCollector:

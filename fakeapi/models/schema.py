@@ -225,6 +225,8 @@ class _Decoder:
         self.patch = patch
 
     def value(self, node: Node, value: Any, path: LazyPath, struct: str) -> Any:
+        if type(value) is str and type(node) is Scalar and node.go == "string":
+            return value  # most fields of most objects: nothing to check or convert
         if isinstance(node, Opaque):
             return deep_copy(value)
         if isinstance(node, Scalar):
