@@ -106,6 +106,7 @@ class QueuedGroupInfo:
     pop_seq: int = 0
     in_flight: bool = False
     gated_members: set[str] = field(default_factory=set)   # members a PreEnqueue check of their own holds
+    arrivals: dict[str, None] = field(default_factory=dict)   # joined since take_arrivals(), in order
 
     @property
     def key(self) -> str:
@@ -124,9 +125,18 @@ class QueuedGroupInfo:
         """The members in no particular order (for the checks that look at every one)."""
         return list(self.members.values())
 
+    def take_arrivals(self) -> list[str]:
+        """The members that joined (or joined again) since the last call, in arrival order;
+        those still waiting in ``pending`` stay for a later call."""
+        taken = [uid for uid in self.arrivals if uid in self.members]
+        for uid in taken:
+            del self.arrivals[uid]
+        return taken
+
     def gated(self) -> bool:
         """Whether one of its members is held back by a check of its own."""
-        return bool(self.gated_members.intersection(self.members))
+        # Over the held-back members, not the members: a big group's check must not cost O(members).
+        return any(uid in self.members for uid in self.gated_members)
 
 
 Entity = QueuedPodInfo | QueuedGroupInfo
@@ -228,6 +238,7 @@ class SchedulingQueue:
         group.members.pop(uid, None)
         group.pending.pop(uid, None)
         group.gated_members.discard(uid)
+        group.arrivals.pop(uid, None)
         info.group = None
         if not group.members and not group.pending and not group.in_flight:
             self._drop(group.key)
@@ -256,6 +267,7 @@ class SchedulingQueue:
             self._entities[key] = group
         info.group = group
         (group.pending if group.in_flight else group.members)[info.uid] = info
+        group.arrivals[info.uid] = None
         if info.gated_by:
             group.gated_members.add(info.uid)
         return group
@@ -395,6 +407,7 @@ class SchedulingQueue:
         for uid in list(group.members):
             if uid not in failed_uids:
                 member = group.members.pop(uid)
+                group.arrivals.pop(uid, None)
                 member.group = None
         group.in_flight = False
         group.members.update(group.pending)

@@ -160,8 +160,8 @@ class Scheduler:
         self._binding_tasks: set[asyncio.Task[None]] = set()
         # (reason, message) of the PodScheduled condition last sent per pod, until the informer shows it.
         self._explained: dict[str, tuple[str, str, str | None]] = {}
-        # Per gated group: the PreEnqueue message its members were told, and who was told.
-        self._gate_notes: dict[str, tuple[str, set[str]]] = {}
+        # Per gated group: the PreEnqueue message its members were told.
+        self._gate_notes: dict[str, str] = {}
 
         self._pods = factory.informer(PODS)
         self._pods.add_index(_CLAIM_INDEX, pod_claim_keys)
@@ -333,14 +333,15 @@ class Scheduler:
         status = self._gang.pre_enqueue_group(group.instance)
         if status.is_success:
             self._gate_notes.pop(group.key, None)
+            group.take_arrivals()
             return status
-        # Only members that have not been told yet: a big gang is gated once per arriving member.
-        message, told = self._gate_notes.get(group.key, ("", set()))
-        if message != status.message:
-            told = set()
-        for uid in group.members.keys() - told:
+        # Only members that have not been told yet (a big gang is gated once per arriving
+        # member): with an unchanged message, those that joined since the last call.
+        arrived = group.take_arrivals()
+        told_all = self._gate_notes.get(group.key) == status.message
+        for uid in arrived if told_all else list(group.members):
             self._explain(_as_pod(group.members[uid].pod), REASON_UNSCHEDULABLE, status.message)
-        self._gate_notes[group.key] = (status.message, set(group.members))
+        self._gate_notes[group.key] = status.message
         return status
 
     # -- the loop ----------------------------------------------------------------------------------

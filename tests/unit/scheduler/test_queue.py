@@ -309,6 +309,30 @@ def test_new_member_moves_a_parked_group() -> None:
     assert _names(q.pop_nowait()) == ["a", "b", "c"]
 
 
+def test_arrivals_name_each_member_once_since_the_last_take() -> None:
+    """What the scheduler explains to a gated gang's members: each arrival once, a member that
+    rejoins after a failed binding again, members in flight only once they join."""
+    clock = Clock()
+    q, _ = _group_queue(clock, quorum=4)   # counts every add: "gone" too
+    q.add_member(member("a"))   # type: ignore[attr-defined]
+    q.add_member(member("b"))   # type: ignore[attr-defined]
+    q.add_member(member("gone"))   # type: ignore[attr-defined]
+    [group] = q._gated.values()
+    assert isinstance(group, QueuedGroupInfo)
+    q.delete("gone")
+    assert group.take_arrivals() == ["a", "b"] and group.take_arrivals() == []
+    q.add_member(member("c"))   # type: ignore[attr-defined]
+    popped = q.pop_nowait()
+    assert popped is group and group.take_arrivals() == ["c"]
+    q.add_member(member("d"))   # type: ignore[attr-defined]   # in flight: pending
+    assert group.take_arrivals() == []
+    a, b, c = group.infos()
+    q.requeue_group(group, [b, c], {"NodeAffinity"})   # a went to binding, d joins
+    assert group.take_arrivals() == ["d"]
+    q.add_unschedulable(a, {"NodeAffinity"})   # a's binding failed: it rejoins
+    assert group.take_arrivals() == ["a"]
+
+
 def test_deleting_every_member_drops_the_group() -> None:
     clock = Clock()
     q, _ = _group_queue(clock, quorum=1)
