@@ -160,7 +160,7 @@ def track_update(old: dict | None, new: dict, *, manager: str, api_version: str,
         tree = _created_fields_v1(body, types)
         if tree:
             me = _Manager(manager, UPDATE, api_version, subresource, now)
-            body["metadata"]["managedFields"] = [{**me.to_json(), "fieldsV1": tree}]
+            body["metadata"]["managedFields"] = [me.to_json(tree)]
         return body
     # Shallow bodies suffice: nothing below metadata is modified here, and stored objects are
     # never mutated, so the old entries can be shared too.
@@ -227,13 +227,15 @@ class _Manager:
             text += f" using {self.api_version}"
         return text
 
-    def to_json(self) -> dict:
-        if self.raw is not None and self.fields == self.source:
+    def to_json(self, fields_v1: dict | None = None) -> dict:
+        """The managedFields entry; ``fields_v1`` when the caller built the FieldsV1 itself."""
+        if fields_v1 is None and self.raw is not None and self.fields == self.source:
             return self.raw if self.time == self.raw.get("time") else {**self.raw, "time": self.time}
         entry = {"manager": self.manager, "operation": self.operation, "apiVersion": self.api_version}
         if self.time is not None:
             entry["time"] = self.time
-        entry |= {"fieldsType": "FieldsV1", "fieldsV1": _to_fields_v1(self.fields)}
+        entry |= {"fieldsType": "FieldsV1",
+                  "fieldsV1": _to_fields_v1(self.fields) if fields_v1 is None else fields_v1}
         if self.subresource:
             entry["subresource"] = self.subresource
         return entry
@@ -303,9 +305,15 @@ def _shallow_body(obj: dict) -> dict:
     return body
 
 
+_ZERO_STRUCTS = ("metadata", "spec", "status")
+# _STRIPPED by level, for the create walk.
+_UNOWNED_TOP = frozenset(path[0][2:] for path in _STRIPPED if len(path) == 1) - {"metadata"}
+_UNOWNED_META = frozenset(path[1][2:] for path in _STRIPPED if len(path) == 2)
+
+
 def _empty_like(body: dict) -> dict:
     """The "old object" of a create: the top-level structs exist, as in a zero Go object."""
-    return {name: {} for name in ("metadata", "spec", "status") if isinstance(body.get(name), dict)}
+    return {name: {} for name in _ZERO_STRUCTS if isinstance(body.get(name), dict)}
 
 
 def _without_nulls(value: Any) -> Any:
@@ -513,18 +521,18 @@ def _created_fields_v1(body: dict, types: ListTypes) -> dict:
         return children
 
     tree: dict = {}
-    preexisting = _empty_like(body)
     for name in sorted(body):
-        if ("f:" + name,) in _STRIPPED and name != "metadata":
+        if name in _UNOWNED_TOP:
             continue
         value = body[name]
-        if name not in preexisting:
-            tree[f"f:{name}"] = node(value, (name,))
+        if name not in _ZERO_STRUCTS or not isinstance(value, dict):
+            tree["f:" + name] = node(value, (name,))
             continue
-        inner = {f"f:{child}": node(value[child], (name, child)) for child in sorted(value)
-                 if ("f:" + name, "f:" + child) not in _STRIPPED}
+        # A zero Go object already has this struct: only its fields are new.
+        unowned = _UNOWNED_META if name == "metadata" else ()
+        inner = {"f:" + child: node(value[child], (name, child)) for child in sorted(value) if child not in unowned}
         if inner:
-            tree[f"f:{name}"] = inner
+            tree["f:" + name] = inner
     return tree
 
 

@@ -301,6 +301,11 @@ CREATES = [
     ("unkeyable-list-is-atomic", pod({"image": "no-name"}, {"image": "no-name-either"})),
     ("nested-list-maps", pod(container("b", env=[{"name": "Z", "value": "1"}, {"name": "A"}]), container("a"))),
     ("status-and-other-top-level", {"metadata": {"name": "p"}, "status": {"phase": "Pending"}, "data": {"k": "v"}}),
+    ("server-fields-and-type-meta",
+     {"apiVersion": "v1", "kind": "Pod", "metadata": {
+         "name": "p", "namespace": "n", "uid": "u", "resourceVersion": "1", "generation": 1, "selfLink": "s",
+         "creationTimestamp": "T", "labels": {"a": "b"}, "generateName": "p-"}, "spec": "not-a-struct"}),
+    ("only-server-fields", {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "uid": "u"}}),
 ]
 
 
@@ -309,8 +314,8 @@ def test_create_fast_path_matches_the_diff_against_an_empty_object(obj: dict) ->
     # A create builds its FieldsV1 in one walk; it must equal, byte for byte on the wire (key
     # order included), what diffing the object against an empty one of its shape gives.
     empty = {name: {} for name in ("metadata", "spec", "status") if isinstance(obj.get(name), dict)}
-    created = update(None, obj)["metadata"]["managedFields"]
-    diffed = update(empty, obj)["metadata"]["managedFields"]
+    created = update(None, obj)["metadata"].get("managedFields")
+    diffed = update(empty, obj)["metadata"].get("managedFields")
     assert orjson.dumps(created) == orjson.dumps(diffed)
 
 
