@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from datetime import UTC, datetime, timedelta, timezone
 
 RFC3339 = "%Y-%m-%dT%H:%M:%SZ"
@@ -25,9 +26,17 @@ def format_micro_rfc3339(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime(MICRO_RFC3339)
 
 
+# The last second formatted: every write stamps the time, and most writes share their second.
+_last_second: tuple[int, str] = (-1, "")
+
+
 def now_rfc3339() -> str:
     """The current time as a ``metav1.Time`` string."""
-    return format_rfc3339(datetime.now(UTC))
+    global _last_second
+    second = int(time.time())
+    if second != _last_second[0]:
+        _last_second = (second, time.strftime(RFC3339, time.gmtime(second)))
+    return _last_second[1]
 
 
 # --- parsing as Go's time.Parse with metav1.Time's and metav1.MicroTime's layouts ----------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from fakeapi.machinery import timestamps
 from fakeapi.machinery.timestamps import TimeParseError, normalize_go_time
 
 T = "2006-01-02T15:04:05Z07:00"
@@ -46,3 +47,11 @@ def test_refused_times_say_what_go_says(value: str, micro: bool, message: str) -
     with pytest.raises(TimeParseError) as err:
         normalize_go_time(value, micro=micro)
     assert str(err.value) == message
+
+
+def test_now_is_formatted_once_per_second_and_follows_the_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    # now_rfc3339 remembers the last second it formatted; a new second must give a new string.
+    moments = iter([1_700_000_000.2, 1_700_000_000.9, 1_700_000_001.0, 1_600_000_000.5])
+    monkeypatch.setattr(timestamps.time, "time", lambda: next(moments))
+    assert [timestamps.now_rfc3339() for _ in range(4)] == [
+        "2023-11-14T22:13:20Z", "2023-11-14T22:13:20Z", "2023-11-14T22:13:21Z", "2020-09-13T12:26:40Z"]
