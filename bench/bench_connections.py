@@ -29,7 +29,7 @@ from yarl import URL
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import machine_description, markdown_table, percentile
+from bench.common import machine_description, markdown_table, percentile, rss_kib
 
 DEADLINE = 60.0  # seconds any one step may take before the benchmark fails loudly
 VERSION = b"GET /version HTTP/1.1\r\nHost: fakeapi\r\n\r\n"
@@ -42,13 +42,6 @@ class Run:
     idle: int
     latencies_ms: list[float]
     rss_growth_kib: int
-
-
-def _rss_kib(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    raise RuntimeError(f"no VmRSS for pid {pid}")
 
 
 def _open_fds(pid: int) -> int:
@@ -93,10 +86,10 @@ async def one_run(idle: int, requests: int) -> Run:
             for _ in range(200):  # warm-up: imports, caches, the session's connection
                 async with session.get("/version") as resp:
                     await resp.read()
-            before_fds, before_rss = _open_fds(proc.pid), _rss_kib(proc.pid)
+            before_fds, before_rss = _open_fds(proc.pid), rss_kib(proc.pid)
             sockets = [_idle_connection(url) for _ in range(idle)]
             await _until(lambda: _open_fds(proc.pid) >= before_fds + idle, f"the server to hold {idle} connections")
-            rss_growth = _rss_kib(proc.pid) - before_rss
+            rss_growth = rss_kib(proc.pid) - before_rss
             latencies = []
             for _ in range(requests):
                 started = time.perf_counter()

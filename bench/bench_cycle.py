@@ -31,7 +31,7 @@ from fakeapi.scheduler.informers import InformerFactory
 from fakeapi.scheduler.queue import QueuedPodInfo
 from fakeapi.scheduler.scheduler import Scheduler
 
-from bench.bench_scheduler import DEVICE_CLASS, TEMPLATE, _node, _pod, _slice
+from bench.common import DEVICE_CLASS, TEMPLATE, dra_node, dra_pod, dra_slice
 from fakeapi.config import FeatureGates
 
 
@@ -50,7 +50,7 @@ def _claim(pod: dict[str, Any]) -> dict[str, Any]:
 
 
 def _pending_pod(i: int) -> dict[str, Any]:
-    pod = _pod(f"pod-{i}")
+    pod = dra_pod(f"pod-{i}")
     pod["metadata"].update(namespace="default", uid=f"uid-pod-{i}", resourceVersion="1")
     pod["spec"]["schedulerName"] = "default-scheduler"
     pod["status"] = {"phase": "Pending", "resourceClaimStatuses": [
@@ -63,10 +63,10 @@ def _scheduler(nodes: int, devices: int) -> tuple[Scheduler, InformerFactory]:
     sched = Scheduler(None, factory, FeatureGates(), _Recorder())   # type: ignore[arg-type]
     sched._start_binding = lambda info, state, node: None   # type: ignore[method-assign]
     for i in range(nodes):
-        node = _node(i)
+        node = dra_node(i)
         node["metadata"].update(uid=f"uid-node-{i}", resourceVersion="1")
         factory.informer(NODES).apply("ADDED", node)
-        sl = _slice(i, devices)
+        sl = dra_slice(i, devices)
         sl["metadata"].update(uid=f"uid-slice-{i}", resourceVersion="1")
         factory.informer(RESOURCE_SLICES).apply("ADDED", sl)
     factory.informer(DEVICE_CLASSES).apply("ADDED", {**DEVICE_CLASS, "metadata": {

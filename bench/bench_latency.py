@@ -46,11 +46,15 @@ from fakeapi.scheduler.client import (
     ApiClient,
 )
 
-from bench.bench_scheduler import DEVICE_CLASS, TEMPLATE, _node, _pod, _slice
 from bench.common import (
+    DEVICE_CLASS,
+    TEMPLATE,
     RunningWatch,
     child_pids,
     cpu_seconds,
+    dra_node,
+    dra_pod,
+    dra_slice,
     machine_description,
     markdown_table,
     percentile,
@@ -81,8 +85,8 @@ async def pod_latencies(layout: str, pods: int, profiler: cProfile.Profile | Non
     """Create ``pods`` pods one at a time (after the warm-up) and time each to Running and Ready."""
     async with FakeCluster(control_plane=LAYOUTS[layout]) as cluster, ApiClient(cluster.url) as api:
         for i in range(max(NODES_COUNT, -(-pods // DEVICES_PER_NODE))):  # a free device for every pod
-            await api.create(NODES, None, _node(i))
-            await api.create(RESOURCE_SLICES, None, _slice(i, DEVICES_PER_NODE))
+            await api.create(NODES, None, dra_node(i))
+            await api.create(RESOURCE_SLICES, None, dra_slice(i, DEVICES_PER_NODE))
         await api.create(DEVICE_CLASSES, None, DEVICE_CLASS)
         await api.create(RESOURCE_CLAIM_TEMPLATES, "default", TEMPLATE)
         pids = [os.getpid(), *child_pids()]
@@ -98,7 +102,7 @@ async def pod_latencies(layout: str, pods: int, profiler: cProfile.Profile | Non
                         profiler.enable()
                 name = f"latency-{i}"
                 sent = time.perf_counter()
-                await api.create(PODS, "default", _pod(name))
+                await api.create(PODS, "default", dra_pod(name))
                 await watch.wait_for(i + 1, WAIT)
                 if i >= WARM_UP:
                     latencies.append((watch.running_at[name] - sent) * 1000)

@@ -45,8 +45,8 @@ from fakeapi.scheduler.client import (
 )
 from fakeapi.scheduler.scheduler import Scheduler
 
-from bench.bench_scheduler import DEVICE_CLASS, DRIVER, TEMPLATE, BoundCounter, _create_all
-from bench.common import machine_description, markdown_table, percentile
+from bench.bench_scheduler import BoundCounter
+from bench.common import DEVICE_CLASS, DRIVER, TEMPLATE, create_all, machine_description, markdown_table, percentile
 from fakeapi.cluster import FakeCluster
 
 BLOCK = f"{DRIVER}/block"
@@ -120,11 +120,11 @@ async def run_shape(timer: CycleTimer, *, nodes: int, devices: int, blocks: int,
     """One shape on a fresh cluster: pods/s and the cycle durations."""
     timer.reset()
     async with FakeCluster() as cluster, ApiClient(cluster.url) as api:
-        await _create_all(api, NODES, None, [_node(i) for i in range(nodes)])
+        await create_all(api, NODES, None, [_node(i) for i in range(nodes)])
         if devices:
             slices = (_network_slices(devices * nodes) if claims == "group"
                       else [_slice(i, devices, blocks) for i in range(nodes)])
-            await _create_all(api, RESOURCE_SLICES, None, slices)
+            await create_all(api, RESOURCE_SLICES, None, slices)
             await api.create(DEVICE_CLASSES, None, DEVICE_CLASS)
             await api.create(RESOURCE_CLAIM_TEMPLATES, "default", TEMPLATE)
         pods: list[dict[str, Any]] = []
@@ -137,7 +137,7 @@ async def run_shape(timer: CycleTimer, *, nodes: int, devices: int, blocks: int,
             pods = [_pod(f"g{g}-{i}", True, workloadRef={"name": "w", "podGroup": "g", "podGroupReplicaKey": f"r{g}"})
                     for g in range(groups) for i in range(size)]
         else:
-            await _create_all(api, PODGROUPS, "default",
+            await create_all(api, PODGROUPS, "default",
                               [_pod_group(f"g{g}", size, claims == "group") for g in range(groups)])
             pods = [_pod(f"g{g}-{i}", claims != "none", schedulingGroup={"podGroupName": f"g{g}"})
                     for g in range(groups) for i in range(size)]
@@ -146,7 +146,7 @@ async def run_shape(timer: CycleTimer, *, nodes: int, devices: int, blocks: int,
         watcher = asyncio.create_task(counter.run(api, rv))
         try:
             start = time.perf_counter()
-            await _create_all(api, PODS, "default", pods)
+            await create_all(api, PODS, "default", pods)
             await counter.wait_for(len(pods), timeout=900)
             elapsed = time.perf_counter() - start
         finally:

@@ -55,11 +55,16 @@ from fakeapi.scheduler.client import (
     ApiClient,
 )
 
-from bench.bench_scheduler import DEVICE_CLASS, TEMPLATE, _create_all, _node, _pod, _slice
 from bench.common import (
+    DEVICE_CLASS,
+    TEMPLATE,
     RunningWatch,
     child_pids,
     cpu_seconds,
+    create_all,
+    dra_node,
+    dra_pod,
+    dra_slice,
     machine_description,
     markdown_table,
     percentile,
@@ -104,8 +109,8 @@ async def measure_point(nodes: int, devices: int, pods: int, latency_pods: int) 
     start = time.perf_counter()
     async with FakeCluster(control_plane="process") as cluster, ApiClient(cluster.url) as api:
         (control_plane,) = child_pids()
-        await _create_all(api, NODES, None, [_node(i) for i in range(nodes)])
-        await _create_all(api, RESOURCE_SLICES, None, [_slice(i, devices) for i in range(nodes)])
+        await create_all(api, NODES, None, [dra_node(i) for i in range(nodes)])
+        await create_all(api, RESOURCE_SLICES, None, [dra_slice(i, devices) for i in range(nodes)])
         await api.create(DEVICE_CLASSES, None, DEVICE_CLASS)
         await api.create(RESOURCE_CLAIM_TEMPLATES, "default", TEMPLATE)
         watch = RunningWatch()
@@ -117,7 +122,7 @@ async def measure_point(nodes: int, devices: int, pods: int, latency_pods: int) 
             server_before, control_plane_before = rss_kib(os.getpid()), rss_kib(control_plane)
             cpu_before = cpu_seconds(os.getpid()), cpu_seconds(control_plane)
             start = time.perf_counter()
-            await _create_all(api, PODS, "default", [_pod(f"bulk-{i}") for i in range(pods)])
+            await create_all(api, PODS, "default", [dra_pod(f"bulk-{i}") for i in range(pods)])
             await watch.wait_for(pods, WAIT)
             pods_per_s = pods / (time.perf_counter() - start)
             server_cpu_ms, control_plane_cpu_ms = ((cpu_seconds(pid) - before) * 1000 / pods
@@ -129,7 +134,7 @@ async def measure_point(nodes: int, devices: int, pods: int, latency_pods: int) 
             latencies = []
             for i in range(latency_pods):
                 sent = time.perf_counter()
-                await api.create(PODS, "default", _pod(f"one-{i}"))
+                await api.create(PODS, "default", dra_pod(f"one-{i}"))
                 await watch.wait_for(pods + i + 1, WAIT)
                 latencies.append((watch.running_at[f"one-{i}"] - sent) * 1000)
         finally:

@@ -27,7 +27,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -40,11 +40,8 @@ from fakeapi.scheduler.client import (
     ApiClient,
 )
 
-from bench.common import child_pids, cpu_seconds
+from bench.common import DEVICE_CLASS, TEMPLATE, child_pids, cpu_seconds, create_all, dra_node, dra_pod, dra_slice
 from fakeapi.cluster import FakeCluster
-
-DRIVER = "test-driver.cdi.k8s.io"
-CREATE_CONCURRENCY = 32
 
 
 class Measured(NamedTuple):
@@ -57,51 +54,6 @@ class Measured(NamedTuple):
     def __str__(self) -> str:
         return (f"{self.pods_per_s:.1f} pods/s, CPU per pod: server process {self.server_cpu_ms:.2f} ms, "
                 f"control-plane process {self.control_plane_cpu_ms:.2f} ms")
-
-
-def _node(i: int) -> dict[str, Any]:
-    name = f"scheduler-perf-dra-{i}"
-    return {"apiVersion": "v1", "kind": "Node",
-            "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
-            "status": {"capacity": {"cpu": "4", "memory": "32Gi", "pods": "110"},
-                       "allocatable": {"cpu": "4", "memory": "32Gi", "pods": "110"}}}
-
-
-def _slice(i: int, devices: int) -> dict[str, Any]:
-    node = f"scheduler-perf-dra-{i}"
-    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{node}-slice"},
-            "spec": {"driver": DRIVER, "nodeName": node,
-                     "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
-                     "devices": [{"name": f"device-{d}",
-                                  "attributes": {"model": {"string": "A100"}, "family": {"string": "GPU"},
-                                                 "driverVersion": {"version": "1.2.3"}, "numa": {"int": d}},
-                                  "capacity": {"memory": {"value": "1Gi"}}}
-                                 for d in range(devices)]}}
-
-
-DEVICE_CLASS = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "test-class"},
-                "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]}}
-TEMPLATE = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
-            "metadata": {"name": "test-claim-template"},
-            "spec": {"spec": {"devices": {"requests": [{"name": "req-0",
-                                                        "exactly": {"deviceClassName": "test-class"}}]}}}}
-
-
-def _pod(name: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
-            "spec": {"containers": [{"name": "pause", "image": "registry.k8s.io/pause:3.10",
-                                     "resources": {"claims": [{"name": "resource"}]}}],
-                     "resourceClaims": [{"name": "resource", "resourceClaimTemplateName": "test-claim-template"}]}}
-
-
-async def _create_all(api: ApiClient, gvr: Any, namespace: str | None, bodies: list[dict[str, Any]]) -> None:
-    sem = asyncio.Semaphore(CREATE_CONCURRENCY)
-
-    async def one(body: dict[str, Any]) -> None:
-        async with sem:
-            await api.create(gvr, namespace, body)
-
-    await asyncio.gather(*(one(b) for b in bodies))
 
 
 class BoundCounter:
@@ -141,22 +93,22 @@ async def run_once(nodes: int, devices: int, init_pods: int, measure_pods: int,
 
 async def _measure(api: ApiClient, nodes: int, devices: int, init_pods: int, measure_pods: int,
                    profiler: cProfile.Profile | None) -> Measured:
-    await _create_all(api, NODES, None, [_node(i) for i in range(nodes)])
-    await _create_all(api, RESOURCE_SLICES, None, [_slice(i, devices) for i in range(nodes)])
+    await create_all(api, NODES, None, [dra_node(i) for i in range(nodes)])
+    await create_all(api, RESOURCE_SLICES, None, [dra_slice(i, devices) for i in range(nodes)])
     await api.create(DEVICE_CLASSES, None, DEVICE_CLASS)
     await api.create(RESOURCE_CLAIM_TEMPLATES, "default", TEMPLATE)
     counter = BoundCounter()
     rv = (await api.list(PODS, "default", limit=1))["metadata"]["resourceVersion"]
     watcher = asyncio.create_task(counter.run(api, rv))
     try:
-        await _create_all(api, PODS, "default", [_pod(f"init-{i}") for i in range(init_pods)])
+        await create_all(api, PODS, "default", [dra_pod(f"init-{i}") for i in range(init_pods)])
         await counter.wait_for(init_pods, timeout=600)
         if profiler is not None:
             profiler.enable()
         pids = child_pids()   # the control plane's process, when it has one
         cpu = [time.process_time(), sum(map(cpu_seconds, pids))]
         start = time.perf_counter()
-        await _create_all(api, PODS, "default", [_pod(f"measure-{i}") for i in range(measure_pods)])
+        await create_all(api, PODS, "default", [dra_pod(f"measure-{i}") for i in range(measure_pods)])
         await counter.wait_for(init_pods + measure_pods, timeout=600)
         elapsed = time.perf_counter() - start
         cpu = [time.process_time() - cpu[0], sum(map(cpu_seconds, pids)) - cpu[1]]

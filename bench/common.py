@@ -134,3 +134,58 @@ class RunningWatch:
             while len(self.running_at) < count:
                 self._changed.clear()
                 await self._changed.wait()
+
+
+# The DRA template workload of scheduler_perf's SchedulingWithResourceClaimTemplate, shared by the
+# benchmarks that run it: nodes with one ResourceSlice each, one DeviceClass selecting the driver's
+# devices, one ResourceClaimTemplate, pods with one claim from that template.
+
+DRIVER = "test-driver.cdi.k8s.io"
+CREATE_CONCURRENCY = 32
+DEVICE_CLASS = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "test-class"},
+                "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]}}
+TEMPLATE = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+            "metadata": {"name": "test-claim-template"},
+            "spec": {"spec": {"devices": {"requests": [{"name": "req-0",
+                                                        "exactly": {"deviceClassName": "test-class"}}]}}}}
+
+
+def dra_node(i: int) -> dict[str, Any]:
+    """Node ``i`` of the workload (4 CPUs, 32 GiB, 110 pods)."""
+    name = f"scheduler-perf-dra-{i}"
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+            "status": {"capacity": {"cpu": "4", "memory": "32Gi", "pods": "110"},
+                       "allocatable": {"cpu": "4", "memory": "32Gi", "pods": "110"}}}
+
+
+def dra_slice(i: int, devices: int) -> dict[str, Any]:
+    """The one ResourceSlice of node ``i``: ``devices`` GPUs with four attributes and a capacity."""
+    node = f"scheduler-perf-dra-{i}"
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{node}-slice"},
+            "spec": {"driver": DRIVER, "nodeName": node,
+                     "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+                     "devices": [{"name": f"device-{d}",
+                                  "attributes": {"model": {"string": "A100"}, "family": {"string": "GPU"},
+                                                 "driverVersion": {"version": "1.2.3"}, "numa": {"int": d}},
+                                  "capacity": {"memory": {"value": "1Gi"}}}
+                                 for d in range(devices)]}}
+
+
+def dra_pod(name: str) -> dict[str, Any]:
+    """A pod with one claim from :data:`TEMPLATE`."""
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+            "spec": {"containers": [{"name": "pause", "image": "registry.k8s.io/pause:3.10",
+                                     "resources": {"claims": [{"name": "resource"}]}}],
+                     "resourceClaims": [{"name": "resource", "resourceClaimTemplateName": "test-claim-template"}]}}
+
+
+async def create_all(api: Any, gvr: Any, namespace: str | None, bodies: list[dict[str, Any]]) -> None:
+    """Create ``bodies`` through ``api`` (an ``ApiClient``), :data:`CREATE_CONCURRENCY` at a time."""
+    sem = asyncio.Semaphore(CREATE_CONCURRENCY)
+
+    async def one(body: dict[str, Any]) -> None:
+        async with sem:
+            await api.create(gvr, namespace, body)
+
+    await asyncio.gather(*(one(b) for b in bodies))
