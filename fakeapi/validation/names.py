@@ -100,9 +100,23 @@ def c_identifier(value: str) -> list[str]:
             f"validation is '{_C_IDENTIFIER}')"]
 
 
+# The checkers are pure functions of the value, and the same names and label keys come back on
+# every write; answers are remembered (cleared when full, as values are user data).
+_CHECKED: dict[tuple[Checker, str], tuple[str, ...]] = {}
+_CHECKED_LIMIT = 8192
+
+
 def check(path: str, value: str, checker: Checker) -> list[FieldError]:
     """Run a format checker and turn its messages into Invalid errors at ``path``."""
-    return [invalid(path, value, msg) for msg in checker(value)]
+    if type(value) is not str:
+        return [invalid(path, value, msg) for msg in checker(value)]
+    key = (checker, value)
+    messages = _CHECKED.get(key)
+    if messages is None:
+        if len(_CHECKED) >= _CHECKED_LIMIT:
+            _CHECKED.clear()
+        messages = _CHECKED[key] = tuple(checker(value))
+    return [invalid(path, value, msg) for msg in messages] if messages else []
 
 
 def check_required(path: str, value: str | None, checker: Checker) -> list[FieldError]:
