@@ -170,15 +170,7 @@ async def test_nothing_is_reported_before_the_initial_events_end():
     api = ScriptedApi(lists=[], watches=[],
                       watch_lists=[[event("ADDED", pod("a", "1")), event("ADDED", pod("gone", "2")),
                                     event("DELETED", pod("gone", "3")), end_of_initial_events("10")]])
-    informer = Informer(api, PODS)
-    rec = Recorder()
-    informer.add_event_handler(rec.add, rec.update, rec.delete)
-    task = asyncio.create_task(informer.run())
-    try:
-        await asyncio.wait_for(api.exhausted.wait(), DEADLINE)
-    finally:
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
+    informer, rec = await run_until_exhausted(api)
     assert rec.seen == [("add", "a", "1")], "the state at the bookmark, as one list would give it"
     assert informer.has_synced
 
