@@ -16,6 +16,7 @@ valid exactly as long as the stamp it was computed at.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Mapping
@@ -23,7 +24,7 @@ from typing import Any
 
 from fakeapi.scheduler.rules.pods import is_pod_terminal
 
-from fakeapi.machinery.quantity import quantity_milli
+from fakeapi.machinery.quantity import quantity_milli as _parse_milli
 
 CPU, MEMORY, PODS = "cpu", "memory", "pods"
 # Upstream scores pods without requests as if they asked for this much (non-zero requests).
@@ -31,6 +32,8 @@ DEFAULT_MILLI_CPU = 100
 DEFAULT_MEMORY_MILLI = 200 * 1024 * 1024 * 1000
 # One counter for every NodeInfo: a node deleted and created again never reuses a stamp.
 _generations = itertools.count(1)
+# Pods of one workload repeat the same few quantities ("100m", "1Gi"): parse each once.
+quantity_milli = functools.lru_cache(maxsize=4096)(_parse_milli)
 
 
 def _container_requests(container: Mapping[str, Any]) -> dict[str, int]:
