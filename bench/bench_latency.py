@@ -84,7 +84,7 @@ def _cpu(pids: list[int]) -> list[float]:
 async def pod_latencies(layout: str, pods: int, profiler: cProfile.Profile | None = None) -> PodRun:
     """Create ``pods`` pods one at a time (after the warm-up) and time each to Running and Ready."""
     async with FakeCluster(control_plane=LAYOUTS[layout]) as cluster, ApiClient(cluster.url) as api:
-        for i in range(max(NODES_COUNT, -(-pods // DEVICES_PER_NODE))):  # a free device for every pod
+        for i in range(max(NODES_COUNT, -(-(WARM_UP + pods) // DEVICES_PER_NODE))):  # a free device for every pod
             await api.create(NODES, None, dra_node(i))
             await api.create(RESOURCE_SLICES, None, dra_slice(i, DEVICES_PER_NODE))
         await api.create(DEVICE_CLASSES, None, DEVICE_CLASS)
