@@ -290,6 +290,7 @@ class Latency:
 
     deliveries: list[float]
     per_write_max: list[float]
+    cpu_us_per_delivery: float = 0.0  # CPU time of this process over the writes, per delivery
 
     @classmethod
     def of(cls, readers: list[WatchReader]) -> Latency:
@@ -332,11 +333,20 @@ async def watch_fanout(mode: Mode, watchers: int, child: bool = False) -> Latenc
     async with FakeCluster(control_plane=False) as cluster, aiohttp.ClientSession() as session:
         rv = await current_rv(session, cluster.url)
 
+        cpu = [0.0]
+
         async def write() -> None:
+            cpu[0] = -time.process_time()
             await write_stamped(session, cluster.url, names, pause=CHILD_PAUSE if child else 0.0)
 
+        def per_delivery(latency: Latency) -> Latency:
+            latency.cpu_us_per_delivery = cpu[0] * 1e6 / (watchers * mode.fanout_writes)
+            return latency
+
         if not child:
-            return Latency.of(await read_watches(cluster.url, rv, watchers, mode.fanout_writes, write))
+            readers = await read_watches(cluster.url, rv, watchers, mode.fanout_writes, write)
+            cpu[0] += time.process_time()  # every watcher has read every event
+            return per_delivery(Latency.of(readers))
         argv = [__file__, "--fanout-child", cluster.url, rv, str(watchers), str(mode.fanout_writes), *_loop_flags()]
         proc = await asyncio.create_subprocess_exec(sys.executable, *argv, stdout=asyncio.subprocess.PIPE)
         assert proc.stdout is not None
@@ -345,6 +355,7 @@ async def watch_fanout(mode: Mode, watchers: int, child: bool = False) -> Latenc
                 raise RuntimeError("fan-out child failed to open its watches")
             await write()
             out = await proc.stdout.read()
+            cpu[0] += time.process_time()  # the child has read every event and sent its figures
             if await proc.wait() != 0:
                 raise RuntimeError(f"fan-out child failed with exit code {proc.returncode}")
     readers = []
@@ -352,7 +363,7 @@ async def watch_fanout(mode: Mode, watchers: int, child: bool = False) -> Latenc
         reader = WatchReader(mode.fanout_writes)
         reader.latencies_ns.update(latencies)
         readers.append(reader)
-    return Latency.of(readers)
+    return per_delivery(Latency.of(readers))
 
 
 async def fanout_child(url: str, rv: str, watchers: int, writes: int) -> list[dict[str, int]]:
@@ -502,7 +513,9 @@ def report(mode: Mode, startup: list[float], tp: Throughput, fanouts: dict[str, 
     flags = (" --quick" if mode is QUICK else "") + (" --uvloop" if loop == "uvloop" else "")
     fanout_parts = []
     for label, fanout in fanouts.items():
-        fanout_parts += [f"{label}:", "", _fanout_table(fanout), ""]
+        whose = "server and writer" if "child" in label else "server, writer and watchers"
+        fanout_parts += [f"{label} (CPU of the {whose}: {fanout.cpu_us_per_delivery:.1f} µs per delivery):", "",
+                         _fanout_table(fanout), ""]
     return "\n".join([
         f"Measured with `python bench/bench_api.py{flags}` ({loop} event loop) on {machine_description()}, "
         f"a shared machine where other work was running: compare figures within one run. Client and server "
