@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench setup fuzz compat
+.PHONY: demo test lint bench bench-smoke setup fuzz compat
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,23 +28,37 @@ lint: $(STAMP)
 	$(BIN)/python -m pip install --quiet --no-deps --target $(LINT_INSTALL) . 2>/dev/null
 	cd $(LINT_INSTALL) && $(abspath $(BIN))/lint-imports --config $(CURDIR)/pyproject.toml
 
+# The benchmarks' smokes (bench-smoke) run beside pytest, which keeps mostly one of two cores
+# busy; their output waits in a log until pytest is done, and either failing fails `make test`.
+SMOKE_LOG := build/bench-smoke.log
+
 test: lint
-	$(BIN)/python -m pytest -q
+	@mkdir -p $(dir $(SMOKE_LOG)); $(MAKE) --no-print-directory bench-smoke > $(SMOKE_LOG) 2>&1 & smoke=$$!; \
+	$(BIN)/python -m pytest -q; tests=$$?; \
+	wait $$smoke; smoked=$$?; cat $(SMOKE_LOG); test $$tests -eq 0 -a $$smoked -eq 0
 
 # The suite fuzzes every operation of the OpenAPI documents once (fixed seed); this runs 50
 # generated requests per operation (about 18,000 in all, some 15 minutes on 2 busy cores).
 fuzz: $(STAMP)
 	FAKEAPI_FUZZ_EXAMPLES=50 $(BIN)/python -m pytest -q tests/integration/api/test_fuzz.py
 
+# Every benchmark script, found by name so that a new one is included without editing this file.
+BENCH_SCRIPTS = $(sort $(wildcard bench/bench_*.py))
+
+# The `bench` extra brings matplotlib for bench_scaling's plot.
 bench: $(STAMP)
-	$(BIN)/python bench/bench_api.py
-	$(BIN)/python bench/bench_allocator.py
-	$(BIN)/python bench/bench_cel.py
-	$(BIN)/python bench/bench_secure.py
-	$(BIN)/python bench/bench_scheduler.py
-	$(BIN)/python bench/bench_memory.py
-	$(BIN)/python bench/bench_connections.py
-	$(BIN)/python bench/bench_fixtures.py
+	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	set -e; for script in $(BENCH_SCRIPTS); do $(BIN)/python $$script; done
+
+# Each benchmark's --quick mode, so that none rots: every script runs even after a failure, and
+# any failure fails the target (and `make test`), printing that script's output.
+bench-smoke: $(STAMP)
+	@failed=""; for script in $(BENCH_SCRIPTS); do \
+	  start=$$(date +%s%N); \
+	  if out=$$($(BIN)/python $$script --quick 2>&1); then \
+	    echo "bench smoke: $$script --quick ok in $$(( ($$(date +%s%N) - start) / 1000000 )) ms"; \
+	  else echo "$$out"; echo "bench smoke: $$script --quick FAILED"; failed="$$failed $$script"; fi; \
+	done; test -z "$$failed" || { echo "bench smoke failed:$$failed"; exit 1; }
 
 # kr8s's own test suite (the kr8s/tests its wheel ships) against `fakeapi serve --secure`, with
 # tests/compat/kr8s/fakeapi_kr8s.py in place of the kind conftest the wheel lacks.  Not in `make test`

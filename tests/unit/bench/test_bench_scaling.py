@@ -8,7 +8,8 @@ from bench.bench_scaling import Point, series, table
 
 
 def point(nodes: int, devices: int, rate: float, latencies: list[float]) -> Point:
-    return Point(nodes=nodes, devices=devices, pods=10, setup_s=1.0, pods_per_s=rate, latencies_ms=latencies,
+    return Point(nodes=nodes, devices=devices, pods=10, setup_s=1.0, background_cpu_percent=3.0, pods_per_s=rate,
+                 latencies_ms=latencies,
                  server_cpu_ms_per_pod=2.0, control_plane_cpu_ms_per_pod=3.0,
                  server_kib_per_pod=100.0 + nodes, control_plane_kib_per_pod=50.0)
 
