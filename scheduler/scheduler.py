@@ -17,9 +17,10 @@ PodGroup by its ``PodGroupInitiallyScheduled`` condition; successes get a ``Sche
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import random
-from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from fakeapi.scheduler.assume_cache import ClaimAssumeCache
@@ -579,28 +580,37 @@ class Scheduler:
         memo = None if signature is None else self._fit_memo.table((signature, deferred), total)
         start = self._next_start % total
         candidates: list[NodeInfo] = []
+        entries: list[list[Any]] | None = None if memo is None else []   # the candidates' memo entries
         statuses: dict[str, Status] = {}
         visited = 0
-        while visited < total and len(candidates) < wanted:
-            info = nodes[(start + visited) % total]
+        for info in itertools.chain(nodes[start:], nodes[:start]):
+            if len(candidates) >= wanted:
+                break
             visited += 1
-            entry = memo.get(info.name) if memo is not None else None
-            if entry is not None and entry[0] == info.generation:
-                status = entry[1]
-            else:
+            entry = None
+            if memo is None:
                 status = first_pass(state, pod, info)
-                if memo is not None and status.code != Code.ERROR:
-                    memo[info.name] = [info.generation, status, None]
+            else:
+                entry = memo.get(info.name)
+                if entry is not None and entry[0] == info.generation:
+                    status = entry[1]
+                else:
+                    status = first_pass(state, pod, info)
+                    entry = [info.generation, status, None]
+                    if status.code != Code.ERROR:
+                        memo[info.name] = entry
             if status.code == Code.SUCCESS:
                 candidates.append(info)
+                if entries is not None:
+                    entries.append(entry)   # type: ignore[arg-type]
             elif status.code == Code.ERROR:
                 return None, statuses, status
             else:
                 statuses[info.name] = status
         self._next_start = (start + visited) % total
         if not deferred:
-            return (self._best(state, pod, candidates, memo) if candidates else None), statuses, None
-        for info in self._by_score(state, pod, candidates, memo):
+            return (self._best(state, pod, candidates, entries) if candidates else None), statuses, None
+        for info in self._by_score(state, pod, candidates, entries):
             status = fw.run_deferred_filter(state, pod, info)
             if status.code == Code.SUCCESS:
                 return info.name, statuses, None
@@ -622,43 +632,40 @@ class Scheduler:
         return (self._best(state, pod, feasible) if feasible else None), statuses, None
 
     def _by_score(self, state: CycleState, pod: dict[str, Any], nodes: list[NodeInfo],
-                  memo: dict[str, list[Any]] | None = None) -> list[NodeInfo]:
-        """Best first; ties in random order, as upstream's reservoir sampling would pick them."""
+                  entries: list[list[Any]] | None = None) -> Iterator[NodeInfo]:
+        """Best first; ties in random order, as upstream's reservoir sampling would pick them.
+        Lazily (the caller usually stops at the first node): one score at a time, and within a
+        score one random pick at a time."""
         if len(nodes) <= 1:
-            return nodes
-        scores = self._scores(state, pod, nodes, memo)
-        keyed = [(-score, random.random(), i) for i, score in enumerate(scores)]
-        keyed.sort()
-        return [nodes[i] for _, _, i in keyed]
+            yield from nodes
+            return
+        scores = self._scores(state, pod, nodes, entries)
+        for score in sorted(set(scores), reverse=True):
+            tied = [info for info, s in zip(nodes, scores, strict=True) if s == score]
+            while tied:
+                i = random.randrange(len(tied))
+                tied[i], tied[-1] = tied[-1], tied[i]
+                yield tied.pop()
 
     def _best(self, state: CycleState, pod: dict[str, Any], feasible: list[NodeInfo],
-              memo: dict[str, list[Any]] | None = None) -> str:
+              entries: list[list[Any]] | None = None) -> str:
         if len(feasible) == 1:
             return feasible[0].name
-        scores = self._scores(state, pod, feasible, memo)
+        scores = self._scores(state, pod, feasible, entries)
         best = max(scores)
         return random.choice([n for n, s in zip(feasible, scores, strict=True) if s == best]).name
 
     def _scores(self, state: CycleState, pod: dict[str, Any], nodes: list[NodeInfo],
-                memo: dict[str, list[Any]] | None) -> list[int]:
-        """``Framework.run_score``, taking what the memo holds for nodes that have not changed."""
-        if memo is None:
+                entries: list[list[Any]] | None) -> list[int]:
+        """``Framework.run_score``, taking the scores the nodes' memo ``entries`` (current for
+        these nodes, one per node) hold already and keeping the others there."""
+        if entries is None:
             return self.framework.run_score(state, pod, nodes)
-        scores: list[int] = [0] * len(nodes)
-        todo: list[int] = []
-        for i, info in enumerate(nodes):
-            entry = memo.get(info.name)
-            if entry is not None and entry[0] == info.generation and entry[2] is not None:
-                scores[i] = entry[2]
-            else:
-                todo.append(i)
+        todo = [i for i, entry in enumerate(entries) if entry[2] is None]
         if todo:
             for i, score in zip(todo, self.framework.run_score(state, pod, [nodes[i] for i in todo]), strict=True):
-                scores[i] = score
-                entry = memo.get(nodes[i].name)
-                if entry is not None and entry[0] == nodes[i].generation:
-                    entry[2] = score
-        return scores
+                entries[i][2] = score
+        return [entry[2] for entry in entries]
 
     # -- binding cycle -----------------------------------------------------------------------------
     async def _binding_cycle(self, info: QueuedPodInfo, state: CycleState, node_name: str) -> None:

@@ -132,3 +132,27 @@ def test_start_index_rotates_between_cycles() -> None:
     cheap.seen.clear()
     _find(sched)
     assert cheap.seen[0] != first
+
+
+class _ScoreByGroup:
+    """n0-n4 score 10, n5-n9 score 20: two groups of ties."""
+
+    name = "Score"
+    weight = 1
+
+    def score(self, state: CycleState, p: dict[str, Any], info: NodeInfo) -> int:
+        return 20 if int(info.name[1:]) >= 5 else 10
+
+
+def test_deferred_filter_visits_every_tied_candidate_once_best_group_first() -> None:
+    costly = _Rejects("Costly", {f"n{i}" for i in range(10)}, deferred=True)
+    sched = _scheduler(costly, _ScoreByGroup())
+    orders = set()
+    for _ in range(20):
+        costly.seen.clear()
+        _find(sched)
+        visited = costly.seen[:10]
+        assert sorted(visited[:5]) == [f"n{i}" for i in range(5, 10)]
+        assert sorted(visited[5:]) == [f"n{i}" for i in range(5)]
+        orders.add(tuple(visited))
+    assert len(orders) > 1   # ties are taken in random order

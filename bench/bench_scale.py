@@ -1,0 +1,134 @@
+"""Scheduling at scale: 5,000 nodes x 8 devices, 50,000 pods end to end through the API.
+
+The layout of ``fakeapi serve``: API server (and this client) in one process, scheduler,
+controllers and kubelet emulation in another (``FakeCluster(control_plane="process")``).  The
+workload of ``bench_scheduler.py`` (one ResourceSlice per node, one DeviceClass, one
+ResourceClaimTemplate, every pod one template claim), grown: 5,000 nodes with 8 devices each
+(40,000 devices) and 50,000 pods.  More pods than devices, so pods do not run forever: each
+carries ``fakeapi.dev/run-for`` (default 60 s) and ends ``Succeeded``; the ResourceClaim
+controller then deletes its claim and the device serves a later pod.  Measured from the first
+pod created to the last one bound:
+
+- **pods/s** scheduled end to end (claim generated, allocated, reserved, pod bound);
+- **CPU per pod** of each process (robust to a busy machine);
+- **peak RSS** of each process, sampled every half second.
+
+    python bench/bench_scale.py [--quick] [--nodes N] [--devices D] [--pods P] [--run-for DURATION]
+
+``--quick`` (the CI smoke, under ~10 s): 100 nodes x 8 devices, 300 pods that run for 1 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from fakeapi.scheduler.client import (
+    DEVICE_CLASSES,
+    NODES,
+    PODS,
+    RESOURCE_CLAIM_TEMPLATES,
+    RESOURCE_SLICES,
+    ApiClient,
+)
+
+from bench.bench_scheduler import BoundCounter
+from bench.common import (
+    DEVICE_CLASS,
+    TEMPLATE,
+    child_pids,
+    cpu_seconds,
+    create_all,
+    dra_node,
+    dra_pod,
+    dra_slice,
+    machine_description,
+    rss_kib,
+)
+from fakeapi.cluster import FakeCluster
+
+RUN_FOR = "fakeapi.dev/run-for"
+
+
+class PeakRss:
+    """The largest resident set of each process seen while :meth:`run` samples them."""
+
+    def __init__(self, pids: dict[str, int]) -> None:
+        self.pids = pids
+        self.peak_kib = dict.fromkeys(pids, 0)
+
+    def sample(self) -> None:
+        for name, pid in self.pids.items():
+            self.peak_kib[name] = max(self.peak_kib[name], rss_kib(pid))
+
+    async def run(self, interval: float = 0.5) -> None:
+        while True:
+            self.sample()
+            await asyncio.sleep(interval)
+
+
+def _running_pod(i: int, run_for: str) -> dict[str, Any]:
+    pod = dra_pod(f"pod-{i}")
+    pod["metadata"]["annotations"] = {RUN_FOR: run_for}
+    return pod
+
+
+async def run(nodes: int, devices: int, pods: int, run_for: str) -> dict[str, Any]:
+    """One fresh cluster: set it up, then time ``pods`` pods from the first create to the last bind."""
+    async with FakeCluster(control_plane="process") as cluster, ApiClient(cluster.url) as api:
+        [control_plane] = child_pids()
+        processes = {"API server (+ client)": os.getpid(), "control plane": control_plane}
+        setup = time.perf_counter()
+        await create_all(api, NODES, None, [dra_node(i) for i in range(nodes)])
+        await create_all(api, RESOURCE_SLICES, None, [dra_slice(i, devices) for i in range(nodes)])
+        await api.create(DEVICE_CLASSES, None, DEVICE_CLASS)
+        await api.create(RESOURCE_CLAIM_TEMPLATES, "default", TEMPLATE)
+        setup = time.perf_counter() - setup
+        counter = BoundCounter()
+        rv = (await api.list(PODS, "default", limit=1))["metadata"]["resourceVersion"]
+        rss = PeakRss(processes)
+        tasks = [asyncio.create_task(counter.run(api, rv)), asyncio.create_task(rss.run())]
+        try:
+            cpu = {name: cpu_seconds(pid) for name, pid in processes.items()}
+            start = time.perf_counter()
+            await create_all(api, PODS, "default", [_running_pod(i, run_for) for i in range(pods)])
+            await counter.wait_for(pods, timeout=3600)
+            elapsed = time.perf_counter() - start
+            cpu = {name: cpu_seconds(pid) - cpu[name] for name, pid in processes.items()}
+            rss.sample()
+        finally:
+            for task in tasks:
+                task.cancel()
+    return {"setup_s": setup, "seconds": elapsed, "pods_per_s": pods / elapsed,
+            "cpu_ms_per_pod": {name: 1000 * seconds / pods for name, seconds in cpu.items()},
+            "peak_rss_mib": {name: kib / 1024 for name, kib in rss.peak_kib.items()}}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="100 nodes x 8 devices, 300 pods running 1 s")
+    parser.add_argument("--nodes", type=int, default=5000)
+    parser.add_argument("--devices", type=int, default=8)
+    parser.add_argument("--pods", type=int, default=50000)
+    parser.add_argument("--run-for", default="60s", help="how long each pod runs (a Go duration)")
+    args = parser.parse_args()
+    if args.quick:
+        args.nodes, args.devices, args.pods, args.run_for = 100, 8, 300, "1s"
+    result = asyncio.run(run(args.nodes, args.devices, args.pods, args.run_for))
+    print(f"{args.nodes} nodes x {args.devices} devices, {args.pods} pods running {args.run_for} "
+          f"(setup {result['setup_s']:.1f} s): {result['seconds']:.1f} s, {result['pods_per_s']:.1f} pods/s")
+    for name, ms in result["cpu_ms_per_pod"].items():
+        print(f"  {name}: {ms:.2f} ms CPU per pod, peak RSS {result['peak_rss_mib'][name]:.0f} MiB")
+    print(f"  peak RSS together: {sum(result['peak_rss_mib'].values()):.0f} MiB")
+    print(machine_description())
+
+
+if __name__ == "__main__":
+    main()
