@@ -35,6 +35,7 @@ import resource
 import socket
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
@@ -347,17 +348,20 @@ async def watch_fanout(mode: Mode, watchers: int, child: bool = False) -> Latenc
             readers = await read_watches(cluster.url, rv, watchers, mode.fanout_writes, write)
             cpu[0] += time.process_time()  # every watcher has read every event
             return per_delivery(Latency.of(readers))
-        argv = [__file__, "--fanout-child", cluster.url, rv, str(watchers), str(mode.fanout_writes), *_loop_flags()]
-        proc = await asyncio.create_subprocess_exec(sys.executable, *argv, stdout=asyncio.subprocess.PIPE)
-        assert proc.stdout is not None
-        async with asyncio.timeout(DEADLINE):
-            if await proc.stdout.readline() != b"ready\n":
-                raise RuntimeError("fan-out child failed to open its watches")
-            await write()
-            out = await proc.stdout.read()
-            cpu[0] += time.process_time()  # the child has read every event and sent its figures
-            if await proc.wait() != 0:
-                raise RuntimeError(f"fan-out child failed with exit code {proc.returncode}")
+        # The figures come back in a file: uvloop may close a child's pipe before it is drained.
+        with tempfile.NamedTemporaryFile(prefix="fanout-", suffix=".json") as figures:
+            argv = [__file__, "--fanout-child", cluster.url, rv, str(watchers), str(mode.fanout_writes),
+                    figures.name, *_loop_flags()]
+            proc = await asyncio.create_subprocess_exec(sys.executable, *argv, stdout=asyncio.subprocess.PIPE)
+            assert proc.stdout is not None
+            async with asyncio.timeout(DEADLINE):
+                if await proc.stdout.readline() != b"ready\n":
+                    raise RuntimeError("fan-out child failed to open its watches")
+                await write()
+                if await proc.wait() != 0:
+                    raise RuntimeError(f"fan-out child failed with exit code {proc.returncode}")
+                cpu[0] += time.process_time()  # the child has read every event and saved its figures
+            out = figures.read()  # the child wrote it through its own descriptor, from the start
     readers = []
     for latencies in orjson.loads(out):
         reader = WatchReader(mode.fanout_writes)
@@ -595,7 +599,7 @@ def _parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--write", action="store_true", help="update the API server section of BENCHMARKS.md")
     parser.add_argument("--uvloop", action="store_true", help="run on uvloop's event loop")
     parser.add_argument("--slow-run", choices=("with", "without"), help=argparse.SUPPRESS)  # child process
-    parser.add_argument("--fanout-child", nargs=4, help=argparse.SUPPRESS)  # child process: URL RV WATCHERS WRITES
+    parser.add_argument("--fanout-child", nargs=5, help=argparse.SUPPRESS)  # child: URL RV WATCHERS WRITES FILE
     return parser.parse_args(argv)
 
 
@@ -611,9 +615,8 @@ if __name__ == "__main__":
     args = _parse_args()
     chosen = QUICK if args.quick else FULL
     if args.fanout_child:
-        url, rv, watchers, writes = args.fanout_child
-        result = _run(fanout_child(url, rv, int(watchers), int(writes)), args.uvloop)
-        sys.stdout.buffer.write(orjson.dumps(result))
+        url, rv, watchers, writes, path = args.fanout_child
+        Path(path).write_bytes(orjson.dumps(_run(fanout_child(url, rv, int(watchers), int(writes)), args.uvloop)))
     elif args.slow_run:
         result = _run(slow_watcher_run(chosen, with_slow=args.slow_run == "with"), args.uvloop)
         sys.stdout.buffer.write(orjson.dumps(dataclasses.asdict(result)))

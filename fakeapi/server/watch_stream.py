@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import orjson
 from aiohttp import web
@@ -20,11 +21,15 @@ def _error_line(err: StatusError) -> bytes:
     return orjson.dumps({"type": "ERROR", "object": err.to_status()}) + b"\n"
 
 
-def _chunk_sink(transport: asyncio.BaseTransport | None) -> Sink | None:
+_SINK_METHODS = ("write", "is_closing", "get_write_buffer_size", "get_write_buffer_limits")
+
+
+def chunk_sink(transport: Any) -> Sink | None:
     """Writes lines to the connection as one HTTP chunk, as the response's own writer frames
     them, while the connection's buffer is below its high-water mark (else the reader writes,
     waiting for the client)."""
-    if not isinstance(transport, asyncio.WriteTransport):
+    # Duck-typed: uvloop's transports have these methods without subclassing asyncio's.
+    if transport is None or not all(hasattr(transport, m) for m in _SINK_METHODS):
         return None
 
     def sink(lines: list[bytes]) -> bool:
@@ -70,7 +75,7 @@ async def stream_watch(request: web.Request, registry: Registry, target: Target,
     next_bookmark = loop.time() + options.bookmark_interval
     first = True
     if not as_table:  # table rows are rendered per watch by the reader
-        watcher.use_sink(_chunk_sink(request.transport))
+        watcher.use_sink(chunk_sink(request.transport))
     try:
         while True:
             now = loop.time()
