@@ -5,8 +5,9 @@ controllers and kubelet emulation in another (``FakeCluster(control_plane="proce
 workload of ``bench_scheduler.py`` (one ResourceSlice per node, one DeviceClass, one
 ResourceClaimTemplate, every pod one template claim), grown: 5,000 nodes with 8 devices each
 (40,000 devices) and 50,000 pods.  More pods than devices, so pods do not run forever: each
-carries ``fakeapi.dev/run-for`` (default 60 s) and ends ``Succeeded``; the ResourceClaim
-controller then deletes its claim and the device serves a later pod.  Measured from the first
+carries ``fakeapi.dev/run-for`` (default 60 s) and, with ``restartPolicy: Never``, ends
+``Succeeded``; the ResourceClaim controller then deletes its claim and the device serves a later
+pod.  Measured from the first
 pod created to the last one bound:
 
 - **pods/s** scheduled end to end (claim generated, allocated, reserved, pod bound);
@@ -75,9 +76,19 @@ class PeakRss:
 
 
 def _running_pod(i: int, run_for: str) -> dict[str, Any]:
+    """A pod of the workload that ends ``Succeeded`` after ``run_for`` (``Never`` restarts it)."""
     pod = dra_pod(f"pod-{i}")
     pod["metadata"]["annotations"] = {RUN_FOR: run_for}
+    pod["spec"]["restartPolicy"] = "Never"
     return pod
+
+
+async def _progress(counter: BoundCounter, total: int, interval: float = 10.0) -> None:
+    """A line on stderr every ``interval`` seconds: long runs show how far they got."""
+    start = time.perf_counter()
+    while True:
+        await asyncio.sleep(interval)
+        print(f"  {time.perf_counter() - start:.0f} s: {len(counter.bound)}/{total} bound", file=sys.stderr, flush=True)
 
 
 async def run(nodes: int, devices: int, pods: int, run_for: str) -> dict[str, Any]:
@@ -94,7 +105,8 @@ async def run(nodes: int, devices: int, pods: int, run_for: str) -> dict[str, An
         counter = BoundCounter()
         rv = (await api.list(PODS, "default", limit=1))["metadata"]["resourceVersion"]
         rss = PeakRss(processes)
-        tasks = [asyncio.create_task(counter.run(api, rv)), asyncio.create_task(rss.run())]
+        tasks = [asyncio.create_task(counter.run(api, rv)), asyncio.create_task(rss.run()),
+                 asyncio.create_task(_progress(counter, pods))]
         try:
             cpu = {name: cpu_seconds(pid) for name, pid in processes.items()}
             start = time.perf_counter()
