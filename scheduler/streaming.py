@@ -1,8 +1,8 @@
 """A GET whose body streams, on a TCP (or TLS) connection of its own: how the client reads watches.
 
 A watch holds its connection for minutes, so it gains nothing from a connection pool; reading it
-with asyncio's streams instead of an ``aiohttp.ClientSession`` request costs about a quarter of
-``FakeCluster``'s start (23 informers open a watch each; BENCHMARKS.md, Latency).  Only what an
+with asyncio's streams instead of an ``aiohttp.ClientSession`` request saves about an eighth of
+``FakeCluster``'s enter + exit (23 informers open a watch each; BENCHMARKS.md, Latency).  Only what an
 API server's answer to a GET needs: the status line, headers, and a body that is chunked,
 ``Content-Length``-delimited or read to the end.  A connection that breaks, or an answer that is
 not HTTP/1.1, raises :class:`StreamBroken` (an ``OSError``, so one of the client's transport
