@@ -151,12 +151,16 @@ async def parked(watcher: Watcher) -> asyncio.Task[list[bytes]]:
     return task
 
 
-async def test_a_sink_writes_one_loop_iterations_events_at_once_and_the_reader_stays_parked() -> None:
+async def parked_with_sink() -> tuple[ObjectStore, Watcher, FakeConnection, asyncio.Task[list[bytes]]]:
     store = ObjectStore()
     watcher = store.open_watch(CM, WatchFilter(), since=None)
     connection = FakeConnection()
     watcher.use_sink(connection)
-    reader = await parked(watcher)
+    return store, watcher, connection, await parked(watcher)
+
+
+async def test_a_sink_writes_one_loop_iterations_events_at_once_and_the_reader_stays_parked() -> None:
+    store, watcher, connection, reader = await parked_with_sink()
     store.commit(CM, ADDED, obj("a"))
     store.commit(CM, ADDED, obj("b"))
     await asyncio.sleep(0)  # the flush runs
@@ -170,11 +174,7 @@ async def test_a_sink_writes_one_loop_iterations_events_at_once_and_the_reader_s
 
 
 async def test_a_full_connection_wakes_the_reader_with_every_line_in_order() -> None:
-    store = ObjectStore()
-    watcher = store.open_watch(CM, WatchFilter(), since=None)
-    connection = FakeConnection()
-    watcher.use_sink(connection)
-    reader = await parked(watcher)
+    store, watcher, connection, reader = await parked_with_sink()
     connection.full = True
     store.commit(CM, ADDED, obj("a"))
     store.commit(CM, ADDED, obj("b"))
