@@ -142,6 +142,91 @@ class QueuedGroupInfo:
 Entity = QueuedPodInfo | QueuedGroupInfo
 
 
+class _Pool:
+    """Entities waiting for an event (gated or unschedulable), in arrival order, indexed by the
+    plugins whose events may release them, so an event looks only at the entities one of its
+    interested plugins holds back instead of at every waiting entity (50,000 pods waiting for
+    their claims would otherwise make every pod event cost O(pods)).
+
+    ``plugins_of`` names an entity's plugins; None: look at it on every event (a pod group,
+    whose members may be held back by different plugins)."""
+
+    def __init__(self, plugins_of: Callable[[Entity], Iterable[str] | None]) -> None:
+        self._plugins_of = plugins_of
+        self._entities: dict[str, Entity] = {}
+        self._order: dict[str, int] = {}
+        self._indexed: dict[str, tuple[str, ...] | None] = {}    # key -> plugins it is filed under
+        self._by_plugin: dict[str, dict[str, Entity]] = {}
+        self._always: dict[str, Entity] = {}
+        self._seq = itertools.count()
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._entities
+
+    def __len__(self) -> int:
+        return len(self._entities)
+
+    def values(self) -> Iterable[Entity]:
+        """The entities, oldest first."""
+        return self._entities.values()
+
+    def add(self, entity: Entity) -> None:
+        """Add ``entity``, or file it again under its current plugins (keeping its place)."""
+        key = entity.key
+        if key not in self._entities:
+            self._entities[key] = entity
+            self._order[key] = next(self._seq)
+        self._unindex(key)
+        plugins = self._plugins_of(entity)
+        if plugins is None:
+            self._always[key] = entity
+            self._indexed[key] = None
+            return
+        self._indexed[key] = tuple(plugins)
+        for plugin in self._indexed[key]:   # type: ignore[union-attr]
+            self._by_plugin.setdefault(plugin, {})[key] = entity
+
+    def pop(self, key: str, default: Entity | None = None) -> Entity | None:
+        entity = self._entities.pop(key, None)
+        if entity is None:
+            return default
+        del self._order[key]
+        self._unindex(key)
+        return entity
+
+    def __delitem__(self, key: str) -> None:
+        if self.pop(key) is None:
+            raise KeyError(key)
+
+    def candidates(self, plugins: Iterable[str]) -> list[Entity]:
+        """The entities filed under any of ``plugins`` (and those looked at always), oldest first."""
+        found = dict(self._always)
+        for plugin in plugins:
+            found.update(self._by_plugin.get(plugin, {}))
+        order = self._order
+        return sorted(found.values(), key=lambda entity: order[entity.key])
+
+    def _unindex(self, key: str) -> None:
+        plugins = self._indexed.pop(key, ())
+        if plugins is None:
+            del self._always[key]
+            return
+        for plugin in plugins:
+            bucket = self._by_plugin[plugin]
+            del bucket[key]
+            if not bucket:
+                del self._by_plugin[plugin]
+
+
+def _gating_plugins(entity: Entity) -> Iterable[str] | None:
+    """The PreEnqueue plugin holding a pod back; None for a group (see :class:`_Pool`)."""
+    return None if isinstance(entity, QueuedGroupInfo) else (entity.gated_by,)
+
+
+def _rejecting_plugins(entity: Entity) -> Iterable[str]:
+    return entity.rejected_by
+
+
 class SchedulingQueue:
     """Priority queue of pending pods and pod groups with backoff and event-driven requeue."""
 
@@ -167,8 +252,9 @@ class SchedulingQueue:
         self._error_backoff: list[tuple[float, int, str]] = []
         self._backoff_entry: dict[str, int] = {}
         # Both pools are in insertion (= timestamp) order, so the oldest entry comes first.
-        self._unschedulable: dict[str, Entity] = {}
-        self._gated: dict[str, Entity] = {}
+        self._unschedulable = _Pool(_rejecting_plugins)
+        self._gated = _Pool(_gating_plugins)
+        self._interest: dict[ClusterEvent, frozenset[str]] = {}   # event -> plugins registered for it
         self._entities: dict[str, Entity] = {}                     # every queued or in-flight entity
         self._infos: dict[str, QueuedPodInfo] = {}                 # every queued or in-flight pod
         self._in_flight: dict[str, int] = {}                       # pod uid -> pop seq (pop order)
@@ -180,6 +266,7 @@ class SchedulingQueue:
     def register_events(self, events: Iterable[tuple[str, ClusterEventWithHint]]) -> None:
         for plugin, event in events:
             self._registered.setdefault(plugin, []).append(event)
+        self._interest.clear()
 
     # -- pod lifecycle --------------------------------------------------------------------------
     def add(self, pod: dict[str, Any]) -> None:
@@ -293,7 +380,7 @@ class SchedulingQueue:
         entity = self._entities[key]
         if isinstance(entity, QueuedGroupInfo) and entity.gated():
             # A member that joined while the group was queued holds it back.
-            self._gated[key] = entity
+            self._gated.add(entity)
             return self.pop_nowait()
         entity.attempts += 1
         entity.pop_seq = next(self._seq)
@@ -394,6 +481,7 @@ class SchedulingQueue:
         key = group.key
         if key in self._unschedulable:
             group.rejected_by |= frozenset(rejected_by)
+            self._unschedulable.add(group)   # filed under the new plugins too
         elif not (group.in_flight or self._is_queued(key) or key in self._gated):
             self._requeue(group, rejected_by)
         self.done(uid)
@@ -433,7 +521,7 @@ class SchedulingQueue:
                  for seq, event, old, new in self._in_flight_events if seq > entity.pop_seq):
             self._push_backoff(entity)
         else:
-            self._unschedulable[entity.key] = entity
+            self._unschedulable.add(entity)
 
     def done(self, uid: str) -> None:
         """The attempt (scheduling and binding) for pod ``uid`` is over."""
@@ -450,26 +538,25 @@ class SchedulingQueue:
 
     # -- events --------------------------------------------------------------------------------
     def on_event(self, event: ClusterEvent, old: Any = None, new: Any = None,
-                 only: Iterable[str] | None = None) -> None:
+                 only: Iterable[str] | None = None, gated_only: Iterable[str] | None = None) -> None:
         """A cluster change: move the parked entities it may help (queueing hints decide).
 
         ``only`` restricts the candidates to these pod UIDs when the caller knows, from an
-        index, that no other pod can care (e.g. pods referencing a changed claim).
+        index, that no other pod can care (e.g. pods referencing a changed claim);
+        ``gated_only`` restricts the gated ones alone (a freed device may help any rejected
+        pod, but only a pod that references a claim waits at PreEnqueue for that claim).
         """
         if self._in_flight:
             self._in_flight_events.append((next(self._seq), event, old, new))
+        interested = self._interested(event)
         if only is None:
-            gated = [(e, e.pods()) for e in self._gated.values()]
-            parked = [(e, e.pods()) for e in self._unschedulable.values()]
+            parked = [(e, e.pods()) for e in self._unschedulable.candidates(interested)]
         else:
-            by_entity: dict[str, tuple[Entity, list[QueuedPodInfo]]] = {}
-            for uid in only:
-                info = self._infos.get(uid)
-                entity = self._entity_of(info) if info is not None else None
-                if entity is not None:
-                    by_entity.setdefault(entity.key, (entity, []))[1].append(info)   # type: ignore[arg-type]
-            gated = [v for k, v in by_entity.items() if k in self._gated]
-            parked = [v for k, v in by_entity.items() if k in self._unschedulable]
+            parked = self._members_of(only, self._unschedulable)
+        if only is None and gated_only is None:
+            gated = [(e, e.pods()) for e in self._gated.candidates(interested)]
+        else:
+            gated = self._members_of(gated_only if gated_only is not None else only, self._gated)   # type: ignore[arg-type]
         for entity, infos in gated:
             if self._gate_may_open(entity, infos, event, old, new):
                 del self._gated[entity.key]
@@ -477,6 +564,25 @@ class SchedulingQueue:
         for entity, infos in parked:
             if self._hints_say_queue(entity, event, old, new, infos):
                 self._move(entity)
+
+    def _members_of(self, uids: Iterable[str], pool: _Pool) -> list[tuple[Entity, list[QueuedPodInfo]]]:
+        """The entities of ``pool`` these pods belong to, each with those of its pods among them."""
+        by_entity: dict[str, tuple[Entity, list[QueuedPodInfo]]] = {}
+        for uid in uids:
+            info = self._infos.get(uid)
+            entity = self._entity_of(info) if info is not None else None
+            if entity is not None and entity.key in pool:
+                by_entity.setdefault(entity.key, (entity, []))[1].append(info)   # type: ignore[arg-type]
+        return list(by_entity.values())
+
+    def _interested(self, event: ClusterEvent) -> frozenset[str]:
+        """The plugins that registered for ``event`` (their hints decide per pod)."""
+        plugins = self._interest.get(event)
+        if plugins is None:
+            plugins = self._interest[event] = frozenset(
+                plugin for plugin, registered in self._registered.items()
+                if any(r.event.matches(event) for r in registered))
+        return plugins
 
     def _gate_may_open(self, entity: Entity, infos: list[QueuedPodInfo], event: ClusterEvent,
                        old: Any, new: Any) -> bool:
@@ -523,7 +629,7 @@ class SchedulingQueue:
                 entity.gated_by = "" if status.is_success else (status.plugin or "PreEnqueue")
                 gated = bool(entity.gated_by)
         if gated:
-            self._gated[entity.key] = entity
+            self._gated.add(entity)
         else:
             self._push_active(entity)
 

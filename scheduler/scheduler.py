@@ -297,12 +297,13 @@ class Scheduler:
             action = ActionType.UPDATE if old else ActionType.ADD
         claim = new or old
         assert claim is not None
-        only = None
-        if not is_deallocation(old, new):
-            # Only pods referencing this claim can care: look them up instead of asking every pod.
-            users = self._pods.lister.by_index(_CLAIM_INDEX, object_key(claim))
-            only = [p["metadata"]["uid"] for p in users]
-        self._event(EventResource.RESOURCE_CLAIM, action, old, new, only)
+        # Only pods referencing this claim can care (look them up instead of asking every pod),
+        # except that freed devices may help any pod rejected for want of devices.  A pod held
+        # at PreEnqueue waits for its own claims only.
+        users = [p["metadata"]["uid"] for p in self._pods.lister.by_index(_CLAIM_INDEX, object_key(claim))]
+        freed = is_deallocation(old, new)
+        self.queue.on_event(ClusterEvent(EventResource.RESOURCE_CLAIM, action), old, new,
+                            None if freed else users, gated_only=users)
 
     # -- pod groups --------------------------------------------------------------------------------
     def _group_lookup(self, instance: PodGroupInstance) -> dict[str, Any] | None:

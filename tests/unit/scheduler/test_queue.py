@@ -154,6 +154,64 @@ def test_gated_pod_rechecked_on_event_and_update() -> None:
     assert _name(q.pop_nowait()) == "a"
 
 
+def test_an_event_looks_only_at_pods_held_back_by_plugins_registered_for_it() -> None:
+    """Thousands of pods waiting for their claims must not make every node event cost O(pods)."""
+    clock = Clock()
+    asked: list[str] = []
+
+    def hint(p: dict[str, Any], old: Any, new: Any) -> QueueingHint:
+        asked.append(p["metadata"]["name"])
+        return QueueingHint.QUEUE if new.get("helps") else QueueingHint.SKIP
+
+    q = SchedulingQueue(lambda p: unresolvable("DynamicResources", "no claim yet") if p["metadata"]["name"] != "fit"
+                        else SUCCESS, clock)
+    q.register_events([("NodeAffinity", ClusterEventWithHint(NODE_ADD)),
+                       ("DynamicResources", ClusterEventWithHint(CLAIM_UPDATE, hint))])
+    for i in range(50):
+        q.add(pod(f"gated-{i}", uid=f"gated-{i}"))
+    q.add(pod("fit", uid="fit"))
+    q.add_unschedulable(q.pop_nowait(), {"NodeAffinity"})
+    q.on_event(NODE_ADD, None, {})
+    assert asked == [] and q.stats()["unschedulable"] == 0 and q.stats()["gated"] == 50
+    q.on_event(CLAIM_UPDATE, {}, {"helps": False})
+    assert sorted(asked) == sorted(f"gated-{i}" for i in range(50))
+
+
+def test_gated_only_narrows_the_gated_pods_alone() -> None:
+    """A freed device: every pod rejected for want of devices may fit now, but of the pods held
+    at PreEnqueue only those referencing the claim can pass."""
+    clock = Clock()
+    asked: list[str] = []
+
+    def hint(p: dict[str, Any], old: Any, new: Any) -> QueueingHint:
+        asked.append(p["metadata"]["name"])
+        return QueueingHint.QUEUE
+
+    q = SchedulingQueue(lambda p: SUCCESS if p["metadata"]["name"] == "rejected"
+                        else unresolvable("DynamicResources", "no claim yet"), clock)
+    q.register_events([("DynamicResources", ClusterEventWithHint(CLAIM_UPDATE, hint))])
+    for name in ("rejected", "user", "other"):
+        q.add(pod(name, uid=name))
+    q.add_unschedulable(q.pop_nowait(), {"DynamicResources"})
+    q.on_event(CLAIM_UPDATE, {}, {}, None, gated_only=["user"])
+    assert sorted(asked) == ["rejected", "user"]
+
+
+def test_rejected_group_is_filed_under_every_plugin_that_rejected_a_member() -> None:
+    clock = Clock()
+    q, _ = _group_queue(clock, quorum=1)
+    q.add_member(member("a"))   # type: ignore[attr-defined]
+    q.add_member(member("b"))   # type: ignore[attr-defined]
+    group = q.pop_nowait()
+    assert isinstance(group, QueuedGroupInfo)
+    a, b = group.infos()
+    q.requeue_group(group, [b], {"Other"})             # a went to binding, b was rejected by Other
+    q.add_unschedulable(a, {"NodeAffinity"})           # a's binding failed: NodeAffinity too
+    assert q.stats()["unschedulable"] == 1
+    q.on_event(NODE_ADD)
+    assert q.stats()["unschedulable"] == 0
+
+
 def test_only_restricts_candidates() -> None:
     clock = Clock()
     q = _queue(clock)
