@@ -126,6 +126,14 @@ def test_plain_test_gets_blocking_helpers_and_faults(fake_cluster, kube_client, 
     assert len(fake_cluster.registry.reads.items(fake_cluster.registry.kinds.namespaces)) >= 4
 
 
+@pytest.mark.parametrize("i", [1, 2])
+def test_plain_tests_get_a_fresh_cluster_each(fake_cluster, i) -> None:
+    # Plain tests with clusters of their own run them one after the other on one background loop.
+    assert fake_cluster.list("nodes") == [], "nothing of the other test's cluster is left"
+    fake_cluster.apply(NODE)
+    assert [n["metadata"]["name"] for n in fake_cluster.list("nodes")] == ["node-0"]
+
+
 @pytest.mark.fakeapi(control_plane=False)
 def test_plain_test_with_options_and_kubectl(fake_cluster, tmp_path) -> None:
     fake_cluster.apply(NODE)
