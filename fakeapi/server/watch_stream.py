@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -14,7 +15,6 @@ from fakeapi.registry.rest import Registry
 from fakeapi.server import tables
 from fakeapi.server.routes import Target
 from fakeapi.server.state import OPTIONS
-from fakeapi.store.watch import Sink
 
 
 def _error_line(err: StatusError) -> bytes:
@@ -24,7 +24,7 @@ def _error_line(err: StatusError) -> bytes:
 _SINK_METHODS = ("write", "is_closing", "get_write_buffer_size", "get_write_buffer_limits")
 
 
-def chunk_sink(transport: Any) -> Sink | None:
+def chunk_sink(transport: Any) -> Callable[[list[bytes]], bool] | None:
     """Writes lines to the connection as one HTTP chunk, as the response's own writer frames
     them, while the connection's buffer is below its high-water mark (else the reader writes,
     waiting for the client)."""
