@@ -74,7 +74,9 @@ async def stream_watch(request: web.Request, registry: Registry, target: Target,
     deadline = loop.time() + opts.timeout_seconds if opts.timeout_seconds else None
     next_bookmark = loop.time() + options.bookmark_interval
     first = True
-    if not as_table:  # table rows are rendered per watch by the reader
+    # A StreamResponse sends its headers in prepare(), so raw chunks may follow at once.  Table
+    # rows are rendered per watch, by the reader.
+    if not as_table:
         watcher.use_sink(chunk_sink(request.transport))
     try:
         while True:
