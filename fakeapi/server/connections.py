@@ -85,36 +85,87 @@ def long_running(method: str, path: str, query: Mapping[str, str]) -> bool:
     return attrs.verb == "watch" or (attrs.resource_request and attrs.subresource in LONG_RUNNING_SUBRESOURCES)
 
 
-# long_running answers by (method, path, query string): parsing the path on every request cost
-# more than the rest of the timeout middleware; cleared when full, as paths name objects.
-_LONG_RUNNING: dict[tuple[str, str, str], bool] = {}
-_LONG_RUNNING_LIMIT = 4096
+# Only a request whose target names "watch" or a long-running subresource can be long-running
+# (a percent-encoded target could hide either): nearly every request skips parsing its path and
+# query, which cost more than the rest of the timeout middleware.
+_LONG_RUNNING_WORDS = ("watch", *LONG_RUNNING_SUBRESOURCES)
 
 
 def _long_running_request(request: web.Request) -> bool:
-    key = (request.method, request.path, request.query_string)
-    answer = _LONG_RUNNING.get(key)
-    if answer is None:
-        if len(_LONG_RUNNING) >= _LONG_RUNNING_LIMIT:
-            _LONG_RUNNING.clear()
-        answer = _LONG_RUNNING[key] = long_running(request.method, request.path, request.query)
-    return answer
+    target = request.raw_path
+    if "%" not in target and not any(word in target for word in _LONG_RUNNING_WORDS):
+        return False
+    return long_running(request.method, request.path, request.query)
+
+
+class _Deadlines:
+    """The requests in flight with their deadlines, swept by one timer: ``asyncio.timeout`` per
+    request (a timer handle scheduled and cancelled, its bookkeeping in Python) cost about a
+    seventh of a whole GET.  Every request gets the same ``seconds``, so insertion order is
+    deadline order and the sweep stops at the first request still in time."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self._deadlines: dict[asyncio.Task[Any], float] = {}
+        self._expired: set[asyncio.Task[Any]] = set()
+        self._timer: asyncio.TimerHandle | None = None
+
+    def add(self, task: asyncio.Task[Any]) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = self._deadlines[task] = loop.time() + self.seconds
+        if self._timer is None:
+            self._timer = loop.call_at(deadline, self._sweep)
+
+    def remove(self, task: asyncio.Task[Any]) -> bool:
+        """Forget ``task``; True when the sweep had cancelled it for its deadline."""
+        self._deadlines.pop(task, None)
+        if task in self._expired:
+            self._expired.discard(task)
+            return True
+        return False
+
+    def _sweep(self) -> None:
+        self._timer = None
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        while self._deadlines:
+            task, deadline = next(iter(self._deadlines.items()))
+            if deadline > now:
+                self._timer = loop.call_at(deadline, self._sweep)
+                return
+            del self._deadlines[task]
+            self._expired.add(task)
+            task.cancel()
 
 
 def request_timeout(seconds: float) -> Middleware:
     """A middleware that answers 504 when a request that is not long-running takes more than
     ``seconds`` to read and handle.  Its response closes the connection, since the rest of an
     unread body would otherwise be taken for the next request."""
+    deadlines = _Deadlines(seconds)
 
     @web.middleware
     async def timeout(request: web.Request, handler: Handler) -> web.StreamResponse:
         if _long_running_request(request):
             return await handler(request)
+        task = asyncio.current_task()
+        assert task is not None
+        deadlines.add(task)
+        expired = False
         try:
-            async with asyncio.timeout(seconds):
-                return await handler(request)
+            return await handler(request)
+        except asyncio.CancelledError:
+            expired = deadlines.remove(task)
+            # Ours when the sweep cancelled the request and nobody else also cancelled it (as
+            # asyncio.timeout decides): the client gets its 504; any other cancellation goes on.
+            if expired and task.uncancel() == 0:
+                raise Timeout(REQUEST_TIMEOUT_MESSAGE, details={}) from None
+            raise
         except TimeoutError:
             raise Timeout(REQUEST_TIMEOUT_MESSAGE, details={}) from None
+        finally:
+            if not expired and deadlines.remove(task):
+                task.uncancel()  # cancelled at its deadline but finished anyway: undo our cancel
 
     return timeout
 

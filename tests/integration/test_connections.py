@@ -228,8 +228,7 @@ async def test_long_running_requests_outlive_the_request_timeout(cluster: FakeCl
         async with session.patch(f"{PODS}/runner/status", json={"status": started},
                                  headers={"Content-Type": "application/merge-patch+json"}) as patched:
             assert patched.status == 200, await patched.text()
-        # The same path without the query is not long-running; that answer must not be taken
-        # (the server remembers answers per request line) for the stream's.
+        # The same path without the query is not long-running; the stream must still be.
         async with session.get(path) as plain:
             assert plain.status == 200
         async with session.get(path, params=query, timeout=aiohttp.ClientTimeout(total=DEADLINE)) as stream:
