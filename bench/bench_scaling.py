@@ -61,6 +61,7 @@ from fakeapi.scheduler.client import (
 from fakeapi.scheduler.nodelease import RENEW_INTERVAL
 
 from bench.common import (
+    BENCHMARKS_MD,
     DEVICE_CLASS,
     TEMPLATE,
     RunningWatch,
@@ -81,6 +82,7 @@ from fakeapi.cluster import FakeCluster
 HERE = Path(__file__).resolve().parent
 PLOT = HERE / "scaling.png"
 SECTION = "bench_scaling"
+IMAGE_ALT = "pods/s, CPU per pod, background CPU, create to Running latency and memory per pod against nodes"
 FULL_GRID = [(nodes, devices) for nodes in (100, 500, 2000, 5000) for devices in (8, 32, 128)]
 QUICK_GRID = [(20, 8), (100, 8)]
 WAIT = 600.0  # seconds a phase may take before the run fails
@@ -262,7 +264,7 @@ def report(points: list[Point], command: str, pods: int, latency_pods: int, imag
         "",
         table(points),
         "",
-        f"![pods/s, create to Running latency and memory per pod against nodes]({PLOT.name})"
+        f"![{IMAGE_ALT}]({PLOT.relative_to(BENCHMARKS_MD.parent)})"
         if image else "",
     ]).rstrip()
 

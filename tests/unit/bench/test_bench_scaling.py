@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bench.bench_scaling import Point, series, table
+from bench.bench_scaling import PLOT, Point, report, series, table
+from bench.common import BENCHMARKS_MD
 
 
 def point(nodes: int, devices: int, rate: float, latencies: list[float]) -> Point:
@@ -32,3 +33,9 @@ def test_table_has_a_row_per_point_in_the_given_order() -> None:
     lines = table(POINTS).splitlines()
     assert lines[0].startswith("| nodes | devices/node | pods | pods/s | server CPU ms/pod |")
     assert [line.split(" | ")[:2] for line in lines[2:]] == [["| 500", "8"], ["| 100", "32"], ["| 100", "8"]]
+
+
+def test_report_links_the_plot_relative_to_benchmarks_md() -> None:
+    link = report(POINTS, "python bench/bench_scaling.py", 10, 2, image=True).rsplit("](", 1)[1].rstrip(")")
+    assert BENCHMARKS_MD.parent / link == PLOT
+    assert "](" not in report(POINTS, "python bench/bench_scaling.py --quick", 10, 2, image=False)
