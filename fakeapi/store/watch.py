@@ -189,6 +189,10 @@ _pending: dict[asyncio.AbstractEventLoop, list[Watcher]] = {}
 def _schedule_flush(watcher: Watcher, loop: asyncio.AbstractEventLoop) -> None:
     batch = _pending.get(loop)
     if batch is None:
+        # A loop closed before its flush ran (a cluster torn down mid-write) must not keep its
+        # watchers and their connections alive here.
+        for closed in [other for other in _pending if other.is_closed()]:
+            del _pending[closed]
         batch = _pending[loop] = []
         loop.call_soon(_flush_batch, loop)
     batch.append(watcher)

@@ -7,6 +7,7 @@ import asyncio
 import orjson
 import pytest
 
+from fakeapi.store import watch as watch_module
 from fakeapi.store.eventlog import ADDED, DELETED, MODIFIED
 from fakeapi.store.objects import ObjectStore
 from fakeapi.store.watch import Watcher, WatchFilter
@@ -196,3 +197,23 @@ async def test_a_failing_sink_is_dropped_and_the_reader_gets_the_lines() -> None
     reader = await parked(watcher)
     store.commit(CM, ADDED, obj("a"))
     assert names(await reader) == ["a"]
+
+
+def test_a_flush_left_behind_by_a_closed_loop_is_dropped() -> None:
+    # The first loop closes before its flush runs; the next loop's first flush forgets it.
+    first = asyncio.new_event_loop()
+    stranded = first.run_until_complete(parked_with_sink())
+    stranded[0].commit(CM, ADDED, obj("a"))  # schedules a flush on the first loop, never run
+    first.close()
+    stranded[3]._log_destroy_pending = False  # its loop is gone on purpose: no "destroyed" report
+    second = asyncio.new_event_loop()
+    try:
+        store, _, connection, reader = second.run_until_complete(parked_with_sink())
+        store.commit(CM, ADDED, obj("b"))
+        second.run_until_complete(asyncio.sleep(0))
+        assert connection.writes == [["b"]]
+        assert first not in watch_module._pending
+        reader.cancel()
+        second.run_until_complete(asyncio.sleep(0))
+    finally:
+        second.close()
