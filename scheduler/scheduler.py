@@ -364,6 +364,10 @@ class Scheduler:
                         self.queue.requeue_group(entity, entity.infos())
                     else:
                         self.queue.add_unschedulable(entity)
+                # Let the rest of the control plane run between cycles (pop() does not wait while
+                # pods are queued): a long queue of pods that fit nowhere, each filtering every
+                # node, must not starve the controllers that free the devices they wait for.
+                await asyncio.sleep(0)
         finally:
             self.queue.close()
             self._group_status.close()

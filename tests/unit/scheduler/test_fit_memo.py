@@ -146,3 +146,4 @@ def test_pods_with_nominations_pending_are_not_memoized() -> None:
     assert sched.framework.sign_pod(state, _cpu("1")) is None
     sched.nominator.remove("pre")
     assert sched.framework.sign_pod(state, _cpu("1")) is not None
+

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import itertools
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -156,3 +159,41 @@ def test_deferred_filter_visits_every_tied_candidate_once_best_group_first() -> 
         assert sorted(visited[5:]) == [f"n{i}" for i in range(5)]
         orders.add(tuple(visited))
     assert len(orders) > 1   # ties are taken in random order
+
+
+async def test_scheduler_loop_lets_the_control_plane_run_between_cycles() -> None:
+    """Queued pods are popped without waiting; the loop still yields after every cycle, so the
+    controllers sharing the event loop keep working through a long queue."""
+    sched = _scheduler(nodes=1)
+
+    async def synced() -> None:
+        pass
+
+    sched._factory = SimpleNamespace(wait_for_cache_sync=synced)  # type: ignore[assignment]
+    others = 0
+    seen: list[int] = []
+    done = asyncio.Event()
+
+    def cycle(info: Any) -> None:
+        seen.append(others)
+        if len(seen) == 20:
+            done.set()
+
+    sched.schedule_one = cycle  # type: ignore[method-assign]
+    for i in range(20):
+        sched.queue.add(pod(f"p{i}", uid=f"p{i}"))
+
+    async def other_controller() -> None:
+        nonlocal others
+        while True:
+            others += 1
+            await asyncio.sleep(0)
+
+    tasks = [asyncio.create_task(sched.run()), asyncio.create_task(other_controller())]
+    try:
+        await asyncio.wait_for(done.wait(), 5)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    assert all(later > earlier for earlier, later in itertools.pairwise(seen))
