@@ -67,7 +67,8 @@ class _Screen:
         if self._live is None:
             self.console.print(f"\n==> {index + 1}. {self.scenario.steps[index].title}", highlight=False)
         else:
-            self._live.update(live_view(self.scenario, index, snapshot))
+            # Drawn now: a step that completes between two automatic refreshes still shows it began.
+            self._live.update(live_view(self.scenario, index, snapshot), refresh=True)
 
     def progress(self, index: int, snapshot: Snapshot) -> None:
         if self._live is not None:
