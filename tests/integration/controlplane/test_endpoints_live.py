@@ -103,6 +103,45 @@ async def test_node_leases_are_created_and_renewed_on_the_clock(cluster: FakeClu
         await wait_for(renewed, message="the lease to be renewed")
 
 
+async def test_node_lease_renewals_write_the_last_lease_and_recover_from_a_conflict(
+        api: ApiClient, run_loops: Callable[..., Any], monkeypatch: Any) -> None:
+    """As upstream's lease controller: a renewal is one PUT of the lease it last wrote; a write by
+    someone else (a conflict) makes it read the lease and try again at once."""
+    clock = ManualClock()
+    factory = InformerFactory(api)
+    leases = NodeLeases(api, factory, clock=clock)
+    reads: list[str] = []
+    get = api.get
+
+    async def counting_get(gvr: Any, namespace: str | None, name: str) -> dict:
+        if gvr == LEASES:
+            reads.append(name)
+        return await get(gvr, namespace, name)
+
+    monkeypatch.setattr(api, "get", counting_get)
+    await api.create(NODES, None, {"metadata": {"name": "n1"}})
+    async with run_loops(factory, leases):
+        async def renewed_after(stamp: str) -> dict[str, Any] | None:
+            current = (await api.list(LEASES, NODE_LEASE_NAMESPACE))["items"]
+            return current[0] if current and current[0]["spec"]["renewTime"] > stamp else None
+
+        lease = await wait_for(lambda: renewed_after(""), message="the node lease")
+        reads.clear()
+        for _ in range(3):
+            await clock.advance(10)
+            lease = await wait_for(lambda stamp=lease["spec"]["renewTime"]: renewed_after(stamp),
+                                   message="the lease to be renewed")
+        assert reads == []  # renewals wrote the cached lease: no reads
+
+        lease["metadata"]["labels"] = {"touched": "by-someone-else"}
+        theirs = await api.update(LEASES, NODE_LEASE_NAMESPACE, lease)
+        await clock.advance(10)
+        lease = await wait_for(lambda: renewed_after(theirs["spec"]["renewTime"]),
+                               message="the lease to be renewed after someone else wrote it")
+        assert reads == ["n1"]  # the conflict made it read the lease once
+        assert lease["metadata"]["labels"] == {"touched": "by-someone-else"}
+
+
 async def test_debug_containers_are_reported_running(api: ApiClient, run_loops: Callable[..., Any]) -> None:
     factory = InformerFactory(api)
     kubelet = Kubelet(api, factory, EventRecorder(api, "kubelet"))
