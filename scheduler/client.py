@@ -3,8 +3,7 @@
 The control plane talks to the API server only through this module, exactly as a real
 kube-scheduler or kube-controller-manager would: list, watch (newline-delimited JSON events),
 create, update, patch (merge, strategic, JSON, apply), delete, the ``status`` subresource and
-``pods/binding``: requests through one ``aiohttp.ClientSession``, each watch on a connection of its
-own (:mod:`~fakeapi.scheduler.streaming`).  Objects are plain JSON dicts; a non-2xx answer becomes the matching
+``pods/binding``.  Objects are plain JSON dicts; a non-2xx answer becomes the matching
 :class:`fakeapi.errors.StatusError` subclass, so callers write ``except Conflict``.  A request
 that gets no answer raises one of :data:`TRANSPORT_ERRORS`; :func:`outcome_unknown` tells which
 failed writes may have been committed all the same.
@@ -12,7 +11,6 @@ failed writes may have been committed all the same.
 
 from __future__ import annotations
 
-import ssl
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -21,7 +19,6 @@ from urllib.parse import quote
 import aiohttp
 import orjson
 from fakeapi.scheduler.connection import Connection
-from fakeapi.scheduler.streaming import get_stream
 
 from fakeapi.errors import StatusError
 
@@ -82,6 +79,7 @@ TRANSPORT_ERRORS: tuple[type[Exception], ...] = (aiohttp.ClientError, OSError, T
 
 # Ordinary requests must never hang a control loop; watches are bounded by timeoutSeconds instead.
 _REQUEST_TIMEOUT = aiohttp.ClientTimeout(total=30)
+_WATCH_TIMEOUT = aiohttp.ClientTimeout(total=None, sock_connect=10)
 
 
 def _dumps(body: Any) -> bytes:
@@ -106,7 +104,6 @@ class ApiClient:
         self.base_url = self.connection.server.rstrip("/")
         self._user_agent = user_agent
         self._session: aiohttp.ClientSession | None = None
-        self._ssl_context: ssl.SSLContext | None = None
 
     async def __aenter__(self) -> ApiClient:
         self.open()
@@ -118,7 +115,7 @@ class ApiClient:
     def open(self) -> None:
         """Create the session (idempotent); ``async with`` calls it for you."""
         if self._session is None:
-            context = self._ssl_context = self.connection.ssl_context()
+            context = self.connection.ssl_context()
             self._session = aiohttp.ClientSession(
                 headers={"User-Agent": self._user_agent, "Accept": "application/json", **self.connection.headers()},
                 json_serialize=lambda obj: _dumps(obj).decode(),
@@ -183,14 +180,14 @@ class ApiClient:
                         sendInitialEvents=send_initial_events or None,
                         resourceVersionMatch="NotOlderThan" if send_initial_events else None,
                         timeoutSeconds=timeout_seconds)
-        headers = {**self.session.headers, "Accept-Encoding": "identity"}
-        async with get_stream(self.base_url, gvr.path(namespace), params, headers,
-                              ssl_context=self._ssl_context) as (head, body):
-            if head.status >= 400:
-                raw = b"".join([chunk async for chunk in body])
-                raise _status_error(head.status, _decode(raw), raw)
+        async with self.session.get(self.base_url + gvr.path(namespace), params=params,
+                                    timeout=_WATCH_TIMEOUT) as resp:
+            if resp.status >= 400:
+                raw = await resp.read()
+                raise _status_error(resp.status, _decode(raw), raw)
+            # Lines may exceed aiohttp's default readline limit, so split on newlines ourselves.
             buffer = b""
-            async for chunk in body:
+            async for chunk in resp.content.iter_any():
                 buffer += chunk
                 *lines, buffer = buffer.split(b"\n")
                 for line in lines:
