@@ -62,6 +62,7 @@ def _scheduler(nodes: int, devices: int) -> tuple[Scheduler, InformerFactory]:
     factory = InformerFactory(None)   # type: ignore[arg-type]   # fed by hand, never started
     sched = Scheduler(None, factory, FeatureGates(), _Recorder())   # type: ignore[arg-type]
     sched._start_binding = lambda info, state, node: None   # type: ignore[method-assign]
+    sched._spawn = lambda coro: coro.close()   # type: ignore[method-assign]   # no API: pods that fit nowhere are not told
     for i in range(nodes):
         node = dra_node(i)
         node["metadata"].update(uid=f"uid-node-{i}", resourceVersion="1")

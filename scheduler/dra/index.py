@@ -41,6 +41,9 @@ class DeviceIndex:
         self._devices: dict[DeviceID, Device] = {}
         # Node labels only matter when some slice or device selects nodes by label.
         self._label_selectors = 0
+        # Bumped by every change (slices, classes, taint rules): what an allocator found holds
+        # only while it is unchanged.
+        self.generation = 0
 
     # -- updates ------------------------------------------------------------------------------
 
@@ -51,6 +54,7 @@ class DeviceIndex:
         if version and self._versions.get(name) == version:
             return
         self.remove_slice(name)
+        self.generation += 1
         record = build_slice(slice_obj)
         self._slices[name] = record
         self._versions[name] = version
@@ -69,6 +73,7 @@ class DeviceIndex:
         record = self._slices.pop(name, None)
         if record is None:
             return
+        self.generation += 1
         self._versions.pop(name, None)
         if record.node_name:
             self._by_node.get(record.node_name, {}).pop(name, None)
@@ -84,18 +89,22 @@ class DeviceIndex:
     def set_class(self, cls: dict[str, Any]) -> None:
         """Add or replace a DeviceClass."""
         self._classes[cls["metadata"]["name"]] = cls
+        self.generation += 1
 
     def remove_class(self, name: str) -> None:
         self._classes.pop(name, None)
+        self.generation += 1
 
     def set_taint_rule(self, rule: dict[str, Any]) -> None:
         """Add or replace a DeviceTaintRule; its taint adds to the selected devices' taints."""
         self._rules[rule["metadata"]["name"]] = rule
         self._rule_taints.clear()
+        self.generation += 1
 
     def remove_taint_rule(self, name: str) -> None:
         self._rules.pop(name, None)
         self._rule_taints.clear()
+        self.generation += 1
 
     # -- queries (used by the allocator) --------------------------------------------------------
 

@@ -25,6 +25,9 @@ class AllocatedState:
         self._dedicated: Counter[DeviceID] = Counter()
         self._shared: Counter[DeviceID] = Counter()
         self._capacity: dict[DeviceID, dict[str, Fraction]] = {}
+        # (driver, pool) -> how many times its allocations changed: what the allocator found
+        # for a node stays true while the generations of the node's pools do.
+        self._generations: Counter[tuple[str, str]] = Counter()
 
     @classmethod
     def from_claims(cls, claims: Iterable[dict[str, Any]]) -> AllocatedState:
@@ -46,6 +49,7 @@ class AllocatedState:
 
     def _apply(self, allocation: dict[str, Any], sign: int) -> None:
         for result in (allocation.get("devices") or {}).get("results") or ():
+            self._generations[(result.get("driver", ""), result.get("pool", ""))] += 1
             if result.get("adminAccess"):
                 continue
             driver = result.get("driver", "")
@@ -60,6 +64,10 @@ class AllocatedState:
                 consumed[key] = consumed.get(key, Fraction(0)) + sign * parse_quantity(str(value))
             if not self._shared[device_id]:
                 self._capacity.pop(device_id, None)
+
+    def pool_generation(self, pool_id: tuple[str, str]) -> int:
+        """Changes so far to the allocations of pool (driver, name)."""
+        return self._generations[pool_id]
 
     def is_dedicated(self, device_id: DeviceID) -> bool:
         """Allocated exclusively (no shareID) to some claim."""

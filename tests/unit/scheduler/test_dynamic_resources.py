@@ -9,7 +9,7 @@ from typing import Any
 import aiohttp
 import pytest
 from fakeapi.scheduler.assume_cache import ClaimAssumeCache
-from fakeapi.scheduler.dra.allocator import DeviceIndex, Features
+from fakeapi.scheduler.dra.allocator import Allocator, DeviceIndex, Features
 from fakeapi.scheduler.framework.cycle_state import CycleState
 from fakeapi.scheduler.framework.interface import Code, QueueingHint
 from fakeapi.scheduler.plugins.dynamic_resources import (
@@ -265,3 +265,47 @@ async def test_pre_bind_writes_again_when_the_write_never_arrived() -> None:
     assert (await plugin.pre_bind(state, p, "n1")).is_success
     assert [c[0] for c in api.calls] == ["update/", "update/status", "get", "update/status", "get", "update/status"]
     assert api.server["c1"]["status"]["reservedFor"][0]["uid"] == p["metadata"]["uid"]
+
+
+def _grown_slice(plugin: DynamicResources, *_: Any) -> None:
+    plugin._index.set_slice({**_slice("n1", 2), "metadata": {"name": "n1-slice", "resourceVersion": "2"}})
+
+
+@pytest.mark.parametrize(("change", "fits_after"), [
+    (lambda plugin, state1, p1, info: plugin.unreserve(state1, p1, "n1"), True),
+    (lambda plugin, state1, p1, info: _grown_slice(plugin), True),
+    (lambda plugin, state1, p1, info: plugin._index.set_class(DEVICE_CLASS), False),
+    (lambda plugin, state1, p1, info: info.set_node(node("n1", labels={"zone": "b"})), False),
+], ids=["device-freed", "slice-grown", "class-updated", "node-updated"])
+def test_no_fit_is_remembered_until_an_input_changes(change: Callable[..., Any], fits_after: bool,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A node where a claim shape fits nowhere is not searched again for the next pod of that
+    shape until the node, its pools' allocations or the device index change."""
+    calls: list[str] = []
+    original = Allocator.allocate
+
+    def counting(self: Allocator, n: dict[str, Any], *args: Any) -> Any:
+        calls.append(n["metadata"]["name"])
+        return original(self, n, *args)
+
+    monkeypatch.setattr(Allocator, "allocate", counting)
+    plugin, cache, _ = _setup(devices=1)
+    info = NodeInfo("n1", node("n1"))
+    for name in ("c1", "c2", "c3"):
+        cache.on_upsert(claim(name))
+
+    def attempt(p: dict[str, Any]) -> tuple[CycleState, Any]:
+        state = CycleState()
+        assert plugin.pre_filter(state, p, []).is_success
+        return state, plugin.filter(state, p, info)
+
+    p1 = _pod_with("c1", "p1")
+    state1, status = attempt(p1)
+    assert status.is_success and plugin.reserve(state1, p1, "n1").is_success
+    for name in ("c2", "c3"):   # same shape: the second is answered from memory
+        status = attempt(_pod_with(name, f"p-{name}"))[1]
+        assert (status.code, status.message) == (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_CANNOT_ALLOCATE)
+    assert len(calls) == 2
+    change(plugin, state1, p1, info)
+    assert attempt(_pod_with("c2", "p-again"))[1].is_success == fits_after
+    assert len(calls) == 3
