@@ -114,6 +114,9 @@ _SIBLING_WRITE_TIMEOUT = 30.0   # bound on waiting for a group member's allocati
 _NO_FIT_ENTRIES = 100_000         # (claims' shape, node) pairs remembered to fit nowhere
 
 
+_NO_FIT = unresolvable(NAME, ERR_CANNOT_ALLOCATE)   # Status is immutable: one for every remembered refusal
+
+
 # --- pure helpers ------------------------------------------------------------------------------
 
 def _being_allocated(claim: dict[str, Any]) -> Status:
@@ -452,7 +455,7 @@ class DynamicResources:
             inputs = (self._index.generation, node_info.generation,
                       tuple(allocated.pool_generation(pool.id) for pool in self._index.pools_for_node(node)))
             if self._no_fit.get(key) == inputs:
-                return unresolvable(NAME, ERR_CANNOT_ALLOCATE)
+                return _NO_FIT
         try:
             results = st.allocator.allocate(node, [st.infos[i].claim for i in st.to_allocate], st.group_matches)
         except NodeAllocationError as exc:
