@@ -32,25 +32,15 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fakeapi.scheduler.client import (
-    DEVICE_CLASSES,
-    NODES,
-    PODS,
-    RESOURCE_CLAIM_TEMPLATES,
-    RESOURCE_SLICES,
-    ApiClient,
-)
+from fakeapi.scheduler.client import PODS, ApiClient
 
 from bench.bench_scheduler import BoundCounter
 from bench.common import (
-    DEVICE_CLASS,
-    TEMPLATE,
     child_pids,
     cpu_seconds,
     create_all,
-    dra_node,
+    create_dra_workload,
     dra_pod,
-    dra_slice,
     machine_description,
     rss_kib,
 )
@@ -98,10 +88,7 @@ async def run(nodes: int, devices: int, pods: int, run_for: str) -> dict[str, An
         [control_plane] = child_pids()
         processes = {"API server (+ client)": os.getpid(), "control plane": control_plane}
         setup = time.perf_counter()
-        await create_all(api, NODES, None, [dra_node(i) for i in range(nodes)])
-        await create_all(api, RESOURCE_SLICES, None, [dra_slice(i, devices) for i in range(nodes)])
-        await api.create(DEVICE_CLASSES, None, DEVICE_CLASS)
-        await api.create(RESOURCE_CLAIM_TEMPLATES, "default", TEMPLATE)
+        await create_dra_workload(api, nodes, devices)
         setup = time.perf_counter() - setup
         counter = BoundCounter()
         rv = (await api.list(PODS, "default", limit=1))["metadata"]["resourceVersion"]

@@ -50,27 +50,17 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fakeapi.scheduler.client import (
-    DEVICE_CLASSES,
-    NODES,
-    PODS,
-    RESOURCE_CLAIM_TEMPLATES,
-    RESOURCE_SLICES,
-    ApiClient,
-)
+from fakeapi.scheduler.client import PODS, ApiClient
 from fakeapi.scheduler.nodelease import RENEW_INTERVAL
 
 from bench.common import (
     BENCHMARKS_MD,
-    DEVICE_CLASS,
-    TEMPLATE,
     RunningWatch,
     child_pids,
     cpu_seconds,
     create_all,
-    dra_node,
+    create_dra_workload,
     dra_pod,
-    dra_slice,
     machine_description,
     markdown_table,
     percentile,
@@ -138,10 +128,7 @@ async def measure_point(nodes: int, devices: int, pods: int, latency_pods: int, 
     start = time.perf_counter()
     async with FakeCluster(control_plane="process") as cluster, ApiClient(cluster.url) as api:
         (control_plane,) = child_pids()
-        await create_all(api, NODES, None, [dra_node(i) for i in range(nodes)])
-        await create_all(api, RESOURCE_SLICES, None, [dra_slice(i, devices) for i in range(nodes)])
-        await api.create(DEVICE_CLASSES, None, DEVICE_CLASS)
-        await api.create(RESOURCE_CLAIM_TEMPLATES, "default", TEMPLATE)
+        await create_dra_workload(api, nodes, devices)
         watch = RunningWatch()
         rv = (await api.list(PODS, "default", limit=1))["metadata"]["resourceVersion"]
         watcher = asyncio.create_task(watch.run(api, PODS, "default", rv))

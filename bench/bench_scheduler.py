@@ -31,16 +31,9 @@ from typing import NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fakeapi.scheduler.client import (
-    DEVICE_CLASSES,
-    NODES,
-    PODS,
-    RESOURCE_CLAIM_TEMPLATES,
-    RESOURCE_SLICES,
-    ApiClient,
-)
+from fakeapi.scheduler.client import PODS, ApiClient
 
-from bench.common import DEVICE_CLASS, TEMPLATE, child_pids, cpu_seconds, create_all, dra_node, dra_pod, dra_slice
+from bench.common import child_pids, cpu_seconds, create_all, create_dra_workload, dra_pod
 from fakeapi.cluster import FakeCluster
 
 
@@ -93,10 +86,7 @@ async def run_once(nodes: int, devices: int, init_pods: int, measure_pods: int,
 
 async def _measure(api: ApiClient, nodes: int, devices: int, init_pods: int, measure_pods: int,
                    profiler: cProfile.Profile | None) -> Measured:
-    await create_all(api, NODES, None, [dra_node(i) for i in range(nodes)])
-    await create_all(api, RESOURCE_SLICES, None, [dra_slice(i, devices) for i in range(nodes)])
-    await api.create(DEVICE_CLASSES, None, DEVICE_CLASS)
-    await api.create(RESOURCE_CLAIM_TEMPLATES, "default", TEMPLATE)
+    await create_dra_workload(api, nodes, devices)
     counter = BoundCounter()
     rv = (await api.list(PODS, "default", limit=1))["metadata"]["resourceVersion"]
     watcher = asyncio.create_task(counter.run(api, rv))

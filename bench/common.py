@@ -180,6 +180,17 @@ def dra_pod(name: str) -> dict[str, Any]:
                      "resourceClaims": [{"name": "resource", "resourceClaimTemplateName": "test-claim-template"}]}}
 
 
+async def create_dra_workload(api: Any, nodes: int, devices: int) -> None:
+    """The workload's cluster through ``api``: ``nodes`` nodes with ``devices`` devices each, the
+    DeviceClass and the ResourceClaimTemplate (the pods are each benchmark's own)."""
+    from fakeapi.scheduler.client import DEVICE_CLASSES, NODES, RESOURCE_CLAIM_TEMPLATES, RESOURCE_SLICES
+
+    await create_all(api, NODES, None, [dra_node(i) for i in range(nodes)])
+    await create_all(api, RESOURCE_SLICES, None, [dra_slice(i, devices) for i in range(nodes)])
+    await api.create(DEVICE_CLASSES, None, DEVICE_CLASS)
+    await api.create(RESOURCE_CLAIM_TEMPLATES, "default", TEMPLATE)
+
+
 async def create_all(api: Any, gvr: Any, namespace: str | None, bodies: list[dict[str, Any]]) -> None:
     """Create ``bodies`` through ``api`` (an ``ApiClient``), :data:`CREATE_CONCURRENCY` at a time."""
     sem = asyncio.Semaphore(CREATE_CONCURRENCY)
