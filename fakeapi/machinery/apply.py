@@ -26,6 +26,7 @@ apply, as upstream's ``skipNonAppliedManager`` does.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -153,6 +154,10 @@ def track_update(old: dict | None, new: dict, *, manager: str, api_version: str,
     the stored ones, which is how clients reset them.  A no-op write keeps managedFields as they were.
     """
     provided = _managed_fields(new) if not subresource else []
+    if provided and old is not None and provided == _managed_fields(old):
+        # Clients send back the entries they read: the stored ones (equal) have their field
+        # sets decoded already and are written back as they were when their manager is unchanged.
+        provided = _managed_fields(old)
     if old is None and not provided:
         # A create: the creator owns every field, so one walk of the object builds its FieldsV1
         # directly, instead of diffing against an empty object (the create hot path).
@@ -230,15 +235,24 @@ class _Manager:
     def to_json(self, fields_v1: dict | None = None) -> dict:
         """The managedFields entry; ``fields_v1`` when the caller built the FieldsV1 itself."""
         if fields_v1 is None and self.raw is not None and self.fields == self.source:
-            return self.raw if self.time == self.raw.get("time") else {**self.raw, "time": self.time}
+            if self.time == self.raw.get("time"):
+                return self.raw
+            return _remember({**self.raw, "time": self.time}, self.source, _is_canonical(self.raw))
+        fields = None
+        if fields_v1 is None:
+            fields = frozenset(self.fields)
+            if self.raw is not None and _is_canonical(self.raw):
+                # Most writes move a few fields: edit the stored FieldsV1 rather than render it all.
+                fields_v1 = _edit_fields_v1(self.raw["fieldsV1"], fields - self.source, self.source - fields)
+            else:
+                fields_v1 = _to_fields_v1(fields)
         entry = {"manager": self.manager, "operation": self.operation, "apiVersion": self.api_version}
         if self.time is not None:
             entry["time"] = self.time
-        entry |= {"fieldsType": "FieldsV1",
-                  "fieldsV1": _to_fields_v1(self.fields) if fields_v1 is None else fields_v1}
+        entry |= {"fieldsType": "FieldsV1", "fieldsV1": fields_v1}
         if self.subresource:
             entry["subresource"] = self.subresource
-        return entry
+        return _remember(entry, fields, True)
 
 
 @dataclass
@@ -254,10 +268,11 @@ class _Changes:
 def _transfer(managers: dict[tuple, _Manager], me: _Manager, changes: _Changes, *, force: bool) -> None:
     """Take changed fields from the other managers (conflicts unless forced); drop removed fields."""
     changed = changes.added | changes.modified
-    conflicts = sorted(((other, path) for other in managers.values() if other is not me
-                        for path in other.fields & changed), key=lambda c: (c[0].describe(), c[1]))
-    if conflicts and not force:
-        raise ApplyConflict(conflicts)
+    if not force:
+        conflicts = sorted(((other, path) for other in managers.values() if other is not me
+                            for path in other.fields & changed), key=lambda c: (c[0].describe(), c[1]))
+        if conflicts:
+            raise ApplyConflict(conflicts)
     for identity, other in list(managers.items()):
         if other is not me:
             other.fields -= changed | changes.removed
@@ -324,22 +339,48 @@ def _without_nulls(value: Any) -> Any:
     return value
 
 
-# Decoded field sets of stored managedFields entries, by identity of the entry dict (stored
-# objects are never mutated and unchanged entries are carried over from version to version, so
-# most writes find every other manager here).  The entry itself is kept to pin its id.
-_DECODED: dict[int, tuple[dict, frozenset[FieldPath]]] = {}
+# What is known of stored managedFields entries, by identity of the entry dict: the decoded
+# field set (None: not decoded yet) and whether its FieldsV1 is as ``_to_fields_v1`` renders it
+# (None: not checked yet).  Stored objects are never mutated and unchanged entries are carried
+# over from version to version, and the entries written here are entered as they are made, so
+# most writes find every manager here.  The entry itself is kept to pin its id.
+_DECODED: dict[int, tuple[dict, frozenset[FieldPath] | None, bool | None]] = {}
 _DECODED_LIMIT = 50_000
 
 
-def _decoded_fields(raw: dict) -> frozenset[FieldPath]:
-    hit = _DECODED.get(id(raw))
-    if hit is not None and hit[0] is raw:
-        return hit[1]
+def _remember(raw: dict, fields: frozenset[FieldPath] | None, canonical: bool | None) -> dict:
     if len(_DECODED) >= _DECODED_LIMIT:
         _DECODED.clear()
+    _DECODED[id(raw)] = (raw, fields, canonical)
+    return raw
+
+
+def _known(raw: dict) -> tuple[frozenset[FieldPath], bool | None]:
+    hit = _DECODED.get(id(raw))
+    if hit is not None and hit[0] is raw:
+        if hit[1] is not None:
+            return hit[1], hit[2]
+        canonical = hit[2]
+    else:
+        canonical = None
     fields = frozenset(_from_fields_v1(raw.get("fieldsV1")))
-    _DECODED[id(raw)] = (raw, fields)
-    return fields
+    _remember(raw, fields, canonical)
+    return fields, canonical
+
+
+def _decoded_fields(raw: dict) -> frozenset[FieldPath]:
+    return _known(raw)[0]
+
+
+def _is_canonical(raw: dict) -> bool:
+    """Whether ``raw``'s FieldsV1 is what ``_to_fields_v1`` makes of its field set, key order
+    included (a client may have written it otherwise), so that it can be edited in place of
+    rendering the new set: entries made here are, others are checked once."""
+    fields, canonical = _known(raw)
+    if canonical is None:
+        canonical = orjson.dumps(raw.get("fieldsV1")) == orjson.dumps(_to_fields_v1(fields))
+        _remember(raw, fields, canonical)
+    return canonical
 
 
 def _decode(entries: list) -> dict[tuple, _Manager]:
@@ -404,6 +445,44 @@ def _collapse(node: dict) -> dict:
     return children
 
 
+def _edit_fields_v1(tree: dict, added: Iterable[FieldPath], removed: Iterable[FieldPath]) -> dict:
+    """``_to_fields_v1`` of the set ``tree`` (as it renders it) encodes, plus ``added`` (not in
+    it) and minus ``removed`` (in it); ``tree`` is not modified, unchanged branches are shared."""
+    return _edit_members(tree, _by_first(added), _by_first(removed))
+
+
+def _by_first(paths: Iterable[FieldPath]) -> dict[str, list[FieldPath]]:
+    groups: dict[str, list[FieldPath]] = {}
+    for path in paths:
+        groups.setdefault(path[0], []).append(path[1:])
+    return groups
+
+
+def _edit_members(members: dict, added: dict[str, list[FieldPath]], removed: dict[str, list[FieldPath]]) -> dict:
+    """Edit a node's members (the node without its ``"."``) by the paths below each element."""
+    edited = dict(members)
+    inserted = False
+    for element in {**added, **removed}:
+        node = members.get(element)
+        # ``{}`` is a member leaf, ``"."`` a member with members below it.
+        member = node is not None and (not node or "." in node)
+        below_added = [rest for rest in added.get(element, ()) if rest]
+        below_removed = [rest for rest in removed.get(element, ()) if rest]
+        if len(below_added) < len(added.get(element, ())):
+            member = True
+        if len(below_removed) < len(removed.get(element, ())):
+            member = False
+        children = {name: child for name, child in node.items() if name != "."} if node else {}
+        if below_added or below_removed:
+            children = _edit_members(children, _by_first(below_added), _by_first(below_removed))
+        if not member and not children:
+            edited.pop(element, None)
+            continue
+        inserted = inserted or node is None
+        edited[element] = {".": {}, **children} if member and children else children
+    return dict(sorted(edited.items())) if inserted else edited
+
+
 def _from_fields_v1(tree: Any, prefix: FieldPath = ()) -> set[FieldPath]:
     paths: set[FieldPath] = set()
     for element, child in (tree.items() if isinstance(tree, dict) else ()):
@@ -451,6 +530,15 @@ def _elements(items: list, types: ListTypes, spath: SchemaPath, fpath: FieldPath
 
 
 def _key_element(item: Any, spec: ListSpec) -> str | None:
+    if len(spec.keys) == 1 and isinstance(item, dict):
+        # One key with a string value (containers, conditions, env, ...): the common case, written
+        # as the general path below would, without building the key object.
+        value = item.get(spec.keys[0])
+        if type(value) is str:
+            try:
+                return _key_prefix(spec.keys[0]) + orjson.dumps(value).decode() + "}"
+            except orjson.JSONEncodeError:
+                pass
     if not isinstance(item, dict) or not any(name in item for name in spec.keys):
         return None
     defaults = dict(spec.key_defaults) if spec.key_defaults else {}
@@ -466,6 +554,11 @@ def _key_element(item: Any, spec: ListSpec) -> str | None:
         except orjson.JSONEncodeError:
             pass
     return "k:" + _json(key)
+
+
+@functools.cache
+def _key_prefix(name: str) -> str:
+    return "k:{" + orjson.dumps(name).decode() + ":"
 
 
 def _value_element(item: Any) -> str | None:
@@ -567,7 +660,12 @@ def _compare(old: dict, new: dict, types: ListTypes) -> _Changes:
             old_map = before if before is not _ABSENT else {}
             new_map = after if after is not _ABSENT else {}
             for name in {**old_map, **new_map}:
-                diff(old_map.get(name, _ABSENT), new_map.get(name, _ABSENT), (*spath, name), (*fpath, f"f:{name}"))
+                old_value, new_value = old_map.get(name, _ABSENT), new_map.get(name, _ABSENT)
+                if old_value is new_value or (
+                        type(old_value) is type(new_value) is not list and old_value == new_value):
+                    # Unchanged (what diff would find, without the call): most fields of a write.
+                    continue
+                diff(old_value, new_value, (*spath, name), (*fpath, f"f:{name}"))
             node_added_or_removed(before, after, fpath)
             return
         keyed = _keyed_items(before, after, types, spath) if kind is list else None

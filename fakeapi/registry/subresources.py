@@ -55,6 +55,10 @@ def bind_pod(writer: Writer, rt: ResourceType, namespace: str, name: str, bindin
     if current:
         raise conflict("pods/binding", "", name, f'pod {name} is already assigned to node "{current}"')
     new = deep_copy(pod)
+    if "managedFields" in pod["metadata"]:
+        # A binding leaves them as they were (upstream's binding storage bypasses the field
+        # manager): the stored entries are shared, and with them what apply.py knows of them.
+        new["metadata"]["managedFields"] = pod["metadata"]["managedFields"]
     new["spec"]["nodeName"] = node
     conditions = [c for c in new.setdefault("status", {}).get("conditions") or []
                   if c.get("type") != "PodScheduled"]

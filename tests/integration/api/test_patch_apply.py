@@ -85,3 +85,38 @@ async def test_field_validation_modes(api: Api, mode: str, expect_status: int) -
         assert 'unknown field \\"bogus\\"' in warning and "bogus" not in body
     else:
         assert warning == "" and "bogus" not in body
+
+
+def in_render_order(fields_v1: dict) -> bool:
+    """FieldsV1 as the server renders it: ``"."`` first, then the members sorted, at every level."""
+    names = list(fields_v1)
+    members = names[1:] if names[:1] == ["."] else names
+    return "." not in members and members == sorted(members) and all(map(in_render_order, fields_v1.values()))
+
+
+async def test_managed_fields_across_a_pods_writes(api: Api) -> None:
+    # The stored entries are edited from write to write (not rendered again): what clients read
+    # must stay what each manager owns, in the server's rendering.
+    created = await api.ok("POST", f"{PODS}?fieldManager=creator", pod("m"))
+    binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "m"},
+               "target": {"kind": "Node", "name": "n"}}
+    await api.ok("POST", f"{PODS}/m/binding", binding)
+    bound = await api.ok("GET", f"{PODS}/m")
+    # A binding goes around the field manager, as upstream's binding storage does.
+    assert bound["metadata"]["managedFields"] == created["metadata"]["managedFields"]
+    running = {**bound, "status": {**bound["status"], "phase": "Running"}}
+    running = await api.ok("PUT", f"{PODS}/m/status?fieldManager=kubelet", running)
+    labelled = {**running, "metadata": {**running["metadata"], "labels": {"a": "1", "b": "2"}}}
+    labelled = await api.ok("PUT", f"{PODS}/m?fieldManager=editor", labelled)
+    await api.ok("PATCH", f"{PODS}/m?fieldManager=editor", {"metadata": {"labels": {"a": None}}},
+                 content_type="application/merge-patch+json")
+    await api.ok("PATCH", f"{PODS}/m?fieldManager=creator", {"spec": {"containers": [{"name": "b", "image": "img:2"}]}},
+                 content_type="application/strategic-merge-patch+json")
+    final = await api.ok("GET", f"{PODS}/m")
+    entries = {(e["manager"], e.get("subresource", "")): e["fieldsV1"] for e in final["metadata"]["managedFields"]}
+    assert entries[("kubelet", "status")] == {"f:status": {"f:phase": {}}}
+    assert entries[("editor", "")] == {"f:metadata": {"f:labels": {".": {}, "f:b": {}}}}
+    containers = entries[("creator", "")]["f:spec"]["f:containers"]
+    assert {"f:image", "f:name"} <= set(containers['k:{"name":"b"}'])
+    assert "f:phase" not in entries[("creator", "")].get("f:status", {})
+    assert all(in_render_order(fields_v1) for fields_v1 in entries.values())

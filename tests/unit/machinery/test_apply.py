@@ -3,17 +3,25 @@
 from __future__ import annotations
 
 import copy
+import json
+import random
 
 import orjson
 import pytest
 
 from fakeapi.machinery.apply import (
+    _DECODED,
     ApplyConflict,
+    _edit_fields_v1,
+    _from_fields_v1,
+    _key_element,
+    _to_fields_v1,
     display_path,
     fields_of,
     server_side_apply,
     track_update,
 )
+from fakeapi.machinery.listtypes import ListSpec
 from fakeapi.machinery.patch import PatchError
 from fakeapi.models.listtypes import list_types_for
 
@@ -363,3 +371,108 @@ def test_status_updates_are_recorded_per_subresource() -> None:
     written = update(live, new, "kubelet", subresource="status")
     assert managers(written) == [("creator", "Update", ""), ("kubelet", "Update", "status")]
     assert owned(written, "kubelet", "Update") == {"f:status": {".": {}, "f:phase": {}}}
+
+
+# --- FieldsV1 edited in place of rendered -----------------------------------------------------------
+
+A, B, C = "f:a", "f:b", "f:c"
+EDITS = [
+    # (id, field set before, added, removed)
+    ("leaf-beside-a-leaf", {(A, B)}, {(A, C)}, set()),
+    ("sibling-sorted-before", {(B,)}, {(A,)}, set()),
+    ("sibling-sorted-between", {(A,), (C,)}, {(B,)}, set()),
+    ("last-leaf-drops-its-parent", {(A, B), (C,)}, set(), {(A, B)}),
+    ("last-leaf-leaves-a-member-leaf", {(A,), (A, B)}, set(), {(A, B)}),
+    ("member-leaf-gets-members", {(A,)}, {(A, B, C)}, set()),
+    ("member-stops-being-one", {(A,), (A, B)}, set(), {(A,)}),
+    ("parent-becomes-a-member", {(A, B)}, {(A,)}, set()),
+    ("everything-removed", {(A,), (A, B), (C,)}, set(), {(A,), (A, B), (C,)}),
+    ("list-map-items", {("f:spec", "f:containers", 'k:{"name":"b"}', "f:image")},
+     {("f:spec", "f:containers", 'k:{"name":"a"}'), ("f:spec", "f:containers", 'k:{"name":"a"}', "f:name")},
+     {("f:spec", "f:containers", 'k:{"name":"b"}', "f:image")}),
+    ("added-and-removed-under-one-parent", {(A, B), (A, C, B)}, {(A, C, A), (A,)}, {(A, B)}),
+]
+
+
+@pytest.mark.parametrize(("before", "added", "removed"), [case[1:] for case in EDITS], ids=[c[0] for c in EDITS])
+def test_edited_fields_v1_is_the_rendering_of_the_new_set(before: set, added: set, removed: set) -> None:
+    tree = _to_fields_v1(before)
+    kept = orjson.dumps(tree)
+    edited = _edit_fields_v1(tree, added, removed)
+    # Byte for byte, key order included; the stored tree is shared, never modified.
+    assert orjson.dumps(edited) == orjson.dumps(_to_fields_v1((before | added) - removed))
+    assert orjson.dumps(tree) == kept
+
+
+def test_random_edits_match_the_rendering() -> None:
+    rng = random.Random(13)
+    universe = [tuple(rng.choice((A, B, C, 'k:{"name":"x"}', 'v:"y"')) for _ in range(rng.randint(1, 4)))
+                for _ in range(60)]
+    fields: set = set()
+    tree = _to_fields_v1(fields)
+    for _ in range(300):
+        added = set(rng.sample(universe, rng.randint(0, 4))) - fields
+        removed = set(rng.sample(sorted(fields), min(len(fields), rng.randint(0, 3))))
+        tree = _edit_fields_v1(tree, added, removed)
+        fields = (fields | added) - removed
+        assert orjson.dumps(tree) == orjson.dumps(_to_fields_v1(fields))
+
+
+def _workload_step(live: dict, step: int) -> tuple[dict, str, str]:
+    """One write of a pod's life as the DRA workload makes them: (new object, manager, subresource)."""
+    new = copy.deepcopy(live)
+    if step % 3 == 0:
+        new["status"] = {**new.get("status", {}), "phase": f"P{step}",
+                         "conditions": [{"type": f"T{n}", "status": "True"} for n in range(step % 4)]}
+        return new, f"kubelet{step % 2}", "status"
+    if step % 3 == 1:
+        new["metadata"].setdefault("labels", {})[f"l{step % 5}"] = str(step)
+        if step % 4 == 1:
+            new["metadata"]["labels"].pop("l0", None)
+        return new, "labeller", ""
+    next(c for c in new["spec"]["containers"] if c["name"] == "c")["image"] = f"i{step}"
+    return new, "editor", ""
+
+
+def test_updates_on_stored_entries_match_a_cold_start() -> None:
+    # Each write edits the entries the previous one stored (their field sets remembered by
+    # identity); the same writes on private copies, the memo forgotten before each, must give
+    # the same managedFields, rendered as from scratch.
+    warm = cold = update(None, pod(container("c", image="i"), labels={"a": "b"}), "creator")
+    for step in range(24):
+        new, manager, subresource = _workload_step(warm, step)
+        warm = update(warm, new, manager, now=f"T{step}", subresource=subresource)
+        _DECODED.clear()
+        cold = update(copy.deepcopy(cold), copy.deepcopy(new), manager, now=f"T{step}", subresource=subresource)
+        assert orjson.dumps(warm) == orjson.dumps(cold), step
+        for entry in warm["metadata"]["managedFields"]:
+            assert orjson.dumps(entry["fieldsV1"]) == orjson.dumps(_to_fields_v1(_from_fields_v1(entry["fieldsV1"])))
+
+
+def test_entries_a_client_wrote_out_of_order_are_rendered_again() -> None:
+    written = copy.deepcopy(update(None, pod(container("c", image="i"), labels={"a": "b"}), "creator"))
+    entry = written["metadata"]["managedFields"][0]
+    entry["fieldsV1"] = dict(reversed(entry["fieldsV1"].items()))  # f:spec before f:metadata
+    stored = update(None, written, "creator")  # created with the client's managedFields, as written
+    assert list(stored["metadata"]["managedFields"][0]["fieldsV1"]) == ["f:spec", "f:metadata"]
+    changed = update(stored, with_image(stored, "c", "j") | {"metadata": {**stored["metadata"], "labels": {}}},
+                     "creator")
+    fields_v1 = changed["metadata"]["managedFields"][0]["fieldsV1"]
+    assert list(fields_v1) == ["f:metadata", "f:spec"]
+    assert orjson.dumps(fields_v1) == orjson.dumps(_to_fields_v1(_from_fields_v1(fields_v1)))
+
+
+KEYS = [
+    ("string", ("name",), {"name": "c", "image": "i"}),
+    ("non-ascii", ("name",), {"name": "çé✓"}),
+    ("escapes", ("name",), {"name": 'a"b\\c\n'}),
+    ("lone-surrogate", ("name",), {"name": "\udc80"}),
+    ("integer", ("containerPort",), {"containerPort": 80}),
+    ("two-keys", ("containerPort", "protocol"), {"protocol": "TCP", "containerPort": 80}),
+]
+
+
+@pytest.mark.parametrize(("keys", "item"), [case[1:] for case in KEYS], ids=[c[0] for c in KEYS])
+def test_list_map_keys_are_written_as_json_dumps_writes_them(keys: tuple, item: dict) -> None:
+    expected = "k:" + json.dumps({k: item[k] for k in keys}, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+    assert _key_element(item, ListSpec(list_type="map", keys=keys)) == expected
