@@ -241,10 +241,13 @@ class _Manager:
         fields = None
         if fields_v1 is None:
             fields = frozenset(self.fields)
-            if self.raw is not None and _is_canonical(self.raw):
-                # Most writes move a few fields: edit the stored FieldsV1 rather than render it all.
-                fields_v1 = _edit_fields_v1(self.raw["fieldsV1"], fields - self.source, self.source - fields)
-            else:
+            if self.raw is not None and self.source is not None:
+                gained, lost = fields - self.source, self.source - fields
+                # Most writes move a few of a manager's fields: then editing the stored FieldsV1
+                # costs less than rendering it all (and more when most of it is new).
+                if 2 * (len(gained) + len(lost)) <= len(self.source) and _is_canonical(self.raw):
+                    fields_v1 = _edit_fields_v1(self.raw["fieldsV1"], gained, lost)
+            if fields_v1 is None:
                 fields_v1 = _to_fields_v1(fields)
         entry = {"manager": self.manager, "operation": self.operation, "apiVersion": self.api_version}
         if self.time is not None:
@@ -429,20 +432,22 @@ def _with_named_parents(paths: set[FieldPath]) -> set[FieldPath]:
 
 
 def _to_fields_v1(paths: Iterable[FieldPath]) -> dict:
+    """The FieldsV1 of a field set: members sorted at every level, ``"."`` first where a member
+    has members below it, ``{}`` for a member without."""
     root: dict = {}
-    for path in paths:
+    # In sorted order a path comes after its prefixes and siblings come sorted, so every node is
+    # built in its final key order.
+    for path in sorted(paths):
         node = root
-        for element in path:
-            node = node.setdefault(element, {})
-        node["."] = {}
-    return _collapse(root)
-
-
-def _collapse(node: dict) -> dict:
-    children = {element: _collapse(child) for element, child in sorted(node.items()) if element != "."}
-    if "." in node and children:
-        return {".": {}, **children}
-    return children
+        for element in path[:-1]:
+            child = node.get(element)
+            if child is None:
+                child = node[element] = {}
+            elif not child:
+                child["."] = {}  # a member leaf gets its first member
+            node = child
+        node[path[-1]] = {}
+    return root
 
 
 def _edit_fields_v1(tree: dict, added: Iterable[FieldPath], removed: Iterable[FieldPath]) -> dict:

@@ -476,3 +476,25 @@ KEYS = [
 def test_list_map_keys_are_written_as_json_dumps_writes_them(keys: tuple, item: dict) -> None:
     expected = "k:" + json.dumps({k: item[k] for k in keys}, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
     assert _key_element(item, ListSpec(list_type="map", keys=keys)) == expected
+
+
+def in_render_order(fields_v1: dict) -> bool:
+    names = list(fields_v1)
+    members = names[1:] if names[:1] == ["."] else names
+    return "." not in members and members == sorted(members) and all(map(in_render_order, fields_v1.values()))
+
+
+def test_rendered_field_sets_decode_to_themselves_in_render_order() -> None:
+    rng = random.Random(37)
+    elements = (A, B, C, "f:.dotted", 'k:{"name":"x"}', 'k:{"name":"é"}', 'v:"y"', "v:1")
+    for _ in range(200):
+        fields = {tuple(rng.choice(elements) for _ in range(rng.randint(1, 5))) for _ in range(rng.randint(0, 25))}
+        rendered = _to_fields_v1(fields)
+        assert _from_fields_v1(rendered) == fields
+        assert in_render_order(rendered)
+        # "." marks exactly the members that have members below them.
+        assert all("." not in node or (node["."] == {} and len(node) > 1) for node in _nodes(rendered))
+
+
+def _nodes(tree: dict) -> list[dict]:
+    return [tree, *(node for child in tree.values() for node in _nodes(child))]
