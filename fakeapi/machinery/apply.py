@@ -488,15 +488,24 @@ def _edit_members(members: dict, added: dict[str, list[FieldPath]], removed: dic
     return dict(sorted(edited.items())) if inserted else edited
 
 
-def _from_fields_v1(tree: Any, prefix: FieldPath = ()) -> set[FieldPath]:
+def _from_fields_v1(tree: Any) -> set[FieldPath]:
+    """The field set a FieldsV1 encodes (whatever its key order; anything but objects ignored)."""
     paths: set[FieldPath] = set()
-    for element, child in (tree.items() if isinstance(tree, dict) else ()):
-        if element == "." or not isinstance(child, dict):
+    pending: list[tuple[FieldPath, Any]] = [((), tree)]
+    while pending:
+        prefix, node = pending.pop()
+        if not isinstance(node, dict):
             continue
-        path = (*prefix, element)
-        if not child or "." in child:
-            paths.add(path)
-        paths |= _from_fields_v1(child, path)
+        for element, child in node.items():
+            if element == "." or not isinstance(child, dict):
+                continue
+            path = (*prefix, element)
+            if not child:
+                paths.add(path)
+                continue
+            if "." in child:
+                paths.add(path)
+            pending.append((path, child))
     return paths
 
 
@@ -666,19 +675,17 @@ def _compare(old: dict, new: dict, types: ListTypes) -> _Changes:
             new_map = after if after is not _ABSENT else {}
             for name in {**old_map, **new_map}:
                 old_value, new_value = old_map.get(name, _ABSENT), new_map.get(name, _ABSENT)
-                if old_value is new_value or (
-                        type(old_value) is type(new_value) is not list and old_value == new_value):
-                    # Unchanged (what diff would find, without the call): most fields of a write.
-                    continue
-                diff(old_value, new_value, (*spath, name), (*fpath, f"f:{name}"))
+                if not _unchanged(old_value, new_value):
+                    diff(old_value, new_value, (*spath, name), (*fpath, f"f:{name}"))
             node_added_or_removed(before, after, fpath)
             return
         keyed = _keyed_items(before, after, types, spath) if kind is list else None
         if keyed is not None:
             old_items, new_items = keyed
             for element in {**old_items, **new_items}:
-                diff(old_items.get(element, _ABSENT), new_items.get(element, _ABSENT), (*spath, "*"),
-                     (*fpath, element))
+                old_item, new_item = old_items.get(element, _ABSENT), new_items.get(element, _ABSENT)
+                if not _unchanged(old_item, new_item):
+                    diff(old_item, new_item, (*spath, "*"), (*fpath, element))
             node_added_or_removed(before, after, fpath)
         elif before is _ABSENT or after is _ABSENT:
             node_added_or_removed(before, after, fpath)
@@ -687,6 +694,12 @@ def _compare(old: dict, new: dict, types: ListTypes) -> _Changes:
 
     diff(old, new, (), ())
     return changes
+
+
+def _unchanged(before: Any, after: Any) -> bool:
+    """What ``_compare`` would find no change in, told without walking it (most of a write):
+    the same object, or equal values of one type (lists excepted: see ``_leaf_changed``)."""
+    return before is after or (type(before) is type(after) is not list and before == after)
 
 
 def _leaf_changed(before: Any, after: Any) -> bool:
