@@ -188,6 +188,13 @@ def track_update(old: dict | None, new: dict, *, manager: str, api_version: str,
     return _with_managed_fields(new_body, managers)
 
 
+def stored_managed_fields(obj: dict) -> list | None:
+    """``obj``'s managedFields entries, for a write to carry over uncopied: they are never edited
+    in place (a write replaces the list), and the stored ones are those this module knows."""
+    entries = (obj.get("metadata") or {}).get("managedFields")
+    return entries if isinstance(entries, list) else None
+
+
 def display_path(path: FieldPath) -> str:
     """A field path as upstream prints it: ``.spec.containers[name="c"].image``."""
     return "".join(_display_element(element) for element in path)

@@ -12,6 +12,7 @@ import random
 from typing import Any
 
 from fakeapi.errors import BadRequest
+from fakeapi.machinery import apply as ssa
 from fakeapi.machinery.jsoncopy import deep_copy
 from fakeapi.registry.resource import ResourceType
 
@@ -105,10 +106,14 @@ def keep_status(new: dict[str, Any], old: dict[str, Any]) -> None:
 def status_only(new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
     """A status write changes status only (``ResetObjectMetaForStatus`` keeps old metadata)."""
     out = {k: v for k, v in old.items() if k != "status"}
-    out["metadata"] = dict(old["metadata"])
+    managed = ssa.stored_managed_fields(old)
+    out["metadata"] = {k: v for k, v in old["metadata"].items() if managed is None or k != "managedFields"}
     if "status" in new:
         out["status"] = new["status"]
-    return deep_copy(out)
+    out = deep_copy(out)
+    if managed is not None:
+        out["metadata"]["managedFields"] = managed  # uncopied: nothing edits the entries in place
+    return out
 
 
 def scoped(new: dict[str, Any], old: dict[str, Any], scope: tuple[str, ...]) -> dict[str, Any]:

@@ -39,6 +39,13 @@ def _patch_error(exc: PatchError) -> StatusError:
 
 def patched(old: dict[str, Any], patch_type: str, patch: Any, types: ListTypes) -> dict[str, Any]:
     """``old`` with a json, merge or strategic merge patch applied."""
+    managed = ssa.stored_managed_fields(old)
+    if managed is not None and patch_type in ("merge", "strategic") and _keeps_managed_fields(patch):
+        # The entries are carried over uncopied (nothing edits them in place): the patch engines
+        # copy the rest, and the field manager finds the stored entries it knows.
+        old = {**old, "metadata": {k: v for k, v in old["metadata"].items() if k != "managedFields"}}
+    else:
+        managed = None
     try:
         if patch_type == "json":
             out = apply_json_patch(old, patch)
@@ -52,7 +59,18 @@ def patched(old: dict[str, Any], patch_type: str, patch: Any, types: ListTypes) 
         raise _patch_error(exc) from exc
     if not isinstance(out, dict):
         raise BadRequest("the patch must produce an object")
+    if managed is not None and isinstance(out.get("metadata"), dict):
+        out["metadata"]["managedFields"] = managed
     return out
+
+
+def _keeps_managed_fields(patch: Any) -> bool:
+    """Whether a merge or strategic merge patch leaves ``metadata.managedFields`` as it is: no
+    directive above or beside it, no key naming it, metadata left or patched as an object."""
+    if not isinstance(patch, dict) or any(key.startswith("$") for key in patch):
+        return False
+    metadata = patch.get("metadata", {})
+    return isinstance(metadata, dict) and not any(key.startswith("$") or "managedFields" in key for key in metadata)
 
 
 def applied_fields(rt: ResourceType, config: dict[str, Any], subresource: str) -> dict[str, Any]:

@@ -120,3 +120,18 @@ async def test_managed_fields_across_a_pods_writes(api: Api) -> None:
     assert {"f:image", "f:name"} <= set(containers['k:{"name":"b"}'])
     assert "f:phase" not in entries[("creator", "")].get("f:status", {})
     assert all(in_render_order(fields_v1) for fields_v1 in entries.values())
+
+
+@pytest.mark.parametrize("patch_type", ["merge", "strategic"])
+async def test_a_patch_may_reset_managed_fields(api: Api, patch_type: str) -> None:
+    # Patches that leave managedFields alone carry the stored entries over; one that names them
+    # writes them, as an update would.
+    await api.ok("POST", f"{PODS}?fieldManager=creator", pod("r"))
+    media = f"application/{patch_type}-merge-patch+json".replace("merge-merge", "merge")
+    labelled = await api.ok("PATCH", f"{PODS}/r?fieldManager=labeller", {"metadata": {"labels": {"a": "1"}}},
+                            content_type=media)
+    assert [e["manager"] for e in labelled["metadata"]["managedFields"]] == ["creator", "labeller"]
+    reset = await api.ok("PATCH", f"{PODS}/r?fieldManager=resetter",
+                         {"metadata": {"labels": {"a": "2"}, "managedFields": [{}]}}, content_type=media)
+    assert [(e["manager"], e["fieldsV1"]) for e in reset["metadata"]["managedFields"]] == [
+        ("resetter", {"f:metadata": {"f:labels": {"f:a": {}}}})]
