@@ -672,6 +672,8 @@ def _compare(old: dict, new: dict, types: ListTypes) -> _Changes:
             # Most of an object is untouched by a write; C-level equality skips it.  It would
             # conflate 1 and true deep inside, which decoding against the schema rules out.
             return
+        if isinstance(before, list) and before == after and types.list_spec(spath).list_type in (MAP, SET):
+            return  # the same for keyed lists (atomic ones are leaves: see _leaf_changed)
         if before is not _ABSENT and after is not _ABSENT and shape(before) is not shape(after):
             diff(before, _ABSENT, spath, fpath)
             diff(_ABSENT, after, spath, fpath)
