@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import time
 from types import SimpleNamespace
 from typing import Any
 
@@ -11,7 +12,7 @@ import pytest
 from fakeapi.scheduler.framework.cycle_state import CycleState
 from fakeapi.scheduler.framework.interface import SUCCESS, Code, Status, error, unresolvable
 from fakeapi.scheduler.framework.runtime import Framework
-from fakeapi.scheduler.scheduler import Scheduler
+from fakeapi.scheduler.scheduler import LONG_CYCLE, Scheduler
 from fakeapi.scheduler.snapshot import NodeInfo
 
 from fakeapi.config import FeatureGates
@@ -197,3 +198,39 @@ async def test_scheduler_loop_lets_the_control_plane_run_between_cycles() -> Non
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
     assert all(later > earlier for earlier, later in itertools.pairwise(seen))
+
+
+async def test_after_a_long_cycle_the_scheduler_leaves_the_loop_to_the_others() -> None:
+    """A controller whose work item takes several loop turns (a request and its answer, then the
+    next) finishes it after one long scheduling cycle, not after as many cycles as it has turns."""
+    sched = _scheduler(nodes=1)
+
+    async def synced() -> None:
+        pass
+
+    sched._factory = SimpleNamespace(wait_for_cache_sync=synced)  # type: ignore[assignment]
+    cycles = 0
+
+    def long_cycle(info: Any) -> None:   # a pod that fits nowhere among many nodes
+        nonlocal cycles
+        cycles += 1
+        until = time.perf_counter() + 2 * LONG_CYCLE
+        while time.perf_counter() < until:
+            pass
+
+    sched.schedule_one = long_cycle  # type: ignore[method-assign]
+    for i in range(50):
+        sched.queue.add(pod(f"p{i}", uid=f"p{i}"))
+
+    async def work_item() -> int:
+        for _ in range(20):
+            await asyncio.sleep(0)
+        return cycles
+
+    scheduling = asyncio.create_task(sched.run())
+    try:
+        await asyncio.sleep(0)   # the first cycle starts
+        assert await asyncio.wait_for(work_item(), 5) <= 2
+    finally:
+        scheduling.cancel()
+        await asyncio.gather(scheduling, return_exceptions=True)
