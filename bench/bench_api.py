@@ -37,10 +37,10 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import aiohttp
 import orjson
@@ -48,7 +48,7 @@ from aiohttp import web
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import machine_description, markdown_table, median_of, percentile
+from bench.common import machine_description, markdown_table, median_of, percentile, run_loop
 from fakeapi.cluster import FakeCluster
 from fakeapi.config import ServerOptions
 
@@ -61,7 +61,6 @@ PODS = "/api/v1/namespaces/default/pods"
 JSON = {"Content-Type": "application/json", "Accept": "application/json"}
 BENCHMARKS_MD = Path(__file__).resolve().parents[1] / "BENCHMARKS.md"
 BEGIN, END = "<!-- bench_api:begin -->", "<!-- bench_api:end -->"
-T = TypeVar("T")
 CHILD_PAUSE = 0.2  # seconds between writes when the watchers run in a child process
 DEADLINE = 120.0  # seconds any one phase may take before the benchmark fails loudly
 
@@ -603,24 +602,16 @@ def _parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def _run(coro: Coroutine[Any, Any, T], uvloop: bool) -> T:
-    if not uvloop:
-        return asyncio.run(coro)
-    import uvloop as uv  # an optional speed-up, installed only where it is measured
-
-    return uv.run(coro)
-
-
 if __name__ == "__main__":
     args = _parse_args()
     chosen = QUICK if args.quick else FULL
     if args.fanout_child:
         url, rv, watchers, writes, path = args.fanout_child
-        Path(path).write_bytes(orjson.dumps(_run(fanout_child(url, rv, int(watchers), int(writes)), args.uvloop)))
+        Path(path).write_bytes(orjson.dumps(run_loop(fanout_child(url, rv, int(watchers), int(writes)), args.uvloop)))
     elif args.slow_run:
-        result = _run(slow_watcher_run(chosen, with_slow=args.slow_run == "with"), args.uvloop)
+        result = run_loop(slow_watcher_run(chosen, with_slow=args.slow_run == "with"), args.uvloop)
         sys.stdout.buffer.write(orjson.dumps(dataclasses.asdict(result)))
     else:
         if args.runs:
             chosen = dataclasses.replace(chosen, runs=args.runs)
-        _run(main(chosen, args.profile, args.write, args.uvloop), args.uvloop)
+        run_loop(main(chosen, args.profile, args.write, args.uvloop), args.uvloop)

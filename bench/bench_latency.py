@@ -59,9 +59,9 @@ from bench.common import (
     markdown_table,
     percentile,
     replace_generated,
+    run_loop,
 )
 from fakeapi.cluster import FakeCluster
-from fakeapi.config import run_main
 
 NODES_COUNT = 8
 DEVICES_PER_NODE = 8
@@ -183,7 +183,7 @@ def main() -> None:
     args.runs = args.runs or (1 if args.quick else 3)
     args.enters = args.enters or (3 if args.quick else 30)
     profiler = cProfile.Profile(time.process_time) if args.profile else None
-    text = run_main(measure(args, profiler)) if args.uvloop else asyncio.run(measure(args, profiler))
+    text = run_loop(measure(args, profiler), args.uvloop)
     print(text)
     if args.write:
         replace_generated("bench_latency", text)

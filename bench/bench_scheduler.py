@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fakeapi.scheduler.client import PODS, ApiClient
 
-from bench.common import child_pids, cpu_seconds, create_all, create_dra_workload, dra_pod
+from bench.common import child_pids, cpu_seconds, create_all, create_dra_workload, dra_pod, run_loop
 from fakeapi.cluster import FakeCluster
 
 
@@ -117,6 +117,8 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=30, help="profile lines to print")
     parser.add_argument("--control-plane-process", action="store_true",
                         help="run the control plane in a child process (python -m fakeapi.scheduler)")
+    parser.add_argument("--uvloop", action="store_true",
+                        help="run this process (API server and client) on uvloop's loop, as fakeapi serve runs")
     args = parser.parse_args()
     nodes, devices, init_pods, measure_pods = (50, 10, 100, 200) if args.quick else (500, 10, 2500, 2500)
     runs = args.runs or (1 if args.quick else 3)
@@ -124,7 +126,8 @@ def main() -> None:
     profiler = None
     for i in range(runs):
         profiler = cProfile.Profile() if args.profile and i == runs - 1 else None
-        result = asyncio.run(run_once(nodes, devices, init_pods, measure_pods, profiler, args.control_plane_process))
+        result = run_loop(run_once(nodes, devices, init_pods, measure_pods, profiler, args.control_plane_process),
+                     args.uvloop)
         results.append(result)
         print(f"run {i + 1}/{runs}: {result}")
     median = Measured(*(statistics.median(column) for column in zip(*results, strict=True)))

@@ -200,3 +200,10 @@ async def create_all(api: Any, gvr: Any, namespace: str | None, bodies: list[dic
             await api.create(gvr, namespace, body)
 
     await asyncio.gather(*(one(b) for b in bodies))
+
+
+def run_loop(main: Any, uvloop: bool) -> Any:
+    """Run coroutine ``main`` in a new event loop: uvloop's (as ``fakeapi serve`` runs) or asyncio's."""
+    from fakeapi.config import run_main
+
+    return run_main(main) if uvloop else asyncio.run(main)
