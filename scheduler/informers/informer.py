@@ -4,6 +4,11 @@ Contract (as client-go's ``SharedInformer``): the cache is eventually consistent
 server; handlers see the changes of one object in order; handlers are synchronous and quick —
 they only enqueue keys on a work queue, the real work happens in the controller's worker.
 Objects passed to handlers and returned by the lister are shared: never mutate them.
+
+As kube-scheduler's and kube-controller-manager's informers (their transform that trims
+managedFields), the cache holds objects without ``metadata.managedFields``: no loop reads them,
+they are nearly half of a scheduled pod's or claim's JSON, and a write of a
+cached object that omits them leaves the stored ones in place.
 """
 
 from __future__ import annotations
@@ -26,6 +31,14 @@ class _Handler:
     on_add: Callable[[dict], None] | None
     on_update: Callable[[dict, dict], None] | None
     on_delete: Callable[[dict], None] | None
+
+
+def _trimmed(obj: dict) -> dict:
+    """``obj`` (freshly decoded, so not shared yet) without its managedFields."""
+    meta = obj.get("metadata")
+    if meta:
+        meta.pop("managedFields", None)
+    return obj
 
 
 def _resource_version(obj: dict) -> str:
@@ -75,6 +88,7 @@ class Informer:
 
     def replace(self, items: list[dict], resource_version: str) -> None:
         """Install a fresh list, telling handlers what changed since the previous state."""
+        items = [_trimmed(obj) for obj in items]
         fresh = {object_key(obj): obj for obj in items}
         for key, old in self._store.items():
             if key not in fresh:
@@ -89,6 +103,7 @@ class Informer:
         self._synced.set()
 
     def apply(self, event_type: str, obj: dict) -> None:
+        obj = _trimmed(obj)
         if event_type == "DELETED":
             old = self._store.remove(object_key(obj))
             # The event carries the final state; prefer it over what we cached.

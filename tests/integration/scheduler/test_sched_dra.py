@@ -55,6 +55,24 @@ async def test_template_claim_generated_allocated_bound_running(api: ApiClient) 
     await wait_for(scheduled_event, message="Scheduled event")
 
 
+async def test_control_plane_writes_keep_every_managers_fields(api: ApiClient) -> None:
+    """The control plane's informers hold objects without managedFields (as upstream's trim them);
+    its writes of those objects (claim finalizer and status, pod status) leave the stored entries
+    of other managers in place, as a write without managedFields does upstream."""
+    await apply_manifest(api, "gpu-cluster.yaml")
+    await create(api, template_obj("tmpl", claim_spec()))
+    await api.create(PODS, "default", pod_obj("p", template="tmpl"), field_manager="test-creator")
+    pod = await wait_running(api, "p")
+    claim = await pod_claim(api, pod)
+    managers = {(m["manager"], m["operation"], m.get("subresource", "")) for m in pod["metadata"]["managedFields"]}
+    assert ("test-creator", "Update", "") in managers
+    assert any(sub == "status" for _, _, sub in managers)   # the kubelet's, beside the creator's
+    claim_entries = claim["metadata"]["managedFields"]
+    assert {m.get("subresource", "") for m in claim_entries} == {"", "status"}
+    assert any("f:finalizers" in m["fieldsV1"].get("f:metadata", {}) for m in claim_entries)
+    assert any("f:spec" in m["fieldsV1"] for m in claim_entries)   # the controller's create entry
+
+
 @pytest.mark.parametrize(("selector", "want_devices"), [
     ('device.capacity["gpu.example.com"].memory.compareTo(quantity("60Gi")) >= 0', {"gpu-2", "gpu-3"}),
     ('device.attributes["gpu.example.com"].model == "A100"', {"gpu-0", "gpu-1"}),

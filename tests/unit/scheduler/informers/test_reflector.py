@@ -200,3 +200,32 @@ async def test_expired_watch_resyncs_through_a_streaming_list():
     assert sorted(o["metadata"]["name"] for o in informer.lister.list()) == ["a", "c"]
     assert api.calls == ["watch-list", "watch-list", "watch"]
     assert api.watch_rvs == ["30"]
+
+
+def managed(obj):
+    obj["metadata"]["managedFields"] = [{"manager": "kubectl", "operation": "Update", "fieldsType": "FieldsV1",
+                                         "fieldsV1": {"f:spec": {}}}]
+    return obj
+
+
+@pytest.mark.parametrize("streaming", [False, True], ids=["list", "streaming-list"])
+async def test_cached_objects_and_handlers_carry_no_managed_fields(streaming):
+    """As kube-scheduler's and kube-controller-manager's informers trim them."""
+    initial = [managed(pod("a", "1"))]
+    api = ScriptedApi(lists=[] if streaming else [(initial, "10")],
+                      watch_lists=[[event("ADDED", initial[0]), end_of_initial_events("10")]] if streaming else [],
+                      watches=[[event("MODIFIED", managed(pod("a", "11", node="n1"))),
+                                event("ADDED", managed(pod("b", "12")))]])
+    informer = Informer(api, PODS)
+    handed: list[dict] = []
+    informer.add_event_handler(handed.append, lambda old, new: handed.append(new), None)
+    task = asyncio.create_task(informer.run())
+    try:
+        await asyncio.wait_for(api.exhausted.wait(), DEADLINE)
+    finally:
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    assert [o["metadata"]["resourceVersion"] for o in handed] == ["1", "11", "12"]
+    for obj in [*handed, *informer.lister.list()]:
+        assert "managedFields" not in obj["metadata"]
