@@ -6,13 +6,15 @@ every pod has one template claim.  2,500 pods are created first (init, not measu
 ResourceClaim controller, allocated + reserved + bound by the scheduler.  Everything (API server,
 control plane, this client) shares one process and one event loop, as ``FakeCluster`` does.
 
-    python bench/bench_scheduler.py [--quick] [--runs N] [--profile]
+    python bench/bench_scheduler.py [--quick] [--runs N] [--profile] [--control-plane-process] [--uvloop] [--serve]
 
 Reports pods/s for the measured phase (median over runs in full mode) and the CPU time each
 process spent per measured pod (this process: API server and client; with
 ``--control-plane-process`` the child: scheduler, controllers, kubelet).  CPU per pod is what to
 compare on a busy machine: it does not count time spent waiting for a core.  ``--profile`` prints
-the top functions of a cProfile of the measured phase of the last run.
+the top functions of a cProfile of the measured phase of the last run.  ``--serve`` sets this
+process up as ``fakeapi serve`` sets up its own (control plane in a child, uvloop, the collector
+tuning of ``tune_gc_for_server``); the benchmark's client still shares this process.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from fakeapi.scheduler.client import PODS, ApiClient
 
 from bench.common import child_pids, cpu_seconds, create_all, create_dra_workload, dra_pod, run_loop
 from fakeapi.cluster import FakeCluster
+from fakeapi.config import tune_gc_for_server
 
 
 class Measured(NamedTuple):
@@ -119,7 +122,13 @@ def main() -> None:
                         help="run the control plane in a child process (python -m fakeapi.scheduler)")
     parser.add_argument("--uvloop", action="store_true",
                         help="run this process (API server and client) on uvloop's loop, as fakeapi serve runs")
+    parser.add_argument("--serve", action="store_true",
+                        help="fakeapi serve's setup: the control plane in a child process, and this process (API "
+                             "server and client) on uvloop with serve's collector tuning (tune_gc_for_server)")
     args = parser.parse_args()
+    if args.serve:
+        args.control_plane_process = args.uvloop = True
+        tune_gc_for_server()
     nodes, devices, init_pods, measure_pods = (50, 10, 100, 200) if args.quick else (500, 10, 2500, 2500)
     runs = args.runs or (1 if args.quick else 3)
     results = []
