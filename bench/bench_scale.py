@@ -15,7 +15,7 @@ pod created to the last one bound:
 - **CPU per pod** of each process (robust to a busy machine);
 - **peak RSS** of each process, sampled every half second.
 
-    python bench/bench_scale.py [--quick] [--nodes N] [--devices D] [--pods P] [--run-for DURATION]
+    python bench/bench_scale.py [--quick] [--serve] [--nodes N] [--devices D] [--pods P] [--run-for DURATION]
 
 ``--quick`` (the CI smoke, under ~10 s): 100 nodes x 8 devices, 300 pods that run for 1 s.
 """
@@ -43,8 +43,10 @@ from bench.common import (
     dra_pod,
     machine_description,
     rss_kib,
+    run_loop,
 )
 from fakeapi.cluster import FakeCluster
+from fakeapi.config import tune_gc_for_server
 
 RUN_FOR = "fakeapi.dev/run-for"
 
@@ -118,10 +120,15 @@ def main() -> None:
     parser.add_argument("--devices", type=int, default=8)
     parser.add_argument("--pods", type=int, default=50000)
     parser.add_argument("--run-for", default="10s", help="how long each pod runs (a Go duration)")
+    parser.add_argument("--serve", action="store_true",
+                        help="set this process (API server and client) up as fakeapi serve sets up its own: "
+                             "uvloop and tune_gc_for_server")
     args = parser.parse_args()
     if args.quick:
         args.nodes, args.devices, args.pods, args.run_for = 100, 8, 300, "1s"
-    result = asyncio.run(run(args.nodes, args.devices, args.pods, args.run_for))
+    if args.serve:
+        tune_gc_for_server()
+    result = run_loop(run(args.nodes, args.devices, args.pods, args.run_for), args.serve)
     print(f"{args.nodes} nodes x {args.devices} devices, {args.pods} pods running {args.run_for} "
           f"(setup {result['setup_s']:.1f} s): {result['seconds']:.1f} s, {result['pods_per_s']:.1f} pods/s")
     for name, ms in result["cpu_ms_per_pod"].items():
