@@ -71,15 +71,19 @@ class ScriptedApi:
 class Recorder:
     def __init__(self):
         self.seen = []
+        self.objects = []  # what the handlers were given
 
     def add(self, obj):
         self.seen.append(("add", obj["metadata"]["name"], obj["metadata"]["resourceVersion"]))
+        self.objects.append(obj)
 
     def update(self, old, new):
         self.seen.append(("update", new["metadata"]["name"], new["metadata"]["resourceVersion"]))
+        self.objects.append(new)
 
     def delete(self, obj):
         self.seen.append(("delete", obj["metadata"]["name"], obj["metadata"]["resourceVersion"]))
+        self.objects.append(obj)
 
 
 async def run_until_exhausted(api):
@@ -216,16 +220,7 @@ async def test_cached_objects_and_handlers_carry_no_managed_fields(streaming):
                       watch_lists=[[event("ADDED", initial[0]), end_of_initial_events("10")]] if streaming else [],
                       watches=[[event("MODIFIED", managed(pod("a", "11", node="n1"))),
                                 event("ADDED", managed(pod("b", "12")))]])
-    informer = Informer(api, PODS)
-    handed: list[dict] = []
-    informer.add_event_handler(handed.append, lambda old, new: handed.append(new), None)
-    task = asyncio.create_task(informer.run())
-    try:
-        await asyncio.wait_for(api.exhausted.wait(), DEADLINE)
-    finally:
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
-    assert [o["metadata"]["resourceVersion"] for o in handed] == ["1", "11", "12"]
-    for obj in [*handed, *informer.lister.list()]:
+    informer, rec = await run_until_exhausted(api)
+    assert rec.seen == [("add", "a", "1"), ("update", "a", "11"), ("add", "b", "12")]
+    for obj in [*rec.objects, *informer.lister.list()]:
         assert "managedFields" not in obj["metadata"]
