@@ -103,23 +103,32 @@ def keep_status(new: dict[str, Any], old: dict[str, Any]) -> None:
         new.pop("status", None)
 
 
+def copy_sharing_managed_fields(obj: dict[str, Any]) -> dict[str, Any]:
+    """A deep copy of ``obj`` that shares its managedFields list instead of copying it: the
+    entries are never edited in place (a write replaces the list), and apply.py knows the stored
+    ones by identity, so the next write decodes nothing."""
+    managed = ssa.stored_managed_fields(obj)
+    if managed is None:
+        return deep_copy(obj)
+    # A placeholder keeps the key where it was.
+    meta = {k: None if k == "managedFields" else v for k, v in obj["metadata"].items()}
+    out = deep_copy({**obj, "metadata": meta})
+    out["metadata"]["managedFields"] = managed
+    return out
+
+
 def status_only(new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
     """A status write changes status only (``ResetObjectMetaForStatus`` keeps old metadata)."""
     out = {k: v for k, v in old.items() if k != "status"}
-    managed = ssa.stored_managed_fields(old)
-    out["metadata"] = {k: v for k, v in old["metadata"].items() if managed is None or k != "managedFields"}
     if "status" in new:
         out["status"] = new["status"]
-    out = deep_copy(out)
-    if managed is not None:
-        out["metadata"]["managedFields"] = managed  # uncopied: nothing edits the entries in place
-    return out
+    return copy_sharing_managed_fields(out)
 
 
 def scoped(new: dict[str, Any], old: dict[str, Any], scope: tuple[str, ...]) -> dict[str, Any]:
     """``old`` with only the field at ``scope`` taken from ``new`` (a subresource that changes one
     field, as ``pods/ephemeralcontainers`` changes ``spec.ephemeralContainers``)."""
-    out = deep_copy(old)  # metadata included: a subresource write changes none of it
+    out = copy_sharing_managed_fields(old)  # metadata included: a subresource write changes none of it
     source: Any = new
     for key in scope[:-1]:
         source = source.get(key) if isinstance(source, dict) else None

@@ -28,6 +28,7 @@ from fakeapi.errors import (
 from fakeapi.machinery.jsoncopy import deep_copy
 from fakeapi.machinery.selectors import SelectorError, label_selector_from_dict
 from fakeapi.machinery.timestamps import now_rfc3339
+from fakeapi.registry.meta import copy_sharing_managed_fields
 from fakeapi.registry.reads import Reader
 from fakeapi.registry.resource import ResourceType, Subresource
 from fakeapi.registry.writes import WriteOptions, Writer
@@ -54,11 +55,9 @@ def bind_pod(writer: Writer, rt: ResourceType, namespace: str, name: str, bindin
     current = (pod.get("spec") or {}).get("nodeName")
     if current:
         raise conflict("pods/binding", "", name, f'pod {name} is already assigned to node "{current}"')
-    new = deep_copy(pod)
-    if "managedFields" in pod["metadata"]:
-        # A binding leaves them as they were (upstream's binding storage bypasses the field
-        # manager): the stored entries are shared, and with them what apply.py knows of them.
-        new["metadata"]["managedFields"] = pod["metadata"]["managedFields"]
+    # A binding leaves managedFields as they were (upstream's binding storage bypasses the field
+    # manager).
+    new = copy_sharing_managed_fields(pod)
     new["spec"]["nodeName"] = node
     conditions = [c for c in new.setdefault("status", {}).get("conditions") or []
                   if c.get("type") != "PodScheduled"]
