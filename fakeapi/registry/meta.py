@@ -12,7 +12,7 @@ import random
 from typing import Any
 
 from fakeapi.errors import BadRequest
-from fakeapi.machinery import apply as ssa
+from fakeapi.machinery import managedfields
 from fakeapi.machinery.jsoncopy import deep_copy
 from fakeapi.registry.resource import ResourceType
 
@@ -105,9 +105,9 @@ def keep_status(new: dict[str, Any], old: dict[str, Any]) -> None:
 
 def copy_sharing_managed_fields(obj: dict[str, Any]) -> dict[str, Any]:
     """A deep copy of ``obj`` that shares its managedFields list instead of copying it: the
-    entries are never edited in place (a write replaces the list), and apply.py knows the stored
+    entries are never edited in place (a write replaces the list), and managedfields knows the stored
     ones by identity, so the next write decodes nothing."""
-    managed = ssa.stored_managed_fields(obj)
+    managed = managedfields.stored_managed_fields(obj)
     if managed is None:
         return deep_copy(obj)
     # A placeholder keeps the key where it was.

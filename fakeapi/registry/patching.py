@@ -12,6 +12,7 @@ from typing import Any
 
 from fakeapi.errors import BadRequest, Conflict, Invalid, RequestEntityTooLarge, StatusError, status_details
 from fakeapi.machinery import apply as ssa
+from fakeapi.machinery import managedfields
 from fakeapi.machinery.listtypes import ListTypes
 from fakeapi.machinery.patch import (
     PatchError,
@@ -39,7 +40,7 @@ def _patch_error(exc: PatchError) -> StatusError:
 
 def patched(old: dict[str, Any], patch_type: str, patch: Any, types: ListTypes) -> dict[str, Any]:
     """``old`` with a json, merge or strategic merge patch applied."""
-    managed = ssa.stored_managed_fields(old)
+    managed = managedfields.stored_managed_fields(old)
     if managed is not None and patch_type in ("merge", "strategic") and _keeps_managed_fields(patch):
         # The entries are carried over uncopied (nothing edits them in place): the patch engines
         # copy the rest, and the field manager finds the stored entries it knows.

@@ -27,7 +27,7 @@ from fakeapi.errors import (
     required,
     status_details,
 )
-from fakeapi.machinery import apply as ssa
+from fakeapi.machinery import managedfields
 from fakeapi.machinery.jsoncopy import deep_copy
 from fakeapi.machinery.listtypes import ListTypes
 from fakeapi.machinery.servicenet import ServiceNetwork
@@ -218,9 +218,9 @@ class Writer:
         if managed is not None:
             meta["managedFields"] = managed
         else:
-            obj = ssa.track_update(None, obj, manager=opts.manager, api_version=rt.api_version,
-                                   types=_list_types(rt), now=now,
-                                   subresource=opts.subresource)
+            obj = managedfields.track_update(None, obj, manager=opts.manager, api_version=rt.api_version,
+                                             types=_list_types(rt), now=now,
+                                             subresource=opts.subresource)
         return self._commit_new(rt, obj, opts)
 
     def _commit_new(self, rt: ResourceType, obj: dict[str, Any], opts: WriteOptions) -> dict[str, Any]:
@@ -284,9 +284,9 @@ class Writer:
         if managed is not None:
             new["metadata"]["managedFields"] = managed
         else:
-            new = ssa.track_update(old, new, manager=opts.manager, api_version=rt.api_version,
-                                   types=_list_types(rt), now=now_rfc3339(),
-                                   subresource=opts.subresource)
+            new = managedfields.track_update(old, new, manager=opts.manager, api_version=rt.api_version,
+                                             types=_list_types(rt), now=now_rfc3339(),
+                                             subresource=opts.subresource)
         # A write that changes nothing, managedFields included, is a no-op (no event, same
         # resourceVersion); a change of managedFields alone is stored, as upstream: an apply that
         # makes its manager a co-owner, a client rewriting the entries (kubectl's CSA upgrade).

@@ -11,8 +11,8 @@ from fakeapi.machinery.apply import (
     ApplyConflict,
     last_applied_fields,
     server_side_apply,
-    track_update,
 )
+from fakeapi.machinery.managedfields import track_update
 from fakeapi.models.listtypes import list_types_for
 
 TYPES = list_types_for("", "ConfigMap")

@@ -1,0 +1,367 @@
+"""``metadata.managedFields`` of writes: who owns which field, after structured-merge-diff's Compare
+and the apiserver's fieldmanager.
+
+Every write compares the old and new object (``compare``): fields another manager owns that were
+added or changed change hands to the writer (for Apply, unless forced, they are a conflict first:
+see ``apply``); removed fields leave every manager, so managers writing equal values share them.
+Updaters own what they changed, accumulated over their writes (``track_update``).
+
+Managers are identified by (manager, operation, subresource) and, for Update, the API version.
+Like the apiserver's ``stripMetaManager``, nobody owns ``apiVersion``, ``kind`` or the
+server-owned metadata fields (name, namespace, uid, resourceVersion, generation, ...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from fakeapi.machinery import fieldsv1
+from fakeapi.machinery.fieldsv1 import FieldPath, json_text
+from fakeapi.machinery.jsoncopy import deep_copy
+from fakeapi.machinery.listtypes import MAP, SET, ListTypes
+from fakeapi.machinery.listtypes import Path as SchemaPath
+
+APPLY, UPDATE = "Apply", "Update"
+
+_STRIPPED = frozenset({
+    ("f:apiVersion",), ("f:kind",), ("f:metadata",),
+    *(("f:metadata", f"f:{name}",) for name in (
+        "name", "namespace", "creationTimestamp", "selfLink", "uid", "clusterName", "generation",
+        "managedFields", "resourceVersion")),
+})
+ABSENT: Any = object()
+"""A value missing from one side of a comparison or merge."""
+
+
+def track_update(old: dict | None, new: dict, *, manager: str, api_version: str, types: ListTypes, now: str,
+                 subresource: str = "") -> dict:
+    """Record a create (``old`` None), update or non-apply patch by ``manager`` in ``new``'s managedFields.
+
+    The manager takes the fields it added or changed from everybody else; removed fields leave
+    every manager.  ``new`` may carry managedFields of its own (main resource only): they replace
+    the stored ones, which is how clients reset them.  A no-op write keeps managedFields as they were.
+    """
+    provided = managed_fields(new) if not subresource else []
+    if provided and old is not None and provided == managed_fields(old):
+        # Clients send back the entries they read: the stored ones (equal) have their field
+        # sets decoded already and are written back as they were when their manager is unchanged.
+        provided = managed_fields(old)
+    if old is None and not provided:
+        # A create: the creator owns every field, so one walk of the object builds its FieldsV1
+        # directly, instead of diffing against an empty object (the create hot path).
+        body = _shallow_body(new)
+        tree = _created_fields_v1(body, types)
+        if tree:
+            me = Manager(manager, UPDATE, api_version, subresource, now)
+            body["metadata"]["managedFields"] = [me.to_json(tree)]
+        return body
+    # Shallow bodies suffice: nothing below metadata is modified here, and stored objects are
+    # never mutated, so the old entries can be shared too.
+    new_body = _shallow_body(new)
+    old_body = _shallow_body(old) if old is not None else _empty_like(new_body)
+    changes = compare(old_body, new_body, types)
+    if not changes.any() and not provided:
+        kept = list(managed_fields(old)) if old is not None else []
+        if kept:
+            new_body.setdefault("metadata", {})["managedFields"] = kept
+        return new_body
+    managers = decode_managers(provided or (managed_fields(old) if old is not None else []))
+    if changes.any():
+        me = managers.pop(Manager(manager, UPDATE, api_version, subresource, now, set()).identity, None)
+        me = me or Manager(manager, UPDATE, api_version, subresource, now, set())
+        transfer(managers, me, changes)
+        me.fields = strip((me.fields - changes.removed) | changes.added | changes.modified)
+        me.time = now
+        managers[me.identity] = me
+    return with_managed_fields(new_body, managers)
+
+
+def stored_managed_fields(obj: dict) -> list | None:
+    """``obj``'s managedFields entries, for a write to carry over uncopied: they are never edited
+    in place (a write replaces the list), and the stored ones are those this module knows."""
+    entries = (obj.get("metadata") or {}).get("managedFields")
+    return entries if isinstance(entries, list) else None
+
+
+@dataclass
+class Manager:
+    """One managedFields entry being worked on: its identity, time and field set."""
+
+    manager: str
+    operation: str
+    api_version: str
+    subresource: str
+    time: str | None
+    fields: set[FieldPath] = field(default_factory=set)
+    # The stored entry this manager was decoded from and its field set then: an entry that
+    # did not change is written back as it was, skipping the re-encoding (the hot path).
+    raw: dict | None = None
+    source: frozenset[FieldPath] | None = None
+
+    @property
+    def identity(self) -> tuple[str, str, str, str]:
+        """The entry's key: appliers keep one entry whatever version they apply with
+        (upstream's BuildManagerIdentifier)."""
+        return self.manager, self.operation, self.subresource, "" if self.operation == APPLY else self.api_version
+
+    def describe(self) -> str:
+        """Upstream's ``printManager``: ``"name" with subresource "status" using v1``."""
+        text = json_text(self.manager)
+        if self.subresource:
+            text += f" with subresource {json_text(self.subresource)}"
+        if self.operation == UPDATE:
+            text += f" using {self.api_version}"
+        return text
+
+    def to_json(self, fields_v1: dict | None = None) -> dict:
+        """The managedFields entry; ``fields_v1`` when the caller built the FieldsV1 itself."""
+        if fields_v1 is None and self.raw is not None and self.fields == self.source:
+            if self.time == self.raw.get("time"):
+                return self.raw
+            return fieldsv1.remember_entry({**self.raw, "time": self.time}, self.source,
+                                           fieldsv1.is_canonical(self.raw))
+        fields = None
+        if fields_v1 is None:
+            fields = frozenset(self.fields)
+            if self.raw is not None and self.source is not None:
+                gained, lost = fields - self.source, self.source - fields
+                # Most writes move a few of a manager's fields: then editing the stored FieldsV1
+                # costs less than rendering it all (and more when most of it is new).
+                if 2 * (len(gained) + len(lost)) <= len(self.source) and fieldsv1.is_canonical(self.raw):
+                    fields_v1 = fieldsv1.edit(self.raw["fieldsV1"], gained, lost)
+            if fields_v1 is None:
+                fields_v1 = fieldsv1.render(fields)
+        entry = {"manager": self.manager, "operation": self.operation, "apiVersion": self.api_version}
+        if self.time is not None:
+            entry["time"] = self.time
+        entry |= {"fieldsType": "FieldsV1", "fieldsV1": fields_v1}
+        if self.subresource:
+            entry["subresource"] = self.subresource
+        return fieldsv1.remember_entry(entry, fields, True)
+
+
+@dataclass
+class Changes:
+    """What a write added, modified and removed, as field sets."""
+
+    added: set[FieldPath] = field(default_factory=set)
+    modified: set[FieldPath] = field(default_factory=set)
+    removed: set[FieldPath] = field(default_factory=set)
+
+    def any(self) -> bool:
+        """Whether the write changed anything."""
+        return bool(self.added or self.modified or self.removed)
+
+
+def transfer(managers: dict[tuple, Manager], me: Manager, changes: Changes) -> None:
+    """Take the changed fields from the other managers and drop the removed fields from them;
+    managers left without fields go."""
+    gone = changes.added | changes.modified | changes.removed
+    for identity, other in list(managers.items()):
+        if other is not me:
+            other.fields -= gone
+            if not other.fields:
+                del managers[identity]
+
+
+# --- objects and managedFields entries ------------------------------------------------------------
+
+def managed_fields(obj: dict | None) -> list:
+    """``obj``'s managedFields entries; ``[]`` when it has none (or something else there)."""
+    metadata = obj.get("metadata") if isinstance(obj, dict) else None
+    entries = metadata.get("managedFields") if isinstance(metadata, dict) else None
+    return entries if isinstance(entries, list) else []
+
+
+def private_body(obj: dict) -> dict:
+    """A private deep copy of ``obj`` without managedFields (apply prunes the copy in place)."""
+    body = deep_copy(obj)
+    metadata = body.get("metadata")
+    if isinstance(metadata, dict):
+        metadata.pop("managedFields", None)
+    return body
+
+
+def _shallow_body(obj: dict) -> dict:
+    """``obj`` without managedFields, sharing everything but the top level and metadata."""
+    body = dict(obj)
+    metadata = body.get("metadata")
+    if isinstance(metadata, dict):
+        body["metadata"] = {k: v for k, v in metadata.items() if k != "managedFields"}
+    return body
+
+
+_ZERO_STRUCTS = ("metadata", "spec", "status")
+# _STRIPPED by level, for the create walk.
+_UNOWNED_TOP = frozenset(path[0][2:] for path in _STRIPPED if len(path) == 1) - {"metadata"}
+_UNOWNED_META = frozenset(path[1][2:] for path in _STRIPPED if len(path) == 2)
+
+
+def _empty_like(body: dict) -> dict:
+    """The "old object" of a create: the top-level structs exist, as in a zero Go object."""
+    return {name: {} for name in _ZERO_STRUCTS if isinstance(body.get(name), dict)}
+
+
+def decode_managers(entries: list) -> dict[tuple, Manager]:
+    """The managers of stored managedFields entries by identity (duplicates merged)."""
+    managers: dict[tuple, Manager] = {}
+    for raw in entries:
+        if not isinstance(raw, dict):
+            continue
+        fields = fieldsv1.entry_fields(raw)
+        entry = Manager(str(raw.get("manager") or ""), str(raw.get("operation") or ""),
+                        str(raw.get("apiVersion") or ""), str(raw.get("subresource") or ""),
+                        raw.get("time"), set(fields), raw, fields)
+        known = managers.get(entry.identity)
+        if known is None:
+            managers[entry.identity] = entry
+        else:
+            known.fields |= entry.fields
+            known.raw = None
+    return managers
+
+
+def with_managed_fields(body: dict, managers: dict[tuple, Manager]) -> dict:
+    """``body`` with the non-empty managers encoded in upstream's order."""
+    entries = sorted((m for m in managers.values() if m.fields),
+                     key=lambda m: (m.operation, m.time or "", m.manager, m.api_version, m.subresource))
+    metadata = body.setdefault("metadata", {})
+    if entries:
+        metadata["managedFields"] = [m.to_json() for m in entries]
+    else:
+        metadata.pop("managedFields", None)
+    return body
+
+
+def strip(paths: Iterable[FieldPath]) -> set[FieldPath]:
+    """``paths`` without the fields nobody owns (type meta, server-owned metadata)."""
+    return {path for path in paths if path and path not in _STRIPPED}
+
+
+# --- the create walk and the diff -------------------------------------------------------------------
+
+def _created_fields_v1(body: dict, types: ListTypes) -> dict:
+    """``fieldsv1.render`` of what a create adds: every node of ``body`` but the top-level structs
+    an empty object already has and the fields nobody owns, built in one walk."""
+    def node(value: Any, spath: SchemaPath) -> dict:
+        # Leaves, empty objects and atomic lists are ``{}``; anything with members is ``"."``
+        # followed by its members in sorted order.  Leaves are answered without a call.
+        if isinstance(value, dict):
+            if not value:
+                return {}
+            children: dict = {".": {}}
+            for name in sorted(value):
+                child = value[name]
+                children["f:" + name] = node(child, (*spath, name)) if child and isinstance(child, dict | list) else {}
+            return children
+        elements = fieldsv1.item_elements(value, types, spath, (), strict=False) if isinstance(value, list) else None
+        if not elements:
+            return {}
+        items = (*spath, "*")
+        children = {".": {}}
+        for element, item in sorted(zip(elements, value, strict=True), key=lambda pair: pair[0]):
+            children[element] = node(item, items) if item and isinstance(item, dict | list) else {}
+        return children
+
+    tree: dict = {}
+    for name in sorted(body):
+        if name in _UNOWNED_TOP:
+            continue
+        value = body[name]
+        if name not in _ZERO_STRUCTS or not isinstance(value, dict):
+            tree["f:" + name] = node(value, (name,))
+            continue
+        # A zero Go object already has this struct: only its fields are new.
+        unowned = _UNOWNED_META if name == "metadata" else ()
+        inner = {"f:" + child: node(value[child], (name, child)) for child in sorted(value) if child not in unowned}
+        if inner:
+            tree["f:" + name] = inner
+    return tree
+
+
+def compare(old: dict, new: dict, types: ListTypes) -> Changes:
+    """Which fields a write added, modified and removed (structured-merge-diff's Compare).
+
+    Leaves (scalars, atomic lists) are modified when their value changes; objects, list items and
+    lists themselves are only ever added or removed.
+    """
+    changes = Changes()
+
+    def shape(value: Any) -> type:
+        return dict if isinstance(value, dict) else list if isinstance(value, list) else object
+
+    def node_added_or_removed(before: Any, after: Any, fpath: FieldPath) -> None:
+        if fpath and before is ABSENT:
+            changes.added.add(fpath)
+        elif fpath and after is ABSENT:
+            changes.removed.add(fpath)
+
+    def diff(before: Any, after: Any, spath: SchemaPath, fpath: FieldPath) -> None:
+        if isinstance(before, dict) and before == after:
+            # Most of an object is untouched by a write; C-level equality skips it.  It would
+            # conflate 1 and true deep inside, which decoding against the schema rules out.
+            return
+        if isinstance(before, list) and before == after and types.list_spec(spath).list_type in (MAP, SET):
+            return  # the same for keyed lists (atomic ones are leaves: see _leaf_changed)
+        if before is not ABSENT and after is not ABSENT and shape(before) is not shape(after):
+            diff(before, ABSENT, spath, fpath)
+            diff(ABSENT, after, spath, fpath)
+            return
+        kind = shape(after if after is not ABSENT else before)
+        if kind is dict:
+            old_map = before if before is not ABSENT else {}
+            new_map = after if after is not ABSENT else {}
+            for name in {**old_map, **new_map}:
+                old_value, new_value = old_map.get(name, ABSENT), new_map.get(name, ABSENT)
+                if not _unchanged(old_value, new_value):
+                    diff(old_value, new_value, (*spath, name), (*fpath, f"f:{name}"))
+            node_added_or_removed(before, after, fpath)
+            return
+        keyed = _keyed_items(before, after, types, spath) if kind is list else None
+        if keyed is not None:
+            old_items, new_items = keyed
+            for element in {**old_items, **new_items}:
+                old_item, new_item = old_items.get(element, ABSENT), new_items.get(element, ABSENT)
+                if not _unchanged(old_item, new_item):
+                    diff(old_item, new_item, (*spath, "*"), (*fpath, element))
+            node_added_or_removed(before, after, fpath)
+        elif before is ABSENT or after is ABSENT:
+            node_added_or_removed(before, after, fpath)
+        elif _leaf_changed(before, after):
+            changes.modified.add(fpath)
+
+    diff(old, new, (), ())
+    return changes
+
+
+def _unchanged(before: Any, after: Any) -> bool:
+    """What ``compare`` would find no change in, told without walking it (most of a write):
+    the same object, or equal values of one type (lists excepted: see ``_leaf_changed``)."""
+    return before is after or (type(before) is type(after) is not list and before == after)
+
+
+def _leaf_changed(before: Any, after: Any) -> bool:
+    # Python equality is the fast path; it conflates 1, 1.0 and True, so equal values of
+    # different types (or lists that may hide them) are settled by their JSON text.
+    if before != after:
+        return True
+    if type(before) is not type(after) or isinstance(before, list):
+        return json_text(before) != json_text(after)
+    return False
+
+
+def _keyed_items(before: Any, after: Any, types: ListTypes,
+                 spath: SchemaPath) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """Both sides of a list by path element, or None when the list compares as one leaf."""
+    sides = []
+    for side in (before, after):
+        if side is ABSENT:
+            sides.append({})
+            continue
+        elements = fieldsv1.item_elements(side, types, spath, (), strict=False)
+        if elements is None:
+            return None
+        sides.append(dict(zip(elements, side, strict=True)))
+    return sides[0], sides[1]

@@ -1,0 +1,149 @@
+"""managedFields of creates, updates and patches: who owns what, and entries carried over."""
+
+from __future__ import annotations
+
+import copy
+
+import orjson
+import pytest
+
+from fakeapi.machinery import fieldsv1
+from fakeapi.machinery.fieldsv1 import _DECODED
+from tests.unit.machinery.ssa_builders import (
+    C_KEY,
+    apply,
+    container,
+    managers,
+    owned,
+    pod,
+    update,
+    with_image,
+)
+
+# --- updates ------------------------------------------------------------------------------------
+
+def test_create_owns_every_field_it_set() -> None:
+    created = update(None, pod(container("c", image="i"), labels={"app": "x"}), "kubectl-create")
+    assert owned(created, "kubectl-create", "Update") == {
+        "f:metadata": {"f:labels": {".": {}, "f:app": {}}},
+        "f:spec": {"f:containers": {".": {}, C_KEY: {".": {}, "f:image": {}, "f:name": {}}}},
+    }
+
+
+CREATES = [
+    ("plain-pod", pod(container("c", image="i"), labels={"app": "x"})),
+    ("unicode-and-escaped-keys", pod(container("é✓"), container('q"\\\t'), container("\u2028𝄞"))),
+    ("defaulted-and-explicit-port-keys",
+     pod(container("c", ports=[{"containerPort": 80}, {"containerPort": 81, "protocol": "UDP"}]))),
+    ("sets-empties-and-atomic-lists",
+     {"metadata": {"finalizers": ["b", "a"], "annotations": {}},
+      "spec": {"securityContext": {}, "volumes": [], "tolerations": [{"key": "k"}], "containers": []}}),
+    ("unkeyable-list-is-atomic", pod({"image": "no-name"}, {"image": "no-name-either"})),
+    ("nested-list-maps", pod(container("b", env=[{"name": "Z", "value": "1"}, {"name": "A"}]), container("a"))),
+    ("status-and-other-top-level", {"metadata": {"name": "p"}, "status": {"phase": "Pending"}, "data": {"k": "v"}}),
+    ("server-fields-and-type-meta",
+     {"apiVersion": "v1", "kind": "Pod", "metadata": {
+         "name": "p", "namespace": "n", "uid": "u", "resourceVersion": "1", "generation": 1, "selfLink": "s",
+         "creationTimestamp": "T", "labels": {"a": "b"}, "generateName": "p-"}, "spec": "not-a-struct"}),
+    ("only-server-fields", {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "uid": "u"}}),
+]
+
+
+@pytest.mark.parametrize("obj", [case[1] for case in CREATES], ids=[case[0] for case in CREATES])
+def test_create_fast_path_matches_the_diff_against_an_empty_object(obj: dict) -> None:
+    # A create builds its FieldsV1 in one walk; it must equal, byte for byte on the wire (key
+    # order included), what diffing the object against an empty one of its shape gives.
+    empty = {name: {} for name in ("metadata", "spec", "status") if isinstance(obj.get(name), dict)}
+    created = update(None, obj)["metadata"].get("managedFields")
+    diffed = update(empty, obj)["metadata"].get("managedFields")
+    assert orjson.dumps(created) == orjson.dumps(diffed)
+
+
+def test_update_takes_changed_fields_from_others() -> None:
+    live = apply(None, pod(container("c", image="i"), labels={"app": "x"}), "kubectl")
+    changed = update(live, with_image(live, "c", "j"), "editor", now="T2")
+    assert owned(changed, "editor", "Update") == {"f:spec": {"f:containers": {C_KEY: {"f:image": {}}}}}
+    assert owned(changed, "kubectl") == {"f:metadata": {"f:labels": {"f:app": {}}},
+                                         "f:spec": {"f:containers": {C_KEY: {".": {}, "f:name": {}}}}}
+    assert managers(changed) == [("kubectl", "Apply", ""), ("editor", "Update", "")]
+    assert changed["metadata"]["managedFields"][1]["time"] == "T2"
+
+
+def test_updates_accumulate_and_removals_leave_every_manager() -> None:
+    live = update(None, pod(container("c", image="i"), labels={"app": "x"}), "creator")
+    live = update(live, {**live, "metadata": {**live["metadata"], "labels": {"app": "x", "b": "y"}}}, "labeller")
+    live = update(live, {**live, "metadata": {**live["metadata"], "labels": {"b": "z"}}}, "labeller")
+    assert owned(live, "labeller", "Update") == {"f:metadata": {"f:labels": {"f:b": {}}}}
+    assert owned(live, "creator", "Update") == {
+        "f:metadata": {"f:labels": {}},
+        "f:spec": {"f:containers": {".": {}, C_KEY: {".": {}, "f:image": {}, "f:name": {}}}},
+    }
+
+
+def test_noop_update_leaves_managed_fields_unchanged() -> None:
+    live = update(None, pod(container("c", image="i")), "creator", now="T1")
+    same = copy.deepcopy(live)
+    same["metadata"]["resourceVersion"] = "42"
+    del same["metadata"]["managedFields"]
+    assert update(live, same, "other", now="T9")["metadata"]["managedFields"] == live["metadata"]["managedFields"]
+
+
+def test_clients_may_reset_managed_fields() -> None:
+    live = update(None, pod(container("c", image="i")), "creator")
+    reset = with_image(live, "c", "j")
+    reset["metadata"]["managedFields"] = [{}]
+    assert managers(update(live, reset, "editor")) == [("editor", "Update", "")]
+
+
+def test_status_updates_are_recorded_per_subresource() -> None:
+    live = update(None, pod(container("c", image="i")), "creator")
+    new = copy.deepcopy(live)
+    new["status"] = {"phase": "Running"}
+    new["metadata"]["managedFields"] = [{}]  # ignored for subresources
+    written = update(live, new, "kubelet", subresource="status")
+    assert managers(written) == [("creator", "Update", ""), ("kubelet", "Update", "status")]
+    assert owned(written, "kubelet", "Update") == {"f:status": {".": {}, "f:phase": {}}}
+
+
+def _workload_step(live: dict, step: int) -> tuple[dict, str, str]:
+    """One write of a pod's life as the DRA workload makes them: (new object, manager, subresource)."""
+    new = copy.deepcopy(live)
+    if step % 3 == 0:
+        new["status"] = {**new.get("status", {}), "phase": f"P{step}",
+                         "conditions": [{"type": f"T{n}", "status": "True"} for n in range(step % 4)]}
+        return new, f"kubelet{step % 2}", "status"
+    if step % 3 == 1:
+        new["metadata"].setdefault("labels", {})[f"l{step % 5}"] = str(step)
+        if step % 4 == 1:
+            new["metadata"]["labels"].pop("l0", None)
+        return new, "labeller", ""
+    next(c for c in new["spec"]["containers"] if c["name"] == "c")["image"] = f"i{step}"
+    return new, "editor", ""
+
+
+def test_updates_on_stored_entries_match_a_cold_start() -> None:
+    # Each write edits the entries the previous one stored (their field sets remembered by
+    # identity); the same writes on private copies, the memo forgotten before each, must give
+    # the same managedFields, rendered as from scratch.
+    warm = cold = update(None, pod(container("c", image="i"), labels={"a": "b"}), "creator")
+    for step in range(24):
+        new, manager, subresource = _workload_step(warm, step)
+        warm = update(warm, new, manager, now=f"T{step}", subresource=subresource)
+        _DECODED.clear()
+        cold = update(copy.deepcopy(cold), copy.deepcopy(new), manager, now=f"T{step}", subresource=subresource)
+        assert orjson.dumps(warm) == orjson.dumps(cold), step
+        for entry in warm["metadata"]["managedFields"]:
+            assert orjson.dumps(entry["fieldsV1"]) == orjson.dumps(fieldsv1.render(fieldsv1.decode(entry["fieldsV1"])))
+
+
+def test_entries_a_client_wrote_out_of_order_are_rendered_again() -> None:
+    written = copy.deepcopy(update(None, pod(container("c", image="i"), labels={"a": "b"}), "creator"))
+    entry = written["metadata"]["managedFields"][0]
+    entry["fieldsV1"] = dict(reversed(entry["fieldsV1"].items()))  # f:spec before f:metadata
+    stored = update(None, written, "creator")  # created with the client's managedFields, as written
+    assert list(stored["metadata"]["managedFields"][0]["fieldsV1"]) == ["f:spec", "f:metadata"]
+    changed = update(stored, with_image(stored, "c", "j") | {"metadata": {**stored["metadata"], "labels": {}}},
+                     "creator")
+    fields_v1 = changed["metadata"]["managedFields"][0]["fieldsV1"]
+    assert list(fields_v1) == ["f:metadata", "f:spec"]
+    assert orjson.dumps(fields_v1) == orjson.dumps(fieldsv1.render(fieldsv1.decode(fields_v1)))
