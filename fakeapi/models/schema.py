@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 import types
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from typing import Annotated, Any, Union, get_args, get_origin
@@ -151,20 +152,19 @@ class _TypeMismatch(_DecodeError):
                          f"of type {_go_name(node)}")
 
 
-def _scalar_ok(go: str, value: Any) -> bool:
+def _accepted(go: str) -> tuple[type, ...]:
+    """The Python types of the JSON values Go decodes into ``go`` (bools only into ``bool``)."""
     if go == "bool":
-        return isinstance(value, bool)
-    if isinstance(value, bool):
-        return False
+        return (bool,)
     if go == "intstr.IntOrString":  # before the int prefix below
-        return isinstance(value, (str, int))
-    if go.startswith("int") or go.startswith("uint"):
-        return isinstance(value, int)
+        return (str, int)
+    if go.startswith(("int", "uint")):
+        return (int,)
     if go == "float64":
-        return isinstance(value, (int, float))
+        return (int, float)
     if go == "resource.Quantity":
-        return isinstance(value, (str, int, float))
-    return isinstance(value, str)
+        return (str, int, float)
+    return (str,)
 
 
 _BASE64 = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
@@ -217,68 +217,132 @@ def _render(path: LazyPath, go: bool = False) -> str:
     return text
 
 
-class _Decoder:
-    """One decode pass: collects unknown-field paths, raises on the first type mismatch."""
+# Decoding runs on every write, so each model's decoder is compiled once: per struct, a table of
+# its fields' decoders, built on first use; nothing dispatches on the type tree per value.
+# A decoder takes (value, path, unknown) and returns the decoded value; ``unknown`` collects the
+# rendered paths of unknown fields.  It is compiled for the struct whose field it decodes (Go's
+# type errors name that struct) and for plain bodies or patches.
+Decoder = Callable[[Any, LazyPath, list[str]], Any]
 
-    def __init__(self, patch: bool = False) -> None:
-        self.unknown: list[str] = []
-        self.patch = patch
+# Go types whose JSON strings are kept verbatim: a string value needs no call.
+_CHECKED_STRINGS = frozenset({"[]byte", *_TIMES})
+_STRUCTS: dict[tuple[type[BaseModel], bool], Decoder] = {}
 
-    def value(self, node: Node, value: Any, path: LazyPath, struct: str) -> Any:
-        if type(value) is str and type(node) is Scalar and node.go == "string":
-            return value  # most fields of most objects: nothing to check or convert
-        if isinstance(node, Opaque):
-            return deep_copy(value)
-        if isinstance(node, Scalar):
-            if not _scalar_ok(node.go, value):
-                raise _TypeMismatch(value, struct, _render(path, go=True), node)
-            if node.go == "resource.Quantity" and not isinstance(value, str):
-                return str(value)  # Go re-encodes a numeric Quantity as a string
-            if node.go == "[]byte" and (offset := _base64_error_offset(value)) is not None:
-                raise _IllegalBase64(offset)
-            if node.go in _TIMES:
-                try:
-                    return normalize_go_time(value, micro=node.go == "v1.MicroTime")
-                except TimeParseError as exc:
-                    raise _DecodeError(str(exc)) from None
-            return value
-        if isinstance(node, ListOf):
+
+def _verbatim_string(node: Node) -> bool:
+    return isinstance(node, Scalar) and _accepted(node.go)[0] is str and node.go not in _CHECKED_STRINGS
+
+
+def _compile(node: Node, struct: str, patch: bool) -> Decoder:
+    """The decoder of a value of type ``node`` in a field of Go struct ``struct``."""
+    def mismatch(value: Any, path: LazyPath) -> _TypeMismatch:
+        return _TypeMismatch(value, struct, _render(path, go=True), node)
+
+    if isinstance(node, Opaque):
+        return lambda value, path, unknown: deep_copy(value)
+    if isinstance(node, Scalar):
+        return _compile_scalar(node.go, mismatch)
+    if isinstance(node, ListOf):
+        item_node = node.item
+        item, verbatim = _compile(item_node, struct, patch), _verbatim_string(item_node)
+
+        def decode_list(value: Any, path: LazyPath, unknown: list[str]) -> Any:
             if not isinstance(value, list):
-                raise _TypeMismatch(value, struct, _render(path, go=True), node)
+                raise mismatch(value, path)
             # null list items are zero values even in patches (lists are replaced whole, a null
             # item deletes nothing); null map values in a patch delete the key.
-            return [_zero_value(node.item) if item is None else self.value(node.item, item, (path, f"[{i}]"), struct)
-                    for i, item in enumerate(value)]
+            return [x if verbatim and type(x) is str else
+                    _zero_value(item_node) if x is None else item(x, (path, f"[{i}]"), unknown)
+                    for i, x in enumerate(value)]
+        return decode_list
+    if isinstance(node, MapOf):
+        value_node = node.value
+        each, verbatim = _compile(value_node, struct, patch), _verbatim_string(value_node)
+
+        def decode_map(value: Any, path: LazyPath, unknown: list[str]) -> Any:
+            if not isinstance(value, dict):
+                raise mismatch(value, path)
+            if verbatim and all(type(v) is str for v in value.values()):
+                return dict(value)  # labels, annotations, data: nothing to check or convert
+            # Go decodes a null map value as the zero value; in a patch, null deletes the key.
+            return {k: (None if patch else _zero_value(value_node)) if v is None else
+                    each(v, (path, "\0" + k), unknown) for k, v in value.items()}
+        return decode_map
+    fields = _struct_decoder(node.model, patch)
+
+    def decode_struct(value: Any, path: LazyPath, unknown: list[str]) -> Any:
         if not isinstance(value, dict):
-            raise _TypeMismatch(value, struct, _render(path, go=True), node)
-        if isinstance(node, MapOf):
-            return {k: self.map_value(node.value, v, (path, "\0" + k), struct) for k, v in value.items()}
-        return self.struct(node.model, value, path)
+            raise mismatch(value, path)
+        return fields(value, path, unknown)
+    return decode_struct
 
-    def map_value(self, node: Node, value: Any, path: LazyPath, struct: str) -> Any:
-        # Go decodes a null map value as the zero value; in a patch, null deletes the key.
-        if value is None:
-            return None if self.patch else _zero_value(node)
-        return self.value(node, value, path, struct)
 
-    def struct(self, model: type[BaseModel], obj: dict[str, Any], path: LazyPath) -> dict:
-        specs = struct_fields(model)
+def _compile_scalar(go: str, mismatch: Callable[[Any, LazyPath], _TypeMismatch]) -> Decoder:
+    accepted = _accepted(go)
+    takes_bool = go == "bool"
+
+    def check(value: Any, path: LazyPath) -> None:
+        if not isinstance(value, accepted) or (type(value) is bool and not takes_bool):
+            raise mismatch(value, path)
+
+    if go in _TIMES:
+        micro = go == "v1.MicroTime"
+
+        def decode_time(value: Any, path: LazyPath, unknown: list[str]) -> Any:
+            check(value, path)
+            try:
+                return normalize_go_time(value, micro=micro)
+            except TimeParseError as exc:
+                raise _DecodeError(str(exc)) from None
+        return decode_time
+    if go == "[]byte":
+        def decode_bytes(value: Any, path: LazyPath, unknown: list[str]) -> Any:
+            check(value, path)
+            if (offset := _base64_error_offset(value)) is not None:
+                raise _IllegalBase64(offset)
+            return value
+        return decode_bytes
+    if go == "resource.Quantity":
+        def decode_quantity(value: Any, path: LazyPath, unknown: list[str]) -> Any:
+            check(value, path)
+            return value if type(value) is str else str(value)  # Go re-encodes a number as a string
+        return decode_quantity
+
+    def decode_scalar(value: Any, path: LazyPath, unknown: list[str]) -> Any:
+        check(value, path)
+        return value
+    return decode_scalar
+
+
+def _struct_decoder(model: type[BaseModel], patch: bool) -> Decoder:
+    """The decoder of a JSON object known to be a dict into ``model``'s fields (compiled once)."""
+    found = _STRUCTS.get((model, patch))
+    if found is not None:
+        return found
+    # key -> (a string value is kept verbatim, the field's decoder); filled below
+    fields: dict[str, tuple[bool, Decoder]] = {}
+    is_open = _is_open(model)
+
+    def decode_fields(obj: dict[str, Any], path: LazyPath, unknown: list[str]) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for key, value in obj.items():
-            spec = specs.get(key)
-            if self.patch and (value is None or key.startswith("$")):
+            field = fields.get(key)
+            if patch and (value is None or key.startswith("$")):
                 out[key] = value  # a deletion or a strategic-merge directive, applied later
-                continue
-            if spec is None:
-                if _is_open(model):
+            elif field is None:
+                if is_open:
                     out[key] = deep_copy(value)
                 else:
-                    self.unknown.append(_render((path, key)))
-                continue
-            if value is None:
-                continue  # null clears an optional field, as omitempty re-encoding would
-            out[key] = self.value(spec.node, value, (path, key), model.__name__)
+                    unknown.append(_render((path, key)))
+            elif value is not None:  # null clears an optional field, as omitempty re-encoding would
+                verbatim, decode = field
+                out[key] = value if verbatim and type(value) is str else decode(value, (path, key), unknown)
         return out
+
+    _STRUCTS[model, patch] = decode_fields  # registered first: models may be recursive
+    for key, spec in struct_fields(model).items():
+        fields[key] = (_verbatim_string(spec.node), _compile(spec.node, model.__name__, patch))
+    return decode_fields
 
 
 def _zero_value(node: Node) -> Any:
@@ -314,12 +378,12 @@ def decode(model: type[BaseModel], obj: dict[str, Any], field_validation: str = 
     if not isinstance(obj, dict):
         raise BadRequest(prefix + f"json: cannot unmarshal {_json_kind(obj)} into Go value of type "
                                   f"{_go_name(Struct(model))}")
-    decoder = _Decoder(patch)
+    unknown: list[str] = []
     try:
-        pruned = decoder.struct(model, obj, None)
+        pruned = _struct_decoder(model, patch)(obj, None, unknown)
     except _DecodeError as err:
         raise BadRequest(prefix + str(err)) from None
-    messages = [f'unknown field "{p}"' for p in decoder.unknown]
+    messages = [f'unknown field "{p}"' for p in unknown]
     if messages and field_validation == "Strict":
         raise BadRequest(prefix + "strict decoding error: " + ", ".join(messages))
     return pruned, messages if field_validation == "Warn" else []

@@ -1,0 +1,214 @@
+"""The registry's write pipeline without HTTP: one create or update through ``Registry.writes``.
+
+    python bench/bench_registry.py [--quick] [--callgrind] [--profile OP] [--ops OP,...]
+
+Each operation runs ``WARM_UP`` times, then ``N`` times measured, with CPython's collector off:
+decode against the schema, server metadata, the kind's strategy (defaulting, admission,
+validation), managedFields and the commit (watch line, event log), and the response serialized
+as the HTTP layer would.  Operations:
+
+- ``create-pod``, ``create-configmap``: the bodies of ``bench_api.py``;
+- ``pod-status``: a PUT of ``pods/status`` as the kubelet emulation makes it (phase, conditions,
+  container statuses, IPs), alternating between two start times so that every write changes;
+- ``claim-status``: a PUT of ``resourceclaims/status`` carrying an allocation, alternating the
+  pod it is reserved for.
+
+Figures: CPU µs per operation (median of ``--runs``), or with ``--callgrind`` instructions per
+operation, each operation in its own process under valgrind's callgrind with counting switched
+on around the measured loop only (deterministic, so usable on a busy machine).
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import gc
+import os
+import pstats
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.bench_api import configmap, pod
+from bench.common import machine_description, markdown_table
+
+WARM_UP = 200
+N = 300
+QUICK_N = 50
+OPS = ("create-pod", "create-configmap", "pod-status", "claim-status")
+NOW = ("2026-12-01T10:00:00Z", "2026-12-01T10:00:01Z")
+
+
+def _registry() -> Any:
+    from fakeapi.config import FeatureGates
+    from fakeapi.registry.kinds import KINDS
+    from fakeapi.registry.rest import Registry
+    from fakeapi.registry.writes import WriteOptions
+    from fakeapi.store.objects import ObjectStore
+
+    registry = Registry(ObjectStore(), KINDS, FeatureGates())
+    registry.writes.create(registry.kinds.namespaces, "", {"metadata": {"name": "default"}},
+                           WriteOptions(manager="bench"))
+    return registry
+
+
+def _kind(registry: Any, plural: str, group: str = "", version: str = "v1") -> Any:
+    rt = registry.kinds.resource(group, version, plural)
+    assert rt is not None, plural
+    return rt
+
+
+def _trimmed(obj: dict[str, Any]) -> dict[str, Any]:
+    """A stored object as an informer holds it (managedFields trimmed), the base of a PUT body."""
+    body = orjson.loads(orjson.dumps(obj))
+    body["metadata"].pop("managedFields", None)
+    body["metadata"].pop("resourceVersion", None)
+    return body
+
+
+def operation(name: str) -> Callable[[int], bytes]:
+    """A callable doing operation ``name`` once (its argument numbers the call), response serialized."""
+    from fakeapi.scheduler.kubelet import running_status
+
+    from fakeapi.registry.writes import WriteOptions
+
+    registry = _registry()
+    writes = registry.writes
+    if name in ("create-pod", "create-configmap"):
+        rt = _kind(registry, "pods" if name == "create-pod" else "configmaps")
+        make = pod if name == "create-pod" else configmap
+        opts = WriteOptions(manager="bench")
+        return lambda i: orjson.dumps(writes.create(rt, "default", make(f"o-{i}"), opts)[0])
+    if name == "pod-status":
+        rt = _kind(registry, "pods")
+        stored, _ = writes.create(rt, "default", pod("p"), WriteOptions(manager="bench"))
+        base = _trimmed(stored)
+        base["spec"]["nodeName"] = "node-0"
+        bodies = [{**base, "status": running_status(base, now)} for now in NOW]
+        opts = WriteOptions(manager="kubelet", subresource="status")
+        return lambda i: orjson.dumps(writes.update(rt, "default", "p", bodies[i % 2], opts)[0])
+    if name == "claim-status":
+        rt = _kind(registry, "resourceclaims", "resource.k8s.io")
+        claim = {"metadata": {"name": "c", "finalizers": ["resource.kubernetes.io/delete-protection"]},
+                 "spec": {"devices": {"requests": [{"name": "req-0", "exactly": {"deviceClassName": "gpu"}}]}}}
+        stored, _ = writes.create(rt, "default", claim, WriteOptions(manager="bench"))
+        base = _trimmed(stored)
+        allocation = {"devices": {"results": [{"request": "req-0", "driver": "gpu.example.com", "pool": "node-0",
+                                               "device": "gpu-3"}]},
+                      "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                          {"key": "metadata.name", "operator": "In", "values": ["node-0"]}]}]},
+                      "allocationTimestamp": NOW[0]}
+        bodies = [{**base, "status": {"allocation": allocation, "reservedFor": [
+            {"resource": "pods", "name": f"pod-{j}", "uid": f"00000000-0000-0000-0000-00000000000{j}"}]}}
+            for j in range(2)]
+        opts = WriteOptions(manager="scheduler", subresource="status")
+        return lambda i: orjson.dumps(writes.update(rt, "default", "c", bodies[i % 2], opts)[0])
+    raise SystemExit(f"unknown operation {name!r}; known: {', '.join(OPS)}")
+
+
+def _loop(run: Callable[[int], bytes], start: int, count: int) -> None:
+    for i in range(start, start + count):
+        run(i)
+
+
+def cpu_us(name: str, n: int) -> float:
+    """CPU µs per call of operation ``name`` over ``n`` calls after the warm-up, collector off."""
+    run = operation(name)
+    _loop(run, 0, WARM_UP)
+    gc.disable()
+    try:
+        start = time.process_time_ns()
+        _loop(run, WARM_UP, n)
+        return (time.process_time_ns() - start) / 1000 / n
+    finally:
+        gc.enable()
+
+
+def _callgrind_child(name: str, n: int) -> None:
+    """Run under callgrind: count instructions of the measured loop only."""
+    run = operation(name)
+    _loop(run, 0, WARM_UP)
+    gc.disable()
+    control = ["callgrind_control", "--instr", None, str(os.getpid())]
+    subprocess.run([*control[:2], "on", control[3]], check=True, capture_output=True)
+    _loop(run, WARM_UP, n)
+    subprocess.run([*control[:2], "off", control[3]], check=True, capture_output=True)
+
+
+def instructions(name: str, n: int) -> float:
+    """Instructions per call of operation ``name``, counted by callgrind in a child process."""
+    if shutil.which("valgrind") is None:
+        raise SystemExit("--callgrind needs valgrind on PATH")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "callgrind.out"
+        subprocess.run(["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}",
+                        sys.executable, __file__, "--callgrind-child", name, "--n", str(n)],
+                       check=True, capture_output=True)
+        totals = re.search(rb"^totals: (\d+)", out.read_bytes(), re.M)
+        assert totals is not None, "callgrind wrote no totals"
+        # The counted region includes spawning callgrind_control's `off` call (a few k instructions).
+        return int(totals.group(1)) / n
+
+
+def profile(name: str, n: int) -> str:
+    """cProfile of ``n`` calls of operation ``name``, the top functions by cumulative time."""
+    run = operation(name)
+    _loop(run, 0, WARM_UP)
+    gc.disable()
+    profiler = cProfile.Profile()
+    profiler.runcall(_loop, run, WARM_UP, n)
+    gc.enable()
+    text = pstats.Stats(profiler).sort_stats("cumulative")
+    import io
+
+    buffer = io.StringIO()
+    text.stream = buffer
+    text.print_stats(45)
+    return buffer.getvalue()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help=f"{QUICK_N} calls per operation, one run (CI smoke)")
+    parser.add_argument("--runs", type=int, default=5, help="runs per operation for CPU figures (median)")
+    parser.add_argument("--n", type=int, default=None, help=f"calls per run (default {N})")
+    parser.add_argument("--ops", default=",".join(OPS), help="operations, comma-separated")
+    parser.add_argument("--callgrind", action="store_true", help="instructions per call under callgrind")
+    parser.add_argument("--profile", metavar="OP", help="cProfile one operation")
+    parser.add_argument("--callgrind-child", metavar="OP", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    n = args.n or (QUICK_N if args.quick else N)
+    if args.callgrind_child:
+        _callgrind_child(args.callgrind_child, n)
+        return
+    if args.profile:
+        print(profile(args.profile, n))
+        return
+    ops = args.ops.split(",")
+    runs = 1 if args.quick else args.runs
+    rows: list[list[object]] = []
+    for name in ops:
+        if args.callgrind:
+            rows.append([name, round(instructions(name, n) / 1000, 1)])
+        else:
+            values = [cpu_us(name, n) for _ in range(runs)]
+            rows.append([name, round(statistics.median(values), 1), f"{min(values):.1f}–{max(values):.1f}"])
+    headers = ["operation", "k instructions / call"] if args.callgrind else ["operation", "CPU µs / call", "range"]
+    print(f"Measured with `python bench/bench_registry.py` on {machine_description()}; {n} calls after "
+          f"{WARM_UP} warm-up, collector off.\n")
+    print(markdown_table(headers, rows))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,129 @@
+"""decode's compiled per-model decoders against fixtures of good and bad bodies: every node type
+(strings, numbers, bools, quantities, times, base64, opaque values, lists, maps, structs, a
+recursive model), plain bodies and patches, with upstream's messages and field paths."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from fakeapi.errors import BadRequest
+from fakeapi.models import MODELS
+from fakeapi.models.schema import decode
+
+POD = MODELS[("", "v1", "Pod")]
+NODE = MODELS[("", "v1", "Node")]
+CONFIGMAP = MODELS[("", "v1", "ConfigMap")]
+EVENT = MODELS[("", "v1", "Event")]
+CRD = MODELS[("apiextensions.k8s.io", "v1", "CustomResourceDefinition")]
+
+
+def _schema(props: dict[str, Any]) -> dict[str, Any]:
+    return {"spec": {"versions": [{"name": "v1", "schema": {"openAPIV3Schema": {"properties": props}}}]}}
+
+
+# (model, body, patch, decoded body, warnings)
+GOOD = [
+    (POD, {"spec": {"nodeSelector": {"a": "b", "c": None}}}, False,
+     {"spec": {"nodeSelector": {"a": "b", "c": ""}}}, []),
+    (POD, {"spec": {"nodeSelector": {"a": "b", "c": None}}}, True,
+     {"spec": {"nodeSelector": {"a": "b", "c": None}}}, []),
+    (POD, {"spec": {"tolerations": [None], "containers": [{"name": "c", "args": ["a", None]}]}}, False,
+     {"spec": {"tolerations": [{}], "containers": [{"name": "c", "args": ["a", ""]}]}}, []),
+    (POD, {"metadata": {"creationTimestamp": "2026-12-01T10:00:00.5+01:00", "labels": None}}, False,
+     {"metadata": {"creationTimestamp": "2026-12-01T09:00:00Z"}}, []),
+    (EVENT, {"eventTime": "2026-12-01T10:00:00.123456+00:00", "count": 2}, False,
+     {"eventTime": "2026-12-01T10:00:00.123456Z", "count": 2}, []),
+    (CONFIGMAP, {"binaryData": {"k": "QUJD", "j": "QQ==\n"}}, False,
+     {"binaryData": {"k": "QUJD", "j": "QQ==\n"}}, []),
+    (NODE, {"status": {"capacity": {"cpu": 4, "memory": None, "pods": "110"}}}, False,
+     {"status": {"capacity": {"cpu": "4", "memory": "0", "pods": "110"}}}, []),
+    (POD, {"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": 0.5}},
+                                    "livenessProbe": {"x": [1, None]}}], "priority": 2}}, False,
+     {"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "0.5"}},
+                               "livenessProbe": {"x": [1, None]}}], "priority": 2}}, []),
+    (POD, {"spec": {"$setElementOrder/containers": [{"name": "c"}],
+                    "containers": [{"name": "c", "$patch": "replace", "zz": 1}], "nodeName": None}}, True,
+     {"spec": {"$setElementOrder/containers": [{"name": "c"}], "containers": [{"name": "c", "$patch": "replace"}],
+               "nodeName": None}}, ['unknown field "spec.containers[0].zz"']),
+    (POD, {"spec": {"$setElementOrder/containers": [{"name": "c"}], "nodeName": None}}, False,
+     {"spec": {}}, ['unknown field "spec.$setElementOrder/containers"']),
+    (CRD, _schema({"a": {"typo": "x", "properties": {"b": {"type": "string", "typo2": 1}}}}), False,
+     _schema({"a": {"properties": {"b": {"type": "string"}}}}),
+     ['unknown field "spec.versions[0].schema.openAPIV3Schema.properties.a.typo"',
+      'unknown field "spec.versions[0].schema.openAPIV3Schema.properties.a.properties.b.typo2"']),
+]
+
+
+@pytest.mark.parametrize(("model", "body", "patch", "decoded", "warnings"), GOOD, ids=[
+    "null-map-value-is-zero", "null-map-value-in-patch-deletes", "null-list-items-are-zero-values",
+    "time-to-utc-seconds", "microtime-keeps-microseconds", "base64-with-padding-and-newline",
+    "numeric-quantity-to-string-null-to-zero", "opaque-kept-verbatim", "patch-keeps-directives-and-nulls",
+    "directive-outside-patch-is-unknown", "recursive-model-unknown-paths"])
+def test_good_bodies_decode(model: Any, body: dict, patch: bool, decoded: dict, warnings: list[str]) -> None:
+    assert decode(model, body, "Warn", patch=patch) == (decoded, warnings)
+
+
+BAD = [
+    (POD, {"spec": {"containers": [{"name": "c", "ports": [{"containerPort": "80"}]}]}},
+     "json: cannot unmarshal string into Go struct field ContainerPort.spec.containers.ports.containerPort "
+     "of type int32"),
+    (POD, {"spec": {"containers": [{"name": "c", "ports": [{"containerPort": True}]}]}},
+     "json: cannot unmarshal bool into Go struct field ContainerPort.spec.containers.ports.containerPort "
+     "of type int32"),
+    (POD, {"spec": {"priority": 2.5}},
+     "json: cannot unmarshal number 2.5 into Go struct field PodSpec.spec.priority of type int32"),
+    (POD, {"spec": {"containers": [None, {"name": "c", "args": ["a", None, 3]}]}},
+     "json: cannot unmarshal number into Go struct field Container.spec.containers.args of type string"),
+    (POD, {"spec": {"nodeSelector": {"a": 1}}},
+     "json: cannot unmarshal number into Go struct field PodSpec.spec.nodeSelector of type string"),
+    (POD, {"metadata": {"labels": {"a": ["x"]}}},
+     "json: cannot unmarshal array into Go struct field ObjectMeta.metadata.labels of type string"),
+    (POD, {"spec": {"containers": "c"}},
+     "json: cannot unmarshal string into Go struct field PodSpec.spec.containers of type []v1.Container"),
+    (POD, {"spec": {"securityContext": {}, "affinity": []}},
+     "json: cannot unmarshal array into Go struct field PodSpec.spec.affinity of type v1.Affinity"),
+    (POD, {"spec": {"overhead": {"cpu": [1]}}},
+     "json: cannot unmarshal array into Go struct field PodSpec.spec.overhead of type resource.Quantity"),
+    (NODE, {"status": {"capacity": {"cpu": True}}},
+     "json: cannot unmarshal bool into Go struct field NodeStatus.status.capacity of type resource.Quantity"),
+    (POD, {"metadata": {"creationTimestamp": "yesterday"}},
+     'parsing time "yesterday" as "2006-01-02T15:04:05Z07:00": cannot parse "yesterday" as "2006"'),
+    (EVENT, {"eventTime": "2026-12-01T10:00:00.1234567Z"},
+     'parsing time "2026-12-01T10:00:00.1234567Z" as "2006-01-02T15:04:05.000000Z07:00": '
+     'cannot parse "7Z" as "Z07:00"'),
+    (CONFIGMAP, {"binaryData": {"k": "QUJD", "j": "QU=D"}}, "illegal base64 data at input byte 3"),
+    (CONFIGMAP, {"binaryData": {"k": 1}},
+     "json: cannot unmarshal number into Go struct field ConfigMap.binaryData of type []byte"),
+    (CRD, _schema({"a": {"properties": {"b": {"type": 1}}}}),
+     "json: cannot unmarshal number into Go struct field JSONSchemaProps.spec.versions.schema.openAPIV3Schema"
+     ".properties.properties.type of type string"),
+    (POD, [1], "json: cannot unmarshal array into Go value of type v1.Pod"),
+]
+
+
+@pytest.mark.parametrize(("model", "body", "message"), BAD, ids=[
+    "string-for-int32", "bool-for-int32", "fraction-for-int32", "number-in-string-list", "number-in-string-map",
+    "array-in-string-map", "string-for-list", "array-for-struct", "array-for-quantity", "bool-for-quantity",
+    "bad-time", "microtime-too-precise", "bad-base64", "number-for-bytes", "recursive-model-type-error",
+    "array-for-object"])
+@pytest.mark.parametrize("patch", [False, True], ids=["body", "patch"])
+def test_bad_bodies_name_the_field(model: Any, body: Any, message: str, patch: bool) -> None:
+    kind = model.gvk[2]
+    with pytest.raises(BadRequest) as err:
+        decode(model, body, "Ignore", patch=patch)
+    assert err.value.message == f'{kind} in version "v1" cannot be handled as a {kind}: {message}'
+
+
+def test_decoded_objects_share_nothing_with_the_body() -> None:
+    body = {"metadata": {"name": "p", "labels": {"a": "b"}, "finalizers": ["x/y"]},
+            "spec": {"containers": [{"name": "c", "args": ["a"], "livenessProbe": {"exec": {"command": ["true"]}}}]}}
+    decoded, _ = decode(POD, body)
+    decoded["metadata"]["labels"]["a"] = "changed"
+    decoded["metadata"]["finalizers"].append("z/w")
+    decoded["spec"]["containers"][0]["args"].append("b")
+    decoded["spec"]["containers"][0]["livenessProbe"]["exec"]["command"].append("false")
+    assert body == {"metadata": {"name": "p", "labels": {"a": "b"}, "finalizers": ["x/y"]},
+                    "spec": {"containers": [{"name": "c", "args": ["a"],
+                                             "livenessProbe": {"exec": {"command": ["true"]}}}]}}
