@@ -1,5 +1,6 @@
 """Helpers shared by the benchmarks: repetition, percentiles, markdown output, process memory,
-the generated blocks of BENCHMARKS.md, and a pod watch that times pods to Running.
+the generated blocks of BENCHMARKS.md, a pod watch that times pods to Running, and instruction
+counts under valgrind's callgrind.
 
 Nothing here imports fakeapi, so the unit tests check these helpers without a server.
 """
@@ -11,9 +12,13 @@ import contextlib
 import datetime
 import os
 import platform
+import re
+import shutil
 import statistics
+import subprocess
+import tempfile
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -207,3 +212,31 @@ def run_loop(main: Any, uvloop: bool) -> Any:
     from fakeapi.config import run_main
 
     return run_main(main) if uvloop else asyncio.run(main)
+
+
+@contextlib.contextmanager
+def callgrind_counting() -> Iterator[None]:
+    """Count instructions in the block only: this process runs under ``callgrind_instructions``
+    (counting off at start), and ``callgrind_control`` switches counting on and off around it."""
+    control = ["callgrind_control", "--instr"]
+    subprocess.run([*control, "on", str(os.getpid())], check=True, capture_output=True)
+    try:
+        yield
+    finally:
+        subprocess.run([*control, "off", str(os.getpid())], check=True, capture_output=True)
+
+
+def callgrind_instructions(argv: Sequence[str]) -> int:
+    """Instructions the command ``argv`` executed inside its ``callgrind_counting`` blocks, run
+    under valgrind's callgrind (deterministic, so figures compare across a busy machine's runs;
+    the count includes starting the ``off`` call, a few thousand instructions)."""
+    if shutil.which("valgrind") is None:
+        raise SystemExit("counting instructions needs valgrind on PATH")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "callgrind.out"
+        subprocess.run(["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}", *argv],
+                       check=True, capture_output=True)
+        totals = re.search(rb"^totals: (\d+)", out.read_bytes(), re.M)
+        if totals is None:
+            raise RuntimeError("callgrind wrote no totals")
+        return int(totals.group(1))

@@ -288,52 +288,74 @@ def compare(old: dict, new: dict, types: ListTypes) -> Changes:
     lists themselves are only ever added or removed.
     """
     changes = Changes()
-
-    def shape(value: Any) -> type:
-        return dict if isinstance(value, dict) else list if isinstance(value, list) else object
-
-    def node_added_or_removed(before: Any, after: Any, fpath: FieldPath) -> None:
-        if fpath and before is ABSENT:
-            changes.added.add(fpath)
-        elif fpath and after is ABSENT:
-            changes.removed.add(fpath)
+    added, removed = changes.added, changes.removed
 
     def diff(before: Any, after: Any, spath: SchemaPath, fpath: FieldPath) -> None:
-        if isinstance(before, dict) and before == after:
-            # Most of an object is untouched by a write; C-level equality skips it.  It would
-            # conflate 1 and true deep inside, which decoding against the schema rules out.
+        # Both sides are present here; a value only one side has is walked by _subtree_paths.
+        if isinstance(before, dict) and isinstance(after, dict):
+            if before == after:
+                # Most of an object is untouched by a write; C-level equality skips it.  It would
+                # conflate 1 and true deep inside, which decoding against the schema rules out.
+                return
+            pairs = ((name, before.get(name, ABSENT), after.get(name, ABSENT)) for name in {**before, **after})
+            for name, old_value, new_value in pairs:
+                child = (*fpath, "f:" + name)
+                if old_value is ABSENT:
+                    _subtree_paths(new_value, types, (*spath, name), child, added)
+                elif new_value is ABSENT:
+                    _subtree_paths(old_value, types, (*spath, name), child, removed)
+                elif not _unchanged(old_value, new_value):
+                    diff(old_value, new_value, (*spath, name), child)
             return
-        if isinstance(before, list) and before == after and types.list_spec(spath).list_type in (MAP, SET):
-            return  # the same for keyed lists (atomic ones are leaves: see _leaf_changed)
-        if before is not ABSENT and after is not ABSENT and shape(before) is not shape(after):
-            diff(before, ABSENT, spath, fpath)
-            diff(ABSENT, after, spath, fpath)
-            return
-        kind = shape(after if after is not ABSENT else before)
-        if kind is dict:
-            old_map = before if before is not ABSENT else {}
-            new_map = after if after is not ABSENT else {}
-            for name in {**old_map, **new_map}:
-                old_value, new_value = old_map.get(name, ABSENT), new_map.get(name, ABSENT)
-                if not _unchanged(old_value, new_value):
-                    diff(old_value, new_value, (*spath, name), (*fpath, f"f:{name}"))
-            node_added_or_removed(before, after, fpath)
-            return
-        keyed = _keyed_items(before, after, types, spath) if kind is list else None
-        if keyed is not None:
-            old_items, new_items = keyed
-            for element in {**old_items, **new_items}:
-                old_item, new_item = old_items.get(element, ABSENT), new_items.get(element, ABSENT)
-                if not _unchanged(old_item, new_item):
-                    diff(old_item, new_item, (*spath, "*"), (*fpath, element))
-            node_added_or_removed(before, after, fpath)
-        elif before is ABSENT or after is ABSENT:
-            node_added_or_removed(before, after, fpath)
+        if isinstance(before, list) and isinstance(after, list):
+            if before == after and types.list_spec(spath).list_type in (MAP, SET):
+                return  # the same for keyed lists (atomic ones are leaves: see _leaf_changed)
+            keyed = _keyed_items(before, after, types, spath)
+            if keyed is not None:
+                old_items, new_items = keyed
+                items = (*spath, "*")
+                for element in {**old_items, **new_items}:
+                    old_item, new_item = old_items.get(element, ABSENT), new_items.get(element, ABSENT)
+                    if old_item is ABSENT:
+                        _subtree_paths(new_item, types, items, (*fpath, element), added)
+                    elif new_item is ABSENT:
+                        _subtree_paths(old_item, types, items, (*fpath, element), removed)
+                    elif not _unchanged(old_item, new_item):
+                        diff(old_item, new_item, items, (*fpath, element))
+                return
+        if _shape(before) is not _shape(after):
+            _subtree_paths(before, types, spath, fpath, removed)
+            _subtree_paths(after, types, spath, fpath, added)
         elif _leaf_changed(before, after):
             changes.modified.add(fpath)
 
     diff(old, new, (), ())
     return changes
+
+
+def _shape(value: Any) -> type:
+    return dict if isinstance(value, dict) else list if isinstance(value, list) else object
+
+
+def _subtree_paths(value: Any, types: ListTypes, spath: SchemaPath, fpath: FieldPath, out: set[FieldPath]) -> None:
+    """Add ``fpath`` and every field below ``value`` to ``out``: what ``compare`` finds added (or
+    removed) where only the new (or old) object has a value."""
+    out.add(fpath)
+    if isinstance(value, dict):
+        for name, child in value.items():
+            if child and isinstance(child, dict | list):
+                _subtree_paths(child, types, (*spath, name), (*fpath, "f:" + name), out)
+            else:
+                out.add((*fpath, "f:" + name))  # a leaf, or an empty object or list: no call
+    elif value and isinstance(value, list):
+        elements = fieldsv1.item_elements(value, types, spath, (), strict=False)
+        if elements is not None:
+            items = (*spath, "*")
+            for element, item in zip(elements, value, strict=True):
+                if item and isinstance(item, dict | list):
+                    _subtree_paths(item, types, items, (*fpath, element), out)
+                else:
+                    out.add((*fpath, element))
 
 
 def _unchanged(before: Any, after: Any) -> bool:
@@ -352,16 +374,11 @@ def _leaf_changed(before: Any, after: Any) -> bool:
     return False
 
 
-def _keyed_items(before: Any, after: Any, types: ListTypes,
+def _keyed_items(before: list, after: list, types: ListTypes,
                  spath: SchemaPath) -> tuple[dict[str, Any], dict[str, Any]] | None:
     """Both sides of a list by path element, or None when the list compares as one leaf."""
-    sides = []
-    for side in (before, after):
-        if side is ABSENT:
-            sides.append({})
-            continue
-        elements = fieldsv1.item_elements(side, types, spath, (), strict=False)
-        if elements is None:
-            return None
-        sides.append(dict(zip(elements, side, strict=True)))
-    return sides[0], sides[1]
+    old_elements = fieldsv1.item_elements(before, types, spath, (), strict=False)
+    new_elements = fieldsv1.item_elements(after, types, spath, (), strict=False) if old_elements is not None else None
+    if new_elements is None:
+        return None
+    return dict(zip(old_elements, before, strict=True)), dict(zip(new_elements, after, strict=True))

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import copy
+import json
+import random
 
 import orjson
 import pytest
 
-from fakeapi.machinery import fieldsv1
+from fakeapi.machinery import fieldsv1, managedfields
 from fakeapi.machinery.fieldsv1 import _DECODED
 from tests.unit.machinery.ssa_builders import (
     C_KEY,
+    POD,
     apply,
     container,
     managers,
@@ -147,3 +150,99 @@ def test_entries_a_client_wrote_out_of_order_are_rendered_again() -> None:
     fields_v1 = changed["metadata"]["managedFields"][0]["fieldsV1"]
     assert list(fields_v1) == ["f:metadata", "f:spec"]
     assert orjson.dumps(fields_v1) == orjson.dumps(fieldsv1.render(fieldsv1.decode(fields_v1)))
+
+
+# --- the old/new compare ------------------------------------------------------------------------
+
+def _conditions(*pairs: tuple[str, str]) -> dict:
+    return {"status": {"conditions": [{"type": kind, "status": status} for kind, status in pairs]}}
+
+
+S, CONDS = "f:status", "f:conditions"
+COMPARES = [
+    # (id, old, new, added, modified, removed)
+    ("scalar-modified", {"spec": {"a": 1}}, {"spec": {"a": 2}}, set(), {("f:spec", "f:a")}, set()),
+    # Equal objects are skipped whole (1 == True hides inside them: decoding rules that out); in an
+    # object that changed, equal values of other types are modified leaves.
+    ("equal-values-of-other-types", {"spec": {"a": 1, "b": 1}}, {"spec": {"a": True, "b": 2}},
+     set(), {("f:spec", "f:a"), ("f:spec", "f:b")}, set()),
+    ("atomic-list-hiding-a-bool", {"spec": {"args": [1], "b": 1}}, {"spec": {"args": [True], "b": 2}},
+     set(), {("f:spec", "f:args"), ("f:spec", "f:b")}, set()),
+    ("subtree-added", {"metadata": {}}, {"metadata": {}, **_conditions(("Ready", "True"))},
+     {(S,), (S, CONDS), (S, CONDS, 'k:{"type":"Ready"}'), (S, CONDS, 'k:{"type":"Ready"}', "f:type"),
+      (S, CONDS, 'k:{"type":"Ready"}', "f:status")}, set(), set()),
+    ("list-map-item-changed-and-added", _conditions(("Ready", "False")),
+     _conditions(("Ready", "True"), ("Initialized", "True")),
+     {(S, CONDS, 'k:{"type":"Initialized"}'), (S, CONDS, 'k:{"type":"Initialized"}', "f:type"),
+      (S, CONDS, 'k:{"type":"Initialized"}', "f:status")},
+     {(S, CONDS, 'k:{"type":"Ready"}', "f:status")}, set()),
+    ("list-map-item-removed", _conditions(("Ready", "True"), ("Initialized", "True")), _conditions(("Ready", "True")),
+     set(), set(), {(S, CONDS, 'k:{"type":"Initialized"}'), (S, CONDS, 'k:{"type":"Initialized"}', "f:type"),
+                    (S, CONDS, 'k:{"type":"Initialized"}', "f:status")}),
+    ("list-map-reordered", _conditions(("A", "True"), ("B", "True")), _conditions(("B", "True"), ("A", "True")),
+     set(), set(), set()),
+    ("set-item-added-and-removed", {"metadata": {"finalizers": ["a", "b"]}}, {"metadata": {"finalizers": ["b", "c"]}},
+     {("f:metadata", "f:finalizers", 'v:"c"')}, set(), {("f:metadata", "f:finalizers", 'v:"a"')}),
+    ("list-map-becomes-unkeyable", _conditions(("A", "True")), _conditions(("A", "True"), ("A", "False")),
+     set(), {(S, CONDS)}, set()),
+    ("object-becomes-scalar", {"spec": {"a": {"b": 1}}}, {"spec": {"a": "x"}},
+     {("f:spec", "f:a")}, set(), {("f:spec", "f:a"), ("f:spec", "f:a", "f:b")}),
+    ("empty-object-and-list-added", {"spec": {}}, {"spec": {"securityContext": {}, "volumes": []}},
+     {("f:spec", "f:securityContext"), ("f:spec", "f:volumes")}, set(), set()),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "added", "modified", "removed"), [c[1:] for c in COMPARES],
+                         ids=[c[0] for c in COMPARES])
+def test_compare(old: dict, new: dict, added: set, modified: set, removed: set) -> None:
+    changes = managedfields.compare(old, new, POD)
+    assert (changes.added, changes.modified, changes.removed) == (added, modified, removed)
+
+
+def _paths(value: object, spath: tuple = (), fpath: tuple = ()) -> dict[tuple, object]:
+    """Every field below ``value`` with its value, the reference for random compares (its lists
+    are always keyable)."""
+    out: dict[tuple, object] = {}
+    if isinstance(value, dict):
+        for name, child in value.items():
+            out[(*fpath, f"f:{name}")] = child
+            out |= _paths(child, (*spath, name), (*fpath, f"f:{name}"))
+    elif isinstance(value, list):
+        spec = POD.list_spec(spath)
+        for item in value:
+            element = (fieldsv1.key_element(item, spec) if spec.list_type == "map"
+                       else f"v:{json.dumps(item)}" if spec.list_type == "set" else None)
+            if element is not None:
+                out[(*fpath, element)] = item
+                out |= _paths(item, (*spath, "*"), (*fpath, element))
+    return out
+
+
+def _random_pod(rng: random.Random) -> dict:
+    names = rng.sample("abcde", rng.randint(0, 4))
+    containers = [container(n, image=rng.choice("xy"), **({"env": [{"name": e, "value": rng.choice("12")}
+                                                                   for e in rng.sample("PQR", rng.randint(0, 2))]}
+                                                          if rng.random() < 0.5 else {}))
+                  for n in names]
+    obj = pod(*containers, labels={k: rng.choice("uv") for k in rng.sample("lmn", rng.randint(0, 3))})
+    obj["metadata"]["finalizers"] = rng.sample(["f/1", "f/2", "f/3"], rng.randint(0, 3))
+    if rng.random() < 0.7:
+        kinds = rng.sample("TUV", rng.randint(0, 3))
+        obj["status"] = _conditions(*((kind, rng.choice(("True", "False"))) for kind in kinds))["status"]
+        if rng.random() < 0.5:
+            obj["status"]["phase"] = rng.choice(("Pending", "Running"))
+    return obj
+
+
+def test_random_compares_match_the_field_sets() -> None:
+    # What a write added and removed is the difference of the two objects' field sets; what it
+    # modified, the leaves both have with different values.
+    rng = random.Random(11)
+    for _ in range(400):
+        old, new = _random_pod(rng), _random_pod(rng)
+        before, after = _paths(old), _paths(new)
+        changes = managedfields.compare(old, new, POD)
+        assert changes.added == after.keys() - before.keys()
+        assert changes.removed == before.keys() - after.keys()
+        assert changes.modified == {path for path in before.keys() & after.keys()
+                                    if not isinstance(after[path], dict | list) and before[path] != after[path]}
