@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Mapping
 
 from aiohttp import web
+from aiohttp.typedefs import Handler, Middleware
 
 from fakeapi.auth import bootstrap, rbac
 from fakeapi.auth.users import UserInfo
 from fakeapi.config import ServerOptions
 from fakeapi.crdcontroller import CRDController
-from fakeapi.errors import MethodNotAllowed, NotFound, StatusError
+from fakeapi.errors import MethodNotAllowed, NotFound, StatusError, Timeout
 from fakeapi.gc import GarbageCollector
 from fakeapi.machinery.aggregation import aggregated_rules
 from fakeapi.machinery.faults import FaultSet
@@ -21,12 +23,12 @@ from fakeapi.registry.kinds import KINDS
 from fakeapi.registry.rest import Registry
 from fakeapi.registry.writes import WriteOptions
 from fakeapi.server import discovery, openapi
-from fakeapi.server.connections import request_timeout
-from fakeapi.server.faults import FAULTS, add_admin_routes, inject_faults
+from fakeapi.server.connections import REQUEST_TIMEOUT_MESSAGE, RequestDeadlines
+from fakeapi.server.faults import FAULTS, add_admin_routes, fault_for, faulted
 from fakeapi.server.handlers import MAX_BODY, handle_resource, json_response
 from fakeapi.server.openapi import OpenAPICache
 from fakeapi.server.routes import NOT_FOUND_MESSAGE
-from fakeapi.server.security import authenticate_and_authorize
+from fakeapi.server.security import authorize
 from fakeapi.server.state import ACCESS, OPENAPI, OPTIONS, REGISTRY
 from fakeapi.store.objects import ObjectStore
 from fakeapi.validation import priority
@@ -36,24 +38,50 @@ GC = web.AppKey("gc", GarbageCollector)
 CRDS = web.AppKey("crds", CRDController)
 
 
-@web.middleware
-async def status_errors(request: web.Request, handler: web.Handler) -> web.StreamResponse:
-    """Render every error as a ``metav1.Status`` — the only place that does."""
-    try:
-        return await handler(request)
-    except StatusError as exc:
-        return json_response(exc.to_status(), exc.code)
-    except web.HTTPNotFound:
-        return json_response(NotFound(NOT_FOUND_MESSAGE, details={}).to_status(), 404)
-    except web.HTTPMethodNotAllowed:
-        err = MethodNotAllowed("the server does not allow this method on the requested resource")
-        return json_response(err.to_status(), 405)
-    except web.HTTPException:
-        raise
-    except Exception as exc:  # a bug of ours: say so as Status 500, never a bare traceback
-        log.exception("internal error serving %s %s", request.method, request.path)
-        err = StatusError(f"Internal error occurred: {type(exc).__name__}: {exc}")
-        return json_response(err.to_status(), 500)
+def serving(options: ServerOptions, access: Access, faults: FaultSet) -> Middleware:
+    """The one middleware every request passes, its concerns in upstream's filter order: errors
+    rendered as a ``metav1.Status`` (the only place that does), the request timeout,
+    authentication and authorization, injected faults.  One coroutine rather than one per
+    concern: each layer cost a coroutine, a partial and an app lookup per request."""
+    deadlines = RequestDeadlines(options.request_timeout)
+    secure = access.secure
+
+    @web.middleware
+    async def serve(request: web.Request, handler: Handler) -> web.StreamResponse:
+        try:
+            task = deadlines.start(request)
+            try:
+                if secure:
+                    authorize(request, access)
+                if faults and (decision := fault_for(request, faults)) is not None:
+                    return await faulted(request, handler, decision)
+                return await handler(request)
+            except asyncio.CancelledError:
+                if task is not None and deadlines.expired(task):
+                    raise Timeout(REQUEST_TIMEOUT_MESSAGE, details={}) from None
+                raise
+            except TimeoutError:
+                if task is None:
+                    raise
+                raise Timeout(REQUEST_TIMEOUT_MESSAGE, details={}) from None
+            finally:
+                if task is not None:
+                    deadlines.finish(task)
+        except StatusError as exc:
+            return json_response(exc.to_status(), exc.code)
+        except web.HTTPNotFound:
+            return json_response(NotFound(NOT_FOUND_MESSAGE, details={}).to_status(), 404)
+        except web.HTTPMethodNotAllowed:
+            err = MethodNotAllowed("the server does not allow this method on the requested resource")
+            return json_response(err.to_status(), 405)
+        except web.HTTPException:
+            raise
+        except Exception as exc:  # a bug of ours: say so as Status 500, never a bare traceback
+            log.exception("internal error serving %s %s", request.method, request.path)
+            err = StatusError(f"Internal error occurred: {type(exc).__name__}: {exc}")
+            return json_response(err.to_status(), 500)
+
+    return serve
 
 
 def _text(body: str) -> web.Response:
@@ -125,6 +153,11 @@ async def _openapi_v2(request: web.Request) -> web.Response:
 
 def _routes(app: web.Application) -> None:
     r = app.router
+    # Resource paths first: aiohttp tries the routes indexed under one prefix (``/api/v1``,
+    # ``/apis``) in the order they were added, and these are nearly every request; none of the
+    # discovery routes under the same prefixes matches a path they match (``.+`` needs a tail).
+    r.add_route("*", "/api/v1/{tail:.+}", _core)
+    r.add_route("*", "/apis/{group}/{version}/{tail:.+}", _grouped)
     for path, handler in (("/api", _api), ("/apis", _apis), ("/api/v1", _resources), ("/version", _version),
                           ("/healthz", _health), ("/livez", _health), ("/readyz", _health),
                           ("/openapi/v3", _openapi_root), ("/apis/{group}", _api_group),
@@ -133,8 +166,6 @@ def _routes(app: web.Application) -> None:
         r.add_get(path + "/", handler)  # kr8s asks with a trailing slash
     r.add_get("/openapi/v3/{tail:.+}", _openapi_gv)
     r.add_get("/openapi/v2", _openapi_v2)
-    r.add_route("*", "/api/v1/{tail:.+}", _core)
-    r.add_route("*", "/apis/{group}/{version}/{tail:.+}", _grouped)
 
 
 async def _run_crd_controller(app: web.Application) -> AsyncIterator[None]:
@@ -164,15 +195,15 @@ def create_app(options: ServerOptions | None = None, *,
                         watcher_limit=options.watcher_queue_limit)
     registry = Registry(store, KINDS, options.feature_gates,
                         network=ServiceNetwork.parse(options.service_cluster_ip_range, options.service_node_port_range))
-    app = web.Application(middlewares=[status_errors, request_timeout(options.request_timeout),
-                                       authenticate_and_authorize, inject_faults],
-                          client_max_size=MAX_BODY)
-    app[FAULTS] = FaultSet()
+    access = Access(registry.reads, registry.kinds, registry.tokens, secure=options.secure,
+                    static_tokens=static_tokens)
+    faults = FaultSet()
+    app = web.Application(middlewares=[serving(options, access, faults)], client_max_size=MAX_BODY)
+    app[FAULTS] = faults
     if options.enable_faults:
         add_admin_routes(app)
     app[REGISTRY] = registry
-    app[ACCESS] = Access(registry.reads, registry.kinds, registry.tokens, secure=options.secure,
-                         static_tokens=static_tokens)
+    app[ACCESS] = access
     app[OPTIONS] = options
     app[OPENAPI] = OpenAPICache(registry)
     app[GC] = GarbageCollector(registry)

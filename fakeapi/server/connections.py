@@ -15,10 +15,10 @@ for its next request (a request in progress, such as an open watch, is never idl
   ``loop.create_server`` accepts up to ``backlog`` descriptors per wake-up before any protocol
   sees them, and once the process runs out of descriptors its accept loop (CPython 3.11) logs a
   traceback per pending connection, every second, while the server stops answering.
-- a request timeout (kube-apiserver's ``--request-timeout``), as a middleware: a request that is
-  not long-running gets a 504 ``Timeout`` Status when reading its body and handling it take
-  longer, so a body that never arrives cannot keep a connection busy (and, enough of them, every
-  new connection out with 503).
+- a request timeout (kube-apiserver's ``--request-timeout``, :class:`RequestDeadlines`): a
+  request that is not long-running gets a 504 ``Timeout`` Status when reading its body and
+  handling it take longer, so a body that never arrives cannot keep a connection busy (and,
+  enough of them, every new connection out with 503).
 - one warning per condition and interval, never one per connection.
 """
 
@@ -29,6 +29,7 @@ import errno
 import json
 import logging
 import math
+import re
 import resource
 import socket
 import ssl
@@ -36,13 +37,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from aiohttp import web
-from aiohttp.typedefs import Handler, Middleware
 from yarl import URL
 
 from fakeapi.auth.attributes import request_attributes
 from fakeapi.auth.users import INSECURE_SUPERUSER
 from fakeapi.config import ServerOptions
-from fakeapi.errors import ServiceUnavailable, Timeout
+from fakeapi.errors import ServiceUnavailable
 
 log = logging.getLogger("fakeapi")
 
@@ -87,22 +87,31 @@ def long_running(method: str, path: str, query: Mapping[str, str]) -> bool:
 
 # Only a request whose target names "watch" or a long-running subresource can be long-running
 # (a percent-encoded target could hide either): nearly every request skips parsing its path and
-# query, which cost more than the rest of the timeout middleware.
-_LONG_RUNNING_WORDS = ("watch", *LONG_RUNNING_SUBRESOURCES)
+# query, which cost more than the rest of the deadline bookkeeping.
+_MAY_BE_LONG_RUNNING = re.compile("|".join(("%", "watch", *sorted(LONG_RUNNING_SUBRESOURCES))))
 
 
-def _long_running_request(request: web.Request) -> bool:
-    target = request.raw_path
-    if "%" not in target and not any(word in target for word in _LONG_RUNNING_WORDS):
+def long_running_request(request: web.Request) -> bool:
+    """Whether ``request`` is exempt from the request timeout (see :func:`long_running`)."""
+    if _MAY_BE_LONG_RUNNING.search(request.raw_path) is None:
         return False
     return long_running(request.method, request.path, request.query)
 
 
-class _Deadlines:
-    """The requests in flight with their deadlines, swept by one timer: ``asyncio.timeout`` per
-    request (a timer handle scheduled and cancelled, its bookkeeping in Python) cost about a
-    seventh of a whole GET.  Every request gets the same ``seconds``, so insertion order is
-    deadline order and the sweep stops at the first request still in time."""
+class RequestDeadlines:
+    """kube-apiserver's ``--request-timeout``: a request that is not long-running gets a 504
+    ``Timeout`` Status when reading its body and handling it take longer than ``seconds``, so a
+    body that never arrives cannot keep a connection busy (and, enough of them, every new
+    connection out with 503).  Its response closes the connection, since the rest of an unread
+    body would otherwise be taken for the next request.
+
+    The requests in flight are swept by one timer: ``asyncio.timeout`` per request (a timer
+    handle scheduled and cancelled, its bookkeeping in Python) cost about a seventh of a whole
+    GET.  Every request gets the same ``seconds``, so insertion order is deadline order and the
+    sweep stops at the first request still in time.  The server's middleware calls
+    :meth:`start` before handling a request, :meth:`expired` when it is cancelled and
+    :meth:`finish` when it ends.
+    """
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
@@ -110,13 +119,29 @@ class _Deadlines:
         self._expired: set[asyncio.Task[Any]] = set()
         self._timer: asyncio.TimerHandle | None = None
 
-    def add(self, task: asyncio.Task[Any]) -> None:
+    def start(self, request: web.Request) -> asyncio.Task[Any] | None:
+        """Give the current request its deadline: its task, or None when it is long-running."""
+        if long_running_request(request):
+            return None
+        task = asyncio.current_task()
+        assert task is not None
         loop = asyncio.get_running_loop()
         deadline = self._deadlines[task] = loop.time() + self.seconds
         if self._timer is None:
             self._timer = loop.call_at(deadline, self._sweep)
+        return task
 
-    def remove(self, task: asyncio.Task[Any]) -> bool:
+    def expired(self, task: asyncio.Task[Any]) -> bool:
+        """After ``task`` was cancelled: whether by its deadline and nobody else also cancelled it
+        (as ``asyncio.timeout`` decides); then the client gets its 504, else the cancellation goes on."""
+        return self._forget(task) and task.uncancel() == 0
+
+    def finish(self, task: asyncio.Task[Any]) -> None:
+        """``task``'s request ended; a cancellation at its deadline that came too late is undone."""
+        if self._forget(task):
+            task.uncancel()
+
+    def _forget(self, task: asyncio.Task[Any]) -> bool:
         """Forget ``task``; True when the sweep had cancelled it for its deadline."""
         self._deadlines.pop(task, None)
         if task in self._expired:
@@ -136,38 +161,6 @@ class _Deadlines:
             del self._deadlines[task]
             self._expired.add(task)
             task.cancel()
-
-
-def request_timeout(seconds: float) -> Middleware:
-    """A middleware that answers 504 when a request that is not long-running takes more than
-    ``seconds`` to read and handle.  Its response closes the connection, since the rest of an
-    unread body would otherwise be taken for the next request."""
-    deadlines = _Deadlines(seconds)
-
-    @web.middleware
-    async def timeout(request: web.Request, handler: Handler) -> web.StreamResponse:
-        if _long_running_request(request):
-            return await handler(request)
-        task = asyncio.current_task()
-        assert task is not None
-        deadlines.add(task)
-        expired = False
-        try:
-            return await handler(request)
-        except asyncio.CancelledError:
-            expired = deadlines.remove(task)
-            # Ours when the sweep cancelled the request and nobody else also cancelled it (as
-            # asyncio.timeout decides): the client gets its 504; any other cancellation goes on.
-            if expired and task.uncancel() == 0:
-                raise Timeout(REQUEST_TIMEOUT_MESSAGE, details={}) from None
-            raise
-        except TimeoutError:
-            raise Timeout(REQUEST_TIMEOUT_MESSAGE, details={}) from None
-        finally:
-            if not expired and deadlines.remove(task):
-                task.uncancel()  # cancelled at its deadline but finished anyway: undo our cancel
-
-    return timeout
 
 
 class _Throttled:

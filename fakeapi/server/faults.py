@@ -1,7 +1,8 @@
-"""Fault injection at the HTTP edge: the middleware that applies :class:`~fakeapi.machinery.faults.FaultSet`
-decisions, and the admin endpoint that manages faults from outside the process.
+"""Fault injection at the HTTP edge: what the server's middleware asks to apply
+:class:`~fakeapi.machinery.faults.FaultSet` decisions, and the admin endpoint that manages faults
+from outside the process.
 
-The middleware costs one truth test per request while no fault is set.  The admin endpoint lives
+It costs one truth test per request while no fault is set.  The admin endpoint lives
 under ``/fakeapi/v1/``, a path upstream never serves, and only when the server was started with
 ``ServerOptions.enable_faults`` (``fakeapi serve --enable-faults``):
 
@@ -19,11 +20,12 @@ from __future__ import annotations
 import asyncio
 
 from aiohttp import web
+from aiohttp.typedefs import Handler
 
 from fakeapi.auth.attributes import request_attributes
 from fakeapi.auth.users import INSECURE_SUPERUSER
 from fakeapi.errors import BadRequest, NotFound, success_status
-from fakeapi.machinery.faults import FaultSet, RequestFacts, parse_rule
+from fakeapi.machinery.faults import Decision, FaultSet, RequestFacts, parse_rule
 from fakeapi.server.handlers import json_response
 from fakeapi.server.state import REGISTRY
 
@@ -39,15 +41,16 @@ def request_facts(request: web.Request) -> RequestFacts:
                         user_agent=request.headers.get("User-Agent", ""), resource_request=attrs.resource_request)
 
 
-@web.middleware
-async def inject_faults(request: web.Request, handler: web.Handler) -> web.StreamResponse:
-    """Delay or fail the requests the app's :data:`FAULTS` match."""
-    faults = request.app[FAULTS]
+def fault_for(request: web.Request, faults: FaultSet) -> Decision | None:
+    """What ``faults`` decide for ``request``: None while no fault is set (one truth test), for
+    the admin endpoint's own requests, and for requests no fault matches."""
     if not faults or request.path.startswith(ADMIN_PREFIX):
-        return await handler(request)
-    decision = faults.decide(request_facts(request))
-    if decision is None:
-        return await handler(request)
+        return None
+    return faults.decide(request_facts(request))
+
+
+async def faulted(request: web.Request, handler: Handler, decision: Decision) -> web.StreamResponse:
+    """Serve ``request`` as ``decision`` says: after its latency, its error or the handler's answer."""
     if decision.latency:
         await asyncio.sleep(decision.latency)
     if decision.error is None:

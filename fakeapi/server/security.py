@@ -1,4 +1,4 @@
-"""Authentication and authorization of every request, as aiohttp middleware.
+"""Authentication and authorization of every request (called by the server's middleware).
 
 Open mode (the default) authenticates nobody and allows everything: each request is upstream's
 insecure superuser.  Secure mode (``--secure``) authenticates as upstream's union of
@@ -19,7 +19,6 @@ from fakeapi.auth.users import ANONYMOUS, INSECURE_SUPERUSER, UserInfo, certific
 from fakeapi.errors import Forbidden, Unauthorized, resource_name
 from fakeapi.machinery.tokens import InvalidToken
 from fakeapi.registry.access import Access
-from fakeapi.server.state import ACCESS
 
 ANONYMOUS_PATHS = frozenset({"/healthz", "/livez", "/readyz"})
 
@@ -60,14 +59,12 @@ def forbidden(attrs: Attributes, reason: str) -> Forbidden:
     return Forbidden(f"{subject} is forbidden: {message}", details=details)
 
 
-@web.middleware
-async def authenticate_and_authorize(request: web.Request, handler: web.Handler) -> web.StreamResponse:
-    """Refuse requests from nobody, and what the sender's permissions do not cover."""
-    access = request.app[ACCESS]
+def authorize(request: web.Request, access: Access) -> None:
+    """Refuse requests from nobody, and what the sender's permissions do not cover (secure mode;
+    the server's middleware calls this only there)."""
     user = authenticate(request, access)
     if access.secure:
         attrs = request_attributes(user, request.method, request.path, request.query)
         decision = access.authorize(attrs)
         if not decision.allowed:
             raise forbidden(attrs, decision.reason)
-    return await handler(request)
