@@ -23,14 +23,10 @@ from __future__ import annotations
 import argparse
 import cProfile
 import gc
-import os
+import io
 import pstats
-import re
-import shutil
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -41,7 +37,7 @@ import orjson
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.bench_api import configmap, pod
-from bench.common import machine_description, markdown_table
+from bench.common import callgrind_counting, callgrind_instructions, machine_description, markdown_table
 
 WARM_UP = 200
 N = 300
@@ -78,10 +74,11 @@ def _trimmed(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def operation(name: str) -> Callable[[int], bytes]:
-    """A callable doing operation ``name`` once (its argument numbers the call), response serialized."""
+    """A callable doing operation ``name`` once (its argument numbers the call), response encoded."""
     from fakeapi.scheduler.kubelet import running_status
 
     from fakeapi.registry.writes import WriteOptions
+    from fakeapi.store.objects import encoded  # what the HTTP layer answers a write with
 
     registry = _registry()
     writes = registry.writes
@@ -89,7 +86,7 @@ def operation(name: str) -> Callable[[int], bytes]:
         rt = _kind(registry, "pods" if name == "create-pod" else "configmaps")
         make = pod if name == "create-pod" else configmap
         opts = WriteOptions(manager="bench")
-        return lambda i: orjson.dumps(writes.create(rt, "default", make(f"o-{i}"), opts)[0])
+        return lambda i: encoded(writes.create(rt, "default", make(f"o-{i}"), opts)[0])
     if name == "pod-status":
         rt = _kind(registry, "pods")
         stored, _ = writes.create(rt, "default", pod("p"), WriteOptions(manager="bench"))
@@ -97,7 +94,7 @@ def operation(name: str) -> Callable[[int], bytes]:
         base["spec"]["nodeName"] = "node-0"
         bodies = [{**base, "status": running_status(base, now)} for now in NOW]
         opts = WriteOptions(manager="kubelet", subresource="status")
-        return lambda i: orjson.dumps(writes.update(rt, "default", "p", bodies[i % 2], opts)[0])
+        return lambda i: encoded(writes.update(rt, "default", "p", bodies[i % 2], opts)[0])
     if name == "claim-status":
         rt = _kind(registry, "resourceclaims", "resource.k8s.io")
         claim = {"metadata": {"name": "c", "finalizers": ["resource.kubernetes.io/delete-protection"]},
@@ -113,7 +110,7 @@ def operation(name: str) -> Callable[[int], bytes]:
             {"resource": "pods", "name": f"pod-{j}", "uid": f"00000000-0000-0000-0000-00000000000{j}"}]}}
             for j in range(2)]
         opts = WriteOptions(manager="scheduler", subresource="status")
-        return lambda i: orjson.dumps(writes.update(rt, "default", "c", bodies[i % 2], opts)[0])
+        return lambda i: encoded(writes.update(rt, "default", "c", bodies[i % 2], opts)[0])
     raise SystemExit(f"unknown operation {name!r}; known: {', '.join(OPS)}")
 
 
@@ -140,25 +137,13 @@ def _callgrind_child(name: str, n: int) -> None:
     run = operation(name)
     _loop(run, 0, WARM_UP)
     gc.disable()
-    control = ["callgrind_control", "--instr", None, str(os.getpid())]
-    subprocess.run([*control[:2], "on", control[3]], check=True, capture_output=True)
-    _loop(run, WARM_UP, n)
-    subprocess.run([*control[:2], "off", control[3]], check=True, capture_output=True)
+    with callgrind_counting():
+        _loop(run, WARM_UP, n)
 
 
 def instructions(name: str, n: int) -> float:
     """Instructions per call of operation ``name``, counted by callgrind in a child process."""
-    if shutil.which("valgrind") is None:
-        raise SystemExit("--callgrind needs valgrind on PATH")
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "callgrind.out"
-        subprocess.run(["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}",
-                        sys.executable, __file__, "--callgrind-child", name, "--n", str(n)],
-                       check=True, capture_output=True)
-        totals = re.search(rb"^totals: (\d+)", out.read_bytes(), re.M)
-        assert totals is not None, "callgrind wrote no totals"
-        # The counted region includes spawning callgrind_control's `off` call (a few k instructions).
-        return int(totals.group(1)) / n
+    return callgrind_instructions([sys.executable, __file__, "--callgrind-child", name, "--n", str(n)]) / n
 
 
 def profile(name: str, n: int) -> str:
@@ -169,12 +154,8 @@ def profile(name: str, n: int) -> str:
     profiler = cProfile.Profile()
     profiler.runcall(_loop, run, WARM_UP, n)
     gc.enable()
-    text = pstats.Stats(profiler).sort_stats("cumulative")
-    import io
-
     buffer = io.StringIO()
-    text.stream = buffer
-    text.print_stats(45)
+    pstats.Stats(profiler, stream=buffer).sort_stats("cumulative").print_stats(45)
     return buffer.getvalue()
 
 

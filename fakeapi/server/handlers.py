@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
 from aiohttp import web
 
 from fakeapi.errors import (
@@ -35,6 +34,7 @@ from fakeapi.server.routes import Target, resolve
 from fakeapi.server.security import authenticate
 from fakeapi.server.state import ACCESS, REGISTRY
 from fakeapi.server.watch_stream import stream_watch
+from fakeapi.store.objects import encoded
 
 MAX_BODY = 3 * 1024 * 1024  # upstream's request body limit
 FIELD_VALIDATION = ("Ignore", "Warn", "Strict")
@@ -44,7 +44,7 @@ VERB_METHODS = {"get": "GET", "create": "POST", "update": "PUT", "patch": "PATCH
 
 def json_response(body: Any, status: int = 200, warnings: list[str] | None = None) -> web.Response:
     headers = {"Warning": ", ".join(f'299 - "{_escape(w)}"' for w in warnings)} if warnings else None
-    return web.Response(body=orjson.dumps(body), status=status, content_type="application/json",
+    return web.Response(body=encoded(body), status=status, content_type="application/json",
                         headers=headers)
 
 

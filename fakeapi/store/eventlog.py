@@ -30,6 +30,15 @@ def watch_line(event_type: str, obj: dict[str, Any]) -> bytes:
     return orjson.dumps({"type": event_type, "object": obj}) + b"\n"
 
 
+_LINE_HEADS = {t: b'{"type":"%s","object":' % t.encode() for t in (ADDED, MODIFIED, DELETED)}
+
+
+def line_around(event_type: str, body: bytes) -> bytes:
+    """:func:`watch_line` of an ADDED, MODIFIED or DELETED event from its object's JSON ``body``
+    (the same bytes, without serializing the object again)."""
+    return _LINE_HEADS[event_type] + body + b"}\n"
+
+
 @dataclass(eq=False)
 class Event:
     """One committed change.  ``obj`` is the stored object after the change (for DELETED, the

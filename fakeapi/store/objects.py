@@ -15,7 +15,17 @@ from typing import Any
 import orjson
 
 from fakeapi.errors import BadRequest, RequestEntityTooLarge
-from fakeapi.store.eventlog import ADDED, DELETED, MODIFIED, Event, EventLog, ObjectKey, StorageKey, watch_line
+from fakeapi.store.eventlog import (
+    ADDED,
+    DELETED,
+    MODIFIED,
+    Event,
+    EventLog,
+    ObjectKey,
+    StorageKey,
+    line_around,
+    watch_line,
+)
 from fakeapi.store.watch import Watcher, WatchFilter, WatchHub
 
 log = logging.getLogger("fakeapi.store")
@@ -45,7 +55,8 @@ class ObjectStore:
         self._data: dict[StorageKey, dict[ObjectKey, dict[str, Any]]] = {}
         self._sorted: dict[StorageKey, list[ObjectKey]] = {}
         self._listeners: list[Callable[[Event], None]] = []
-        self._committed = asyncio.Event()
+        # Set by the next commit; made only while someone waits for one (most commits have no waiter).
+        self._committed: asyncio.Event | None = None
 
     # -- reads ---------------------------------------------------------------------------------
 
@@ -94,7 +105,7 @@ class ObjectStore:
         previous_rv = meta.get("resourceVersion")
         meta["resourceVersion"] = str(rv)
         try:
-            line = _checked_line(event_type, obj)
+            body = _checked_body(event_type, obj)
         except (BadRequest, RequestEntityTooLarge):
             if previous_rv is None:
                 meta.pop("resourceVersion")
@@ -112,8 +123,10 @@ class ObjectStore:
                 self._sorted.pop(storage, None)
             bucket[key] = obj
         # The line is kept for watchers to share; unwatched, the log holds only the object.
-        event = Event(rv, event_type, storage, key, obj, prev, len(line),
-                      line if self.hub.watching(storage) else None)
+        event = Event(rv, event_type, storage, key, obj, prev, len(body) + _ENVELOPE[event_type],
+                      line_around(event_type, body) if self.hub.watching(storage) else None)
+        global _last_encoded
+        _last_encoded = (obj, body)
         self.log.append(event)
         self.hub.publish(event)
         for listener in self._listeners:
@@ -121,8 +134,7 @@ class ObjectStore:
                 listener(event)
             except Exception:  # the write is committed: a failing subscriber must not undo half of it
                 log.exception("store listener failed on %s %s %s", event_type, storage, key)
-        self._committed.set()
-        self._committed = asyncio.Event()
+        self._wake()
         return obj
 
     # -- watching ------------------------------------------------------------------------------
@@ -158,9 +170,14 @@ class ObjectStore:
         gets 410 too.  Returns the new revision (fault injection)."""
         self.rv += 1
         self.log.compact(self.rv)
-        self._committed.set()
-        self._committed = asyncio.Event()
+        self._wake()
         return self.rv
+
+    def _wake(self) -> None:
+        """Wake whoever waits for the revision to move."""
+        committed, self._committed = self._committed, None
+        if committed is not None:
+            committed.set()
 
     async def wait_for_rv(self, rv: int, timeout: float) -> bool:
         """Wait until the store has reached revision ``rv``; False on timeout."""
@@ -170,6 +187,8 @@ class ObjectStore:
             remaining = deadline - loop.time()
             if remaining <= 0:
                 return False
+            if self._committed is None:
+                self._committed = asyncio.Event()
             try:
                 await asyncio.wait_for(self._committed.wait(), remaining)
             except TimeoutError:
@@ -181,15 +200,26 @@ def _added_line(obj: dict[str, Any]) -> bytes:
     return watch_line(ADDED, obj)
 
 
-def _checked_line(event_type: str, obj: dict[str, Any]) -> bytes:
-    """The event's watch line; 400 if the object cannot be encoded, 413 if storage would refuse it
-    (a deletion always goes through, whatever the object's size)."""
+def _checked_body(event_type: str, obj: dict[str, Any]) -> bytes:
+    """The object's JSON, what its watch line and the write's response carry; 400 if it cannot be
+    encoded, 413 if storage would refuse it (a deletion always goes through, whatever its size)."""
     try:
-        line = watch_line(event_type, obj)
+        body = orjson.dumps(obj)
     except orjson.JSONEncodeError as exc:
         raise BadRequest(f"the object cannot be stored: {exc}") from exc
-    size = len(line) - _ENVELOPE[event_type]
-    if size > MAX_OBJECT_BYTES and event_type != DELETED:
-        raise RequestEntityTooLarge(f"etcdserver: request is too large (the object is {size} bytes, storage "
-                                    f"takes at most {MAX_OBJECT_BYTES})")
-    return line
+    if len(body) > MAX_OBJECT_BYTES and event_type != DELETED:
+        raise RequestEntityTooLarge(f"etcdserver: request is too large (the object is {len(body)} bytes, "
+                                    f"storage takes at most {MAX_OBJECT_BYTES})")
+    return body
+
+
+# The object the latest commit stored, with its JSON: a write answers with the object it stored,
+# and stored objects never change, so the response reuses these bytes instead of serializing it
+# again.  One slot for every store of the process, checked by identity.
+_last_encoded: tuple[Any, bytes] = (None, b"")
+
+
+def encoded(obj: Any) -> bytes:
+    """``orjson.dumps(obj)``, without serializing again the object a commit has just stored."""
+    last, body = _last_encoded
+    return body if last is obj else orjson.dumps(obj)

@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import orjson
 import pytest
 
 from fakeapi.errors import BadRequest, Expired, RequestEntityTooLarge, StatusError
-from fakeapi.store.eventlog import ADDED, DELETED, MODIFIED, Event
-from fakeapi.store.objects import MAX_OBJECT_BYTES, ObjectStore, object_key
+from fakeapi.store.eventlog import ADDED, DELETED, MODIFIED, Event, watch_line
+from fakeapi.store.objects import MAX_OBJECT_BYTES, ObjectStore, encoded, object_key
 from fakeapi.store.watch import WatchFilter
 
 CM, POD = ("", "configmaps"), ("", "pods")
@@ -97,6 +98,48 @@ async def test_wait_for_rv_gives_up_at_the_deadline() -> None:
     store = ObjectStore()
     assert await store.wait_for_rv(1, timeout=0.01) is False
     assert await store.wait_for_rv(0, timeout=0) is True  # already there
+
+
+async def test_waiters_for_successive_revisions_each_wake() -> None:
+    store = ObjectStore()
+    first = asyncio.create_task(store.wait_for_rv(1, timeout=5))
+    second = asyncio.create_task(store.wait_for_rv(2, timeout=5))
+    await asyncio.sleep(0)
+    store.commit(CM, ADDED, obj("a"))
+    assert await asyncio.wait_for(first, 5) is True
+    await asyncio.sleep(0)
+    assert not second.done()
+    later = asyncio.create_task(store.wait_for_rv(3, timeout=5))
+    await asyncio.sleep(0)
+    store.commit(CM, ADDED, obj("b"))
+    assert await asyncio.wait_for(second, 5) is True
+    assert store.compact_history() == 3  # moves the revision on, so it wakes too
+    assert await asyncio.wait_for(later, 5) is True
+
+
+@pytest.mark.parametrize("event_type", [ADDED, MODIFIED, DELETED])
+async def test_the_watch_line_and_the_response_are_the_objects_json(event_type: str) -> None:
+    store = ObjectStore()
+    if event_type != ADDED:
+        store.commit(CM, ADDED, obj("a", x="1"))
+    watcher = store.open_watch(CM, WatchFilter(), since=None)
+    stored = store.commit(CM, event_type, obj("a", x="2"))
+    [event] = store.log.since(store.rv - 1)
+    assert event.line() == watch_line(event_type, stored)
+    assert await watcher.next_lines(timeout=0) == [watch_line(event_type, stored)]
+    assert encoded(stored) == orjson.dumps(stored)
+
+
+def test_encoded_reuses_only_the_latest_commit_and_never_mixes_objects() -> None:
+    store, other = ObjectStore(), ObjectStore()
+    first = store.commit(CM, ADDED, obj("a", x="1"))
+    second = store.commit(CM, MODIFIED, obj("a", x="2"))
+    third = other.commit(CM, ADDED, obj("a", x="3"))
+    for stored in (first, second, third, obj("a", x="2")):
+        assert encoded(stored) == orjson.dumps(stored)
+    with pytest.raises(RequestEntityTooLarge):
+        store.commit(CM, ADDED, obj("big", blob="x" * (MAX_OBJECT_BYTES + 1)))
+    assert encoded(third) == orjson.dumps(third)
 
 
 def nested(depth: int) -> dict:
