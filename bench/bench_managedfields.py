@@ -29,6 +29,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -87,23 +88,24 @@ def record(path: Path, workload: tuple[int, int, int, int]) -> int:
 
 @dataclass
 class Replay:
-    """Recorded calls, decoded ahead of the measured loop."""
+    """Recorded calls, decoded (and the code they run imported) ahead of the measured loop."""
 
     calls: list[dict[str, Any]]
+    track_update: Callable[..., dict]
 
     @classmethod
     def load(cls, path: Path) -> Replay:
+        from fakeapi.machinery.managedfields import track_update
         from fakeapi.models.listtypes import list_types_for
 
         calls = [orjson.loads(line) for line in path.read_bytes().splitlines() if line]
         for call in calls:
             call["types"] = list_types_for(call.pop("group"), call.pop("kind"))
-        return cls(calls)
+        return cls(calls, track_update)
 
     def run(self) -> list[dict]:
         """Replay every call in order; returns each result."""
-        from fakeapi.machinery.managedfields import track_update
-
+        track_update = self.track_update
         results: list[dict] = []
         for call in self.calls:
             old, new = call["old"], call["new"]
@@ -204,7 +206,8 @@ def main() -> None:
             print(profile(path, args.top))
             return
         if args.callgrind:
-            total = callgrind_instructions([sys.executable, __file__, "--callgrind-child", str(path)])
+            total = callgrind_instructions([sys.executable, __file__, "--callgrind-child", str(path)],
+                                           env={"PYTHONHASHSEED": "0"})
             figure = f"{total / calls / 1000:.1f}k instructions per call"
         else:
             values = [cpu_us(path) for _ in range(1 if args.quick else args.runs)]

@@ -226,16 +226,17 @@ def callgrind_counting() -> Iterator[None]:
         subprocess.run([*control, "off", str(os.getpid())], check=True, capture_output=True)
 
 
-def callgrind_instructions(argv: Sequence[str]) -> int:
+def callgrind_instructions(argv: Sequence[str], env: dict[str, str] | None = None) -> int:
     """Instructions the command ``argv`` executed inside its ``callgrind_counting`` blocks, run
     under valgrind's callgrind (deterministic, so figures compare across a busy machine's runs;
-    the count includes starting the ``off`` call, a few thousand instructions)."""
+    the count includes starting the ``off`` call, a few thousand instructions).  ``env`` is added
+    to the environment (``PYTHONHASHSEED`` makes set and dict orders repeat)."""
     if shutil.which("valgrind") is None:
         raise SystemExit("counting instructions needs valgrind on PATH")
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "callgrind.out"
         subprocess.run(["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}", *argv],
-                       check=True, capture_output=True)
+                       check=True, capture_output=True, env={**os.environ, **(env or {})})
         totals = re.search(rb"^totals: (\d+)", out.read_bytes(), re.M)
         if totals is None:
             raise RuntimeError("callgrind wrote no totals")
