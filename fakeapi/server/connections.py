@@ -294,8 +294,12 @@ class _GuardedHandler(web.RequestHandler):
 async def _listen(host: str, port: int, backlog: int) -> list[socket.socket]:
     """Bound, listening, non-blocking sockets for every address of ``host``, as
     ``loop.create_server`` makes them (``SO_REUSEADDR``; IPv6 sockets are IPv6-only)."""
-    infos = await asyncio.get_running_loop().getaddrinfo(host or None, port, type=socket.SOCK_STREAM,
-                                                         flags=socket.AI_PASSIVE)
+    try:  # an address needs no lookup: resolved here rather than by a round trip to a worker thread
+        infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM,
+                                   flags=socket.AI_PASSIVE | socket.AI_NUMERICHOST)
+    except socket.gaierror:  # a name: the resolver may block
+        infos = await asyncio.get_running_loop().getaddrinfo(host or None, port, type=socket.SOCK_STREAM,
+                                                             flags=socket.AI_PASSIVE)
     sockets: list[socket.socket] = []
     try:
         for family, kind, proto, _, address in dict.fromkeys(infos):

@@ -249,3 +249,13 @@ async def test_long_running_requests_outlive_the_request_timeout(cluster: FakeCl
             "MODIFIED", {"fakeapi.dev/log": "after the timeout\n"})
     else:
         assert line == b"after the timeout\n"
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost"], ids=["address", "name"])
+async def test_the_server_listens_on_an_address_or_a_name(host: str) -> None:
+    # An address is taken as it is; a name is resolved (the resolver may block, so off the loop).
+    async with FakeCluster(control_plane=False, options=ServerOptions(host=host)) as running:
+        assert URL(running.url).host in ("127.0.0.1", "::1")  # the address it bound
+        async with aiohttp.ClientSession() as session, session.get(running.url + "/version") as resp:
+            assert resp.status == 200
+            assert (await resp.json())["gitVersion"].startswith("v1.")
