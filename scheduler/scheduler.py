@@ -21,10 +21,11 @@ import itertools
 import logging
 import random
 import time
-from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 from fakeapi.scheduler.assume_cache import ClaimAssumeCache
+from fakeapi.scheduler.attempts import FailedAttempts
 from fakeapi.scheduler.client import (
     DEVICE_CLASSES,
     DEVICE_TAINT_RULES,
@@ -47,6 +48,7 @@ from fakeapi.scheduler.framework.interface import (
     ClusterEvent,
     Code,
     EventResource,
+    NodeStatuses,
     Status,
     error,
     fit_error_message,
@@ -159,6 +161,7 @@ class Scheduler:
         self.nominator = Nominator()
         self.claims = ClaimAssumeCache()
         self.index = DeviceIndex(Features.from_gates(gates))
+        self._failed_attempts = FailedAttempts(self.nodes, self.index, self.claims.allocated)
         self._next_start = 0
         self._binding_tasks: set[asyncio.Task[None]] = set()
         # (reason, message) of the PodScheduled condition last sent per pod, until the informer shows it.
@@ -428,7 +431,7 @@ class Scheduler:
         if status.code == Code.ERROR:
             return _Result(None, status, _plugin_message(status, "PreFilter"))
         if not status.is_success:
-            statuses = dict.fromkeys((n.name for n in nodes), status)
+            statuses = NodeStatuses.fromkeys((n.name for n in nodes), status)
             post = self.framework.run_post_filter(state, pod, statuses) if post_filter else Status(Code.UNSCHEDULABLE)
             message = fit_error_message(len(nodes), statuses, pre_filter_msg=status.message,
                                         post_filter_msg=post.message)
@@ -442,8 +445,7 @@ class Scheduler:
         if node is None:
             post = self.framework.run_post_filter(state, pod, statuses) if post_filter else Status(Code.UNSCHEDULABLE)
             return _Result(None, Status(Code.UNSCHEDULABLE),
-                           fit_error_message(len(nodes), statuses, post_filter_msg=post.message),
-                           frozenset(s.plugin for s in statuses.values()))
+                           fit_error_message(len(nodes), statuses, post_filter_msg=post.message), statuses.plugins())
         return _Result(node, status)
 
     # -- pod-group cycle ---------------------------------------------------------------------------
@@ -573,15 +575,18 @@ class Scheduler:
             self._group_status.set(group.instance, group_obj, "False", reason, status.message)
         self.queue.requeue_group(group, failed, () if status.code == Code.ERROR else rejected_by)
 
-    def _find_node(self, state: CycleState, pod: dict[str, Any], nodes: Sequence[NodeInfo]
-                   ) -> tuple[str | None, dict[str, Status], Status | None]:
+    def _find_node(self, state: CycleState, pod: dict[str, Any], nodes: list[NodeInfo]
+                   ) -> tuple[str | None, NodeStatuses, Status | None]:
         """(best feasible node, rejections per node, error) — upstream ``findNodesThatFitPod`` + scoring.
 
         Filter runs from a rotating start until enough nodes fit (percentageOfNodesToScore); the
         best-scoring one wins.  Deferred filters (see ``Framework.deferred_active``) run only on
         candidates that passed the others, best score first, stopping at the first that passes;
         only when all of them fail are the remaining nodes filtered in full.  The first pass and
-        the scores of a signed pod come from the :class:`FitMemo` where a node has not changed.
+        the scores of a signed pod come from the :class:`FitMemo` where a node has not changed;
+        when its last attempt fit nowhere, only the nodes changed since are filtered first
+        (:class:`~fakeapi.scheduler.attempts.FailedAttempts`): if none of them fits, that is the
+        answer.  An attempt that fits nowhere processed every node, so the start does not move.
         """
         fw = self.framework
         total = len(nodes)
@@ -590,27 +595,28 @@ class Scheduler:
         first_pass = fw.run_eager_filter if deferred else fw.run_filter
         signature = fw.sign_pod(state, pod)
         memo = None if signature is None else self._fit_memo.table((signature, deferred), total)
+        attempt_key = None
+        if signature is not None:
+            claims_shape = self._dra.attempt_key(state)
+            attempt_key = None if claims_shape is None else (signature, deferred, claims_shape)
+        if attempt_key is not None:
+            statuses = self._still_fits_nowhere(attempt_key, state, pod, nodes, memo, first_pass, deferred)
+            if statuses is not None:
+                return None, statuses, None
         start = self._next_start % total
         candidates: list[NodeInfo] = []
         entries: list[list[Any]] | None = None if memo is None else []   # the candidates' memo entries
-        statuses: dict[str, Status] = {}
+        statuses = NodeStatuses()
         visited = 0
         for info in itertools.chain(nodes[start:], nodes[:start]):
             if len(candidates) >= wanted:
                 break
             visited += 1
-            entry = None
-            if memo is None:
-                status = first_pass(state, pod, info)
+            entry = None if memo is None else memo.get(info.name)   # as _first_pass, inlined: the hot loop
+            if entry is not None and entry[0] == info.generation:
+                status = entry[1]
             else:
-                entry = memo.get(info.name)
-                if entry is not None and entry[0] == info.generation:
-                    status = entry[1]
-                else:
-                    status = first_pass(state, pod, info)
-                    entry = [info.generation, status, None]
-                    if status.code != Code.ERROR:
-                        memo[info.name] = entry
+                status, entry = self._first_pass(state, pod, info, memo, first_pass)
             if status.code == Code.SUCCESS:
                 candidates.append(info)
                 if entries is not None:
@@ -621,7 +627,11 @@ class Scheduler:
                 statuses[info.name] = status
         self._next_start = (start + visited) % total
         if not deferred:
-            return (self._best(state, pod, candidates, entries) if candidates else None), statuses, None
+            if candidates:
+                return self._best(state, pod, candidates, entries), statuses, None
+            if attempt_key is not None:
+                self._failed_attempts.remember(attempt_key, nodes, statuses)
+            return None, statuses, None
         for info in self._by_score(state, pod, candidates, entries):
             status = fw.run_deferred_filter(state, pod, info)
             if status.code == Code.SUCCESS:
@@ -641,7 +651,50 @@ class Scheduler:
                 return None, statuses, status
             else:
                 statuses[info.name] = status
-        return (self._best(state, pod, feasible) if feasible else None), statuses, None
+        if feasible:
+            return self._best(state, pod, feasible), statuses, None
+        self._next_start = start
+        if attempt_key is not None:
+            self._failed_attempts.remember(attempt_key, nodes, statuses)
+        return None, statuses, None
+
+    @staticmethod
+    def _first_pass(state: CycleState, pod: dict[str, Any], info: NodeInfo, memo: dict[str, list[Any]] | None,
+                    first_pass: Callable[[CycleState, dict[str, Any], NodeInfo], Status]
+                    ) -> tuple[Status, list[Any] | None]:
+        """The first pass's status on ``info`` and its memo entry (reused while the node is unchanged)."""
+        if memo is None:
+            return first_pass(state, pod, info), None
+        entry = memo.get(info.name)
+        if entry is not None and entry[0] == info.generation:
+            return entry[1], entry
+        status = first_pass(state, pod, info)
+        entry = [info.generation, status, None]
+        if status.code != Code.ERROR:
+            memo[info.name] = entry
+        return status, entry
+
+    def _still_fits_nowhere(self, key: Any, state: CycleState, pod: dict[str, Any], nodes: list[NodeInfo],
+                            memo: dict[str, list[Any]] | None,
+                            first_pass: Callable[[CycleState, dict[str, Any], NodeInfo], Status],
+                            deferred: bool) -> NodeStatuses | None:
+        """Every node's rejection when the last attempt of ``key`` fit nowhere and no node changed
+        since fits now; None when a full evaluation must decide (nothing remembered, a node fits
+        or errs, too much changed)."""
+        found = self._failed_attempts.changed_since(key, nodes, deferred)
+        if found is None:
+            return None
+        attempt, changed = found
+        fw = self.framework
+        for info in changed:
+            status, _ = self._first_pass(state, pod, info, memo, first_pass)
+            if deferred and status.code == Code.SUCCESS:
+                status = fw.run_deferred_filter(state, pod, info)
+            if status.code in (Code.SUCCESS, Code.ERROR):
+                return None
+            attempt.statuses.put(info.name, status)
+        self._failed_attempts.refresh(attempt)
+        return attempt.statuses
 
     def _by_score(self, state: CycleState, pod: dict[str, Any], nodes: list[NodeInfo],
                   entries: list[list[Any]] | None = None) -> Iterator[NodeInfo]:

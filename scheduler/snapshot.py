@@ -22,6 +22,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Any
 
+from fakeapi.scheduler.journal import ChangeJournal
 from fakeapi.scheduler.rules.pods import is_pod_terminal
 
 from fakeapi.machinery.quantity import quantity_milli as _parse_milli
@@ -69,10 +70,14 @@ def non_zero_requests(requests: Mapping[str, int]) -> tuple[int, int]:
 class NodeInfo:
     """One node and what the pods placed on it (bound or assumed) use."""
 
-    __slots__ = ("allocatable", "generation", "name", "node", "non_zero", "pod_count", "pods", "requested")
+    __slots__ = ("_journal", "allocatable", "generation", "name", "node", "non_zero", "pod_count", "pods",
+                 "requested")
 
-    def __init__(self, name: str, node: dict[str, Any] | None = None) -> None:
+    def __init__(self, name: str, node: dict[str, Any] | None = None,
+                 journal: ChangeJournal[str] | None = None) -> None:
+        """``journal`` (its cache's) is told of every change, as the generation is."""
         self.name = name
+        self._journal = journal
         self.generation = next(_generations)
         self.node: dict[str, Any] | None = None
         # None = the node reports no allocatable at all: treated as unlimited (see report).
@@ -84,8 +89,13 @@ class NodeInfo:
         if node is not None:
             self.set_node(node)
 
-    def set_node(self, node: dict[str, Any]) -> None:
+    def _changed(self) -> None:
         self.generation = next(_generations)
+        if self._journal is not None:
+            self._journal.touch(self.name)
+
+    def set_node(self, node: dict[str, Any]) -> None:
+        self._changed()
         self.node = node
         allocatable = (node.get("status") or {}).get("allocatable")
         self.allocatable = (None if allocatable is None
@@ -103,7 +113,7 @@ class NodeInfo:
             self._account(requests, -1)
 
     def _account(self, requests: dict[str, int], sign: int) -> None:
-        self.generation = next(_generations)
+        self._changed()
         for name, value in requests.items():
             self.requested[name] = self.requested.get(name, 0) + sign * value
         cpu, memory = non_zero_requests(requests)
@@ -146,13 +156,16 @@ class NodeCache:
         self._pod_node: dict[str, str] = {}
         self._assumed: set[str] = set()
         self._ordered: list[NodeInfo] | None = None
+        # Every change to a node's object or usage (a change to the node set makes a new
+        # ``nodes()`` list: whoever compares with an earlier one sees that instead).
+        self.changes: ChangeJournal[str] = ChangeJournal()
 
     # -- nodes --
     def set_node(self, node: dict[str, Any]) -> None:
         name = node["metadata"]["name"]
         info = self._infos.get(name)
         if info is None:
-            self._infos[name] = NodeInfo(name, node)
+            self._infos[name] = NodeInfo(name, node, self.changes)
             self._ordered = None
         else:
             if info.node is None:
@@ -244,6 +257,6 @@ class NodeCache:
     def _place(self, uid: str, node_name: str, requests: dict[str, int]) -> None:
         info = self._infos.get(node_name)
         if info is None:
-            info = self._infos[node_name] = NodeInfo(node_name)
+            info = self._infos[node_name] = NodeInfo(node_name, journal=self.changes)
         info.add_pod(uid, requests)
         self._pod_node[uid] = node_name

@@ -127,6 +127,16 @@ class DeviceIndex:
             self._node_pools[key] = pools
         return pools
 
+    def nodes_of_pool(self, pool_id: PoolID) -> set[str] | None:
+        """The nodes that can see pool ``pool_id`` (driver, name), or None when any node may
+        (a slice of it selects nodes, or is for all nodes)."""
+        nodes = set()
+        for record in self._pool_slices(pool_id):
+            if not record.node_name:
+                return None
+            nodes.add(record.node_name)
+        return nodes
+
     def device(self, device_id: DeviceID) -> Device | None:
         """The published device with this (driver, pool, device) ID, if any."""
         return self._devices.get(device_id)

@@ -14,6 +14,7 @@ from fractions import Fraction
 from typing import Any
 
 from fakeapi.scheduler.dra.devices import DeviceID, qualify
+from fakeapi.scheduler.journal import ChangeJournal
 
 from fakeapi.machinery.quantity import parse_quantity
 
@@ -28,6 +29,8 @@ class AllocatedState:
         # (driver, pool) -> how many times its allocations changed: what the allocator found
         # for a node stays true while the generations of the node's pools do.
         self._generations: Counter[tuple[str, str]] = Counter()
+        # The same changes by pool, newest last: which pools changed since a stamp.
+        self.changes: ChangeJournal[tuple[str, str]] = ChangeJournal()
 
     @classmethod
     def from_claims(cls, claims: Iterable[dict[str, Any]]) -> AllocatedState:
@@ -49,7 +52,9 @@ class AllocatedState:
 
     def _apply(self, allocation: dict[str, Any], sign: int) -> None:
         for result in (allocation.get("devices") or {}).get("results") or ():
-            self._generations[(result.get("driver", ""), result.get("pool", ""))] += 1
+            pool = (result.get("driver", ""), result.get("pool", ""))
+            self._generations[pool] += 1
+            self.changes.touch(pool)
             if result.get("adminAccess"):
                 continue
             driver = result.get("driver", "")

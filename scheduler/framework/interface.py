@@ -83,14 +83,75 @@ def skip(plugin: str) -> Status:
     return Status(Code.SKIP, (), plugin)
 
 
+class NodeStatuses(dict[str, Status]):
+    """Node name -> the Status that rejected the pod there, as a cycle collects them.
+
+    What the failure message, the queue and PostFilter read of all of them (how many nodes gave
+    each reason, the rejecting plugins, the nodes preemption might help) is counted on first use
+    and then kept up to date by :meth:`put`: a remembered attempt changes a few of thousands of
+    nodes, and counting them all again would cost as much as filtering them.
+    """
+
+    __slots__ = ("_plugins", "_reasons", "_unschedulable")
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self._reasons: Counter[str] | None = None
+        self._plugins: Counter[str] = Counter()
+        self._unschedulable: set[str] = set()
+
+    def put(self, node: str, status: Status) -> None:
+        """``self[node] = status``, keeping the counts current."""
+        if self._reasons is not None:
+            old = self.get(node)
+            if old is not None:
+                self._count(node, old, -1)
+            self._count(node, status, 1)
+        self[node] = status
+
+    def _count(self, node: str, status: Status, sign: int) -> None:
+        assert self._reasons is not None
+        for counter, keys in ((self._reasons, status.reasons), (self._plugins, (status.plugin,))):
+            for key in keys:
+                counter[key] += sign
+                if not counter[key]:
+                    del counter[key]
+        if status.code == Code.UNSCHEDULABLE:
+            (self._unschedulable.add if sign > 0 else self._unschedulable.discard)(node)
+
+    def _counted(self) -> Counter[str]:
+        if self._reasons is None:
+            self._reasons = Counter()
+            for node, status in self.items():
+                self._count(node, status, 1)
+        return self._reasons
+
+    def reasons(self) -> Mapping[str, int]:
+        """How many nodes gave each reason."""
+        return self._counted()
+
+    def plugins(self) -> frozenset[str]:
+        """The plugins that rejected the pod somewhere."""
+        self._counted()
+        return frozenset(self._plugins)
+
+    def unschedulable(self) -> set[str]:
+        """The nodes that rejected the pod as ``Unschedulable`` (where preemption might help)."""
+        self._counted()
+        return self._unschedulable
+
+
 def fit_error_message(num_nodes: int, statuses: Mapping[str, Status], *, pre_filter_msg: str = "",
-                      post_filter_msg: str = "") -> str:
-    """``0/N nodes are available: 2 Insufficient cpu, 1 node(s) had untolerated taint(s).``"""
+                      post_filter_msg: str = "", also: Mapping[str, int] | None = None) -> str:
+    """``0/N nodes are available: 2 Insufficient cpu, 1 node(s) had untolerated taint(s).``
+    ``also`` counts reasons of nodes ``statuses`` leaves out."""
     message = f"0/{num_nodes} nodes are available:"
     if pre_filter_msg:
         message += f" {pre_filter_msg}."
     else:
-        histogram = Counter(reason for status in statuses.values() for reason in status.reasons)
+        histogram = Counter(statuses.reasons() if isinstance(statuses, NodeStatuses) else
+                            (reason for status in statuses.values() for reason in status.reasons))
+        histogram.update(also or {})
         if histogram:
             message += " " + ", ".join(sorted(f"{count} {reason}" for reason, count in histogram.items())) + "."
     if post_filter_msg:

@@ -38,6 +38,7 @@ from fakeapi.scheduler.framework.interface import (
     ClusterEventWithHint,
     Code,
     EventResource,
+    NodeStatuses,
     Status,
     fit_error_message,
     unresolvable,
@@ -154,12 +155,15 @@ class DefaultPreemption:
         if reason:
             return unschedulable(NAME, "preemption: " + reason)
         priority = pod_priority(pod)
+        nodes = self._nodes.nodes()
+        helpable = (statuses if isinstance(statuses, NodeStatuses) else NodeStatuses(statuses)).unschedulable()
+        # Only where the pod was merely Unschedulable can eviction help; on every other node it is
+        # "not helpful" (at capacity that is every node: counted, not listed).
         node_statuses: dict[str, Status] = {}
         candidates = []
-        for info in self._nodes.nodes():
-            status = statuses.get(info.name)
-            if status is None or status.code != Code.UNSCHEDULABLE:
-                node_statuses[info.name] = unresolvable(NAME, NOT_HELPFUL)
+        for name in sorted(helpable):   # nodes() is in name order
+            info = self._nodes.get(name)
+            if info is None:
                 continue
             candidate, status = self._select_victims(state, pod, info, priority)
             if candidate is None:
@@ -168,7 +172,9 @@ class DefaultPreemption:
                 candidates.append(candidate)
         if not candidates:
             state.write(NOMINATION, "")
-            message = fit_error_message(len(node_statuses), node_statuses)
+            not_helpful = len(nodes) - len(node_statuses)
+            message = fit_error_message(len(nodes), node_statuses,
+                                        also={NOT_HELPFUL: not_helpful} if not_helpful else None)
             return unschedulable(NAME, "preemption: " + message)
         best = pick_node(candidates)
         self._evict(best.victims, uid, "pod", uid, best.node, _scheduler_name(pod))

@@ -357,6 +357,19 @@ class DynamicResources:
                 st.shape = sign_fragment([(st.infos[i].claim.get("spec") or {}) for i in st.to_allocate])
         return SUCCESS
 
+    def attempt_key(self, state: CycleState) -> bytes | None:
+        """What Filter reads of this cycle's pod, for remembering a whole attempt (see
+        ``Scheduler._find_node``): the shape of its claims when the allocator decides alone for
+        every one of them (``b""`` when the plugin is skipped).  Beyond the key, Filter reads only
+        the node, the device index and the allocations in the node's pools.  None when it reads
+        more (allocated claims' node selectors, a group's constraints or pending allocation)."""
+        if NAME in state.skip_filter:
+            return b""
+        st: _State | None = state.read(NAME)
+        if st is None or st.shape is None or len(st.to_allocate) != len(st.infos):
+            return None
+        return st.shape
+
     # -- the group-level constraint (fakeapi's draft extension) -----------------------------------
     def _constraints(self, instance: PodGroupInstance | None, group: dict[str, Any] | None
                      ) -> list[GroupDeviceConstraint]:
