@@ -227,10 +227,24 @@ Decoder = Callable[[Any, LazyPath, list[str]], Any]
 # Go types whose JSON strings are kept verbatim: a string value needs no call.
 _CHECKED_STRINGS = frozenset({"[]byte", *_TIMES})
 _STRUCTS: dict[tuple[type[BaseModel], bool], Decoder] = {}
+# Times as written -> as stored, per Go type: a status write carries back the same few timestamps
+# (conditions, container starts) every time, and parsing one costs more than the rest of its field.
+_NORMALIZED_TIMES: dict[str, dict[str, str]] = {go: {} for go in _TIMES}
+_NORMALIZED_TIMES_KEPT = 4096
 
 
 def _verbatim_string(node: Node) -> bool:
     return isinstance(node, Scalar) and _accepted(node.go)[0] is str and node.go not in _CHECKED_STRINGS
+
+
+def _fast_path(node: Node, patch: bool) -> tuple[type | None, Decoder | None]:
+    """The JSON type a well-typed value of ``node`` has, if one type says it is well-typed, and
+    what decodes it then without checking its type again: None keeps the value (a string)."""
+    if _verbatim_string(node):
+        return str, None
+    if isinstance(node, Struct):
+        return dict, _struct_decoder(node.model, patch)
+    return None, None
 
 
 def _compile(node: Node, struct: str, patch: bool) -> Decoder:
@@ -244,14 +258,14 @@ def _compile(node: Node, struct: str, patch: bool) -> Decoder:
         return _compile_scalar(node.go, mismatch)
     if isinstance(node, ListOf):
         item_node = node.item
-        item, verbatim = _compile(item_node, struct, patch), _verbatim_string(item_node)
+        item, (fast_type, fast) = _compile(item_node, struct, patch), _fast_path(item_node, patch)
 
         def decode_list(value: Any, path: LazyPath, unknown: list[str]) -> Any:
             if not isinstance(value, list):
                 raise mismatch(value, path)
             # null list items are zero values even in patches (lists are replaced whole, a null
             # item deletes nothing); null map values in a patch delete the key.
-            return [x if verbatim and type(x) is str else
+            return [(x if fast is None else fast(x, (path, f"[{i}]"), unknown)) if type(x) is fast_type else
                     _zero_value(item_node) if x is None else item(x, (path, f"[{i}]"), unknown)
                     for i, x in enumerate(value)]
         return decode_list
@@ -286,14 +300,20 @@ def _compile_scalar(go: str, mismatch: Callable[[Any, LazyPath], _TypeMismatch])
             raise mismatch(value, path)
 
     if go in _TIMES:
-        micro = go == "v1.MicroTime"
+        micro, seen = go == "v1.MicroTime", _NORMALIZED_TIMES[go]
 
         def decode_time(value: Any, path: LazyPath, unknown: list[str]) -> Any:
             check(value, path)
-            try:
-                return normalize_go_time(value, micro=micro)
-            except TimeParseError as exc:
-                raise _DecodeError(str(exc)) from None
+            normalized = seen.get(value)
+            if normalized is None:
+                try:
+                    normalized = normalize_go_time(value, micro=micro)
+                except TimeParseError as exc:
+                    raise _DecodeError(str(exc)) from None
+                if len(seen) >= _NORMALIZED_TIMES_KEPT:
+                    seen.clear()
+                seen[value] = normalized
+            return normalized
         return decode_time
     if go == "[]byte":
         def decode_bytes(value: Any, path: LazyPath, unknown: list[str]) -> Any:
@@ -319,8 +339,8 @@ def _struct_decoder(model: type[BaseModel], patch: bool) -> Decoder:
     found = _STRUCTS.get((model, patch))
     if found is not None:
         return found
-    # key -> (a string value is kept verbatim, the field's decoder); filled below
-    fields: dict[str, tuple[bool, Decoder]] = {}
+    # key -> (the fast path's JSON type and decoder, the field's decoder); filled below
+    fields: dict[str, tuple[type | None, Decoder | None, Decoder]] = {}
     is_open = _is_open(model)
 
     def decode_fields(obj: dict[str, Any], path: LazyPath, unknown: list[str]) -> dict[str, Any]:
@@ -335,13 +355,16 @@ def _struct_decoder(model: type[BaseModel], patch: bool) -> Decoder:
                 else:
                     unknown.append(_render((path, key)))
             elif value is not None:  # null clears an optional field, as omitempty re-encoding would
-                verbatim, decode = field
-                out[key] = value if verbatim and type(value) is str else decode(value, (path, key), unknown)
+                fast_type, fast, decode = field
+                if type(value) is fast_type:
+                    out[key] = value if fast is None else fast(value, (path, key), unknown)
+                else:
+                    out[key] = decode(value, (path, key), unknown)
         return out
 
     _STRUCTS[model, patch] = decode_fields  # registered first: models may be recursive
     for key, spec in struct_fields(model).items():
-        fields[key] = (_verbatim_string(spec.node), _compile(spec.node, model.__name__, patch))
+        fields[key] = (*_fast_path(spec.node, patch), _compile(spec.node, model.__name__, patch))
     return decode_fields
 
 

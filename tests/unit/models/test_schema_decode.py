@@ -127,3 +127,17 @@ def test_decoded_objects_share_nothing_with_the_body() -> None:
     assert body == {"metadata": {"name": "p", "labels": {"a": "b"}, "finalizers": ["x/y"]},
                     "spec": {"containers": [{"name": "c", "args": ["a"],
                                              "livenessProbe": {"exec": {"command": ["true"]}}}]}}
+
+
+def test_times_are_remembered_per_go_type_and_errors_never(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("fakeapi.models.schema._NORMALIZED_TIMES_KEPT", 2)
+    moment = "2026-12-01T10:00:00.123456+00:00"
+    for _ in range(2):  # the second round hits what the first remembered
+        assert decode(POD, {"metadata": {"creationTimestamp": moment}})[0] == {
+            "metadata": {"creationTimestamp": "2026-12-01T10:00:00Z"}}
+        assert decode(EVENT, {"eventTime": moment})[0] == {"eventTime": "2026-12-01T10:00:00.123456Z"}
+        for second in range(5):  # more than are kept: the memo starts over, results stay right
+            assert decode(POD, {"metadata": {"creationTimestamp": f"2026-12-01T10:00:0{second}+01:00"}})[0] == {
+                "metadata": {"creationTimestamp": f"2026-12-01T09:00:0{second}Z"}}
+        with pytest.raises(BadRequest, match="parsing time"):
+            decode(POD, {"metadata": {"creationTimestamp": "yesterday"}})
