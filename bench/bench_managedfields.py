@@ -94,11 +94,14 @@ class Replay:
     track_update: Callable[..., dict]
 
     @classmethod
-    def load(cls, path: Path) -> Replay:
+    def load(cls, path: Path, creates_of: str | None = None) -> Replay:
+        """The calls recorded in ``path``; with ``creates_of`` only the creates of that kind."""
         from fakeapi.machinery.managedfields import track_update
         from fakeapi.models.listtypes import list_types_for
 
         calls = [orjson.loads(line) for line in path.read_bytes().splitlines() if line]
+        if creates_of is not None:
+            calls = [call for call in calls if call["kind"] == creates_of and call["old"] is None]
         for call in calls:
             call["types"] = list_types_for(call.pop("group"), call.pop("kind"))
         return cls(calls, track_update)
@@ -139,17 +142,17 @@ def _with_entries(obj: dict, origins: list[list[int] | None], results: list[dict
     return {**obj, "metadata": {**obj["metadata"], "managedFields": shared}}
 
 
-def _fresh(path: Path) -> Replay:
+def _fresh(path: Path, creates_of: str | None = None) -> Replay:
     # Each measurement starts without remembered entries, as a new server does.
     from fakeapi.machinery import fieldsv1
 
     fieldsv1._DECODED.clear()
-    return Replay.load(path)
+    return Replay.load(path, creates_of)
 
 
-def cpu_us(path: Path) -> float:
+def cpu_us(path: Path, creates_of: str | None) -> float:
     """CPU µs per call of one replay, collector off."""
-    replay = _fresh(path)
+    replay = _fresh(path, creates_of)
     gc.disable()
     try:
         start = time.process_time_ns()
@@ -161,17 +164,17 @@ def cpu_us(path: Path) -> float:
     return elapsed / 1000 / len(replay.calls)
 
 
-def _callgrind_child(path: Path) -> None:
-    replay = _fresh(path)
+def _callgrind_child(path: Path, creates_of: str | None) -> None:
+    replay = _fresh(path, creates_of)
     gc.disable()
     with callgrind_counting():
         results = replay.run()
     replay.check(results)
 
 
-def profile(path: Path, top: int) -> str:
+def profile(path: Path, creates_of: str | None, top: int) -> str:
     """cProfile of one replay, the top functions by internal and by cumulative time."""
-    replay = _fresh(path)
+    replay = _fresh(path, creates_of)
     profiler = cProfile.Profile()
     results = profiler.runcall(replay.run)
     replay.check(results)
@@ -190,27 +193,29 @@ def main() -> None:
     parser.add_argument("--callgrind", action="store_true", help="instructions per call under callgrind")
     parser.add_argument("--profile", action="store_true", help="cProfile one replay")
     parser.add_argument("--top", type=int, default=30, help="profile lines to print")
+    parser.add_argument("--creates-of", metavar="KIND", help="replay only the creates of KIND (e.g. Pod)")
     parser.add_argument("--callgrind-child", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.callgrind_child:
-        _callgrind_child(args.callgrind_child)
+        _callgrind_child(args.callgrind_child, args.creates_of)
         return
     with tempfile.TemporaryDirectory() as tmp:
         path = args.calls or Path(tmp) / "calls.jsonl"
         if not path.exists():
             count = record(path, QUICK if args.quick else FULL)
             print(f"recorded {count} track_update calls in {path}")
-        replay = Replay.load(path)
+        replay = Replay.load(path, args.creates_of)
         calls, creates = len(replay.calls), replay.creates
         if args.profile:
-            print(profile(path, args.top))
+            print(profile(path, args.creates_of, args.top))
             return
         if args.callgrind:
-            total = callgrind_instructions([sys.executable, __file__, "--callgrind-child", str(path)],
+            only = ["--creates-of", args.creates_of] if args.creates_of else []
+            total = callgrind_instructions([sys.executable, __file__, "--callgrind-child", str(path), *only],
                                            env={"PYTHONHASHSEED": "0"})
             figure = f"{total / calls / 1000:.1f}k instructions per call"
         else:
-            values = [cpu_us(path) for _ in range(1 if args.quick else args.runs)]
+            values = [cpu_us(path, args.creates_of) for _ in range(1 if args.quick else args.runs)]
             figure = (f"{statistics.median(values):.1f} µs CPU per call "
                       f"(median of {len(values)}: {', '.join(f'{v:.1f}' for v in values)})")
     print(f"managedFields replay on {machine_description()}: {calls} track_update calls "

@@ -60,7 +60,11 @@ def item_elements(items: list, types: ListTypes, spath: SchemaPath, fpath: Field
     spec = types.list_spec(spath)
     if spec.list_type not in (MAP, SET):
         return None
-    elements: list[str] = []
+    if spec.list_type == MAP and len(spec.keys) == 1:
+        elements = _string_key_elements(items, spec.keys[0])
+        if elements is not None:
+            return elements
+    elements = []
     seen: set[str] = set()
     for position, item in enumerate(items):
         element = key_element(item, spec) if spec.list_type == MAP else _value_element(item)
@@ -78,6 +82,23 @@ def item_elements(items: list, types: ListTypes, spath: SchemaPath, fpath: Field
         elements.append(element)
         seen.add(element)
     return elements
+
+
+def _string_key_elements(items: list, key: str) -> list[str] | None:
+    """The elements of a list map with one key whose items all have distinct string keys
+    (containers, conditions, env, ...), written as ``key_element`` writes them, without a call per
+    item; None for any other list (the general path then keys it, or says why it cannot)."""
+    prefix = _key_prefix(key)
+    elements = []
+    try:
+        for item in items:
+            value = item.get(key) if type(item) is dict else None
+            if type(value) is not str:
+                return None
+            elements.append(prefix + orjson.dumps(value).decode() + "}")
+    except orjson.JSONEncodeError:  # a lone surrogate: json.dumps writes it
+        return None
+    return elements if len(set(elements)) == len(elements) else None
 
 
 def key_element(item: Any, spec: ListSpec) -> str | None:

@@ -33,6 +33,8 @@ _STRIPPED = frozenset({
 })
 ABSENT: Any = object()
 """A value missing from one side of a comparison or merge."""
+# A tuple, not ``dict | list``: that would build a union object on every test in the walks.
+_CONTAINERS = (dict, list)
 
 
 def track_update(old: dict | None, new: dict, *, manager: str, api_version: str, types: ListTypes, now: str,
@@ -245,40 +247,63 @@ def strip(paths: Iterable[FieldPath]) -> set[FieldPath]:
 def _created_fields_v1(body: dict, types: ListTypes) -> dict:
     """``fieldsv1.render`` of what a create adds: every node of ``body`` but the top-level structs
     an empty object already has and the fields nobody owns, built in one walk."""
-    def node(value: Any, spath: SchemaPath) -> dict:
-        # Leaves, empty objects and atomic lists are ``{}``; anything with members is ``"."``
-        # followed by its members in sorted order.  Leaves are answered without a call.
-        if isinstance(value, dict):
-            if not value:
-                return {}
-            children: dict = {".": {}}
-            for name in sorted(value):
-                child = value[name]
-                children["f:" + name] = node(child, (*spath, name)) if child and isinstance(child, dict | list) else {}
-            return children
-        elements = fieldsv1.item_elements(value, types, spath, (), strict=False) if isinstance(value, list) else None
-        if not elements:
-            return {}
-        items = (*spath, "*")
-        children = {".": {}}
-        for element, item in sorted(zip(elements, value, strict=True), key=lambda pair: pair[0]):
-            children[element] = node(item, items) if item and isinstance(item, dict | list) else {}
-        return children
-
     tree: dict = {}
     for name in sorted(body):
         if name in _UNOWNED_TOP:
             continue
         value = body[name]
-        if name not in _ZERO_STRUCTS or not isinstance(value, dict):
-            tree["f:" + name] = node(value, (name,))
-            continue
-        # A zero Go object already has this struct: only its fields are new.
-        unowned = _UNOWNED_META if name == "metadata" else ()
-        inner = {"f:" + child: node(value[child], (name, child)) for child in sorted(value) if child not in unowned}
-        if inner:
-            tree["f:" + name] = inner
+        if name in _ZERO_STRUCTS and isinstance(value, dict):
+            # A zero Go object already has this struct: only its fields are new.
+            inner = _created_members(value, types, (name,), {}, _UNOWNED_META if name == "metadata" else ())
+            if inner:
+                tree["f:" + name] = inner
+        else:
+            tree["f:" + name] = _created_node(value, types, (name,)) if value and isinstance(value, _CONTAINERS) else {}
     return tree
+
+
+def _created_members(obj: dict, types: ListTypes, spath: SchemaPath, members: dict, skip: Iterable[str] = ()) -> dict:
+    """``members`` with the FieldsV1 node of each field of ``obj`` (but ``skip``) added in sorted order."""
+    for name, element in _sorted_elements(obj):
+        if name in skip:
+            continue
+        child = obj[name]
+        # Leaves, empty objects and empty lists are ``{}``, answered without a call.
+        members[element] = (_created_node(child, types, (*spath, name)) if child and isinstance(child, _CONTAINERS)
+                            else {})
+    return members
+
+
+# The fields of an object in sorted order with their path elements, by the object's keys in their
+# order: objects of one kind come in few shapes, so most creates sort and prefix no name.
+_SORTED: dict[tuple[str, ...], list[tuple[str, str]]] = {}
+_SORTED_LIMIT = 10_000
+
+
+def _sorted_elements(obj: dict) -> list[tuple[str, str]]:
+    keys = tuple(obj)
+    pairs = _SORTED.get(keys)
+    if pairs is None:
+        if len(_SORTED) >= _SORTED_LIMIT:
+            _SORTED.clear()
+        pairs = _SORTED[keys] = [(name, "f:" + name) for name in sorted(keys)]
+    return pairs
+
+
+def _created_node(value: dict | list, types: ListTypes, spath: SchemaPath) -> dict:
+    """The FieldsV1 node of a non-empty object or list: ``"."`` followed by its members in sorted
+    order, or ``{}`` for an atomic list."""
+    if isinstance(value, dict):
+        return _created_members(value, types, spath, {".": {}})
+    elements = fieldsv1.item_elements(value, types, spath, (), strict=False)
+    if elements is None:
+        return {}
+    items = (*spath, "*")
+    children: dict = {".": {}}
+    # Elements are unique, so sorting the pairs compares elements only.
+    for element, item in sorted(zip(elements, value, strict=True)):
+        children[element] = _created_node(item, types, items) if item and isinstance(item, _CONTAINERS) else {}
+    return children
 
 
 def compare(old: dict, new: dict, types: ListTypes) -> Changes:
@@ -343,7 +368,7 @@ def _subtree_paths(value: Any, types: ListTypes, spath: SchemaPath, fpath: Field
     out.add(fpath)
     if isinstance(value, dict):
         for name, child in value.items():
-            if child and isinstance(child, dict | list):
+            if child and isinstance(child, _CONTAINERS):
                 _subtree_paths(child, types, (*spath, name), (*fpath, "f:" + name), out)
             else:
                 out.add((*fpath, "f:" + name))  # a leaf, or an empty object or list: no call
@@ -352,7 +377,7 @@ def _subtree_paths(value: Any, types: ListTypes, spath: SchemaPath, fpath: Field
         if elements is not None:
             items = (*spath, "*")
             for element, item in zip(elements, value, strict=True):
-                if item and isinstance(item, dict | list):
+                if item and isinstance(item, _CONTAINERS):
                     _subtree_paths(item, types, items, (*fpath, element), out)
                 else:
                     out.add((*fpath, element))

@@ -10,7 +10,7 @@ import pytest
 
 from fakeapi.machinery import fieldsv1
 from fakeapi.machinery.fieldsv1 import display_path
-from fakeapi.machinery.listtypes import ListSpec
+from fakeapi.machinery.listtypes import ListSpec, ListTypes
 
 C_KEY = 'k:{"name":"c"}'
 
@@ -105,3 +105,28 @@ def test_rendered_field_sets_decode_to_themselves_in_render_order() -> None:
 
 def _nodes(tree: dict) -> list[dict]:
     return [tree, *(node for child in tree.values() for node in _nodes(child))]
+
+
+ITEMS = [
+    # (id, keys, items): item_elements must be the items' key_element, or None (atomic) where
+    # one cannot be keyed or two share a key, whichever path writes them.
+    ("strings", ("name",), [{"name": "b"}, {"name": "a", "image": "i"}]),
+    ("escapes-and-unicode", ("name",), [{"name": 'q"\\'}, {"name": "é✓\u2028"}]),
+    ("lone-surrogate", ("name",), [{"name": "\udc80"}, {"name": "a"}]),
+    ("integer-key", ("containerPort",), [{"containerPort": 80}, {"containerPort": 81}]),
+    ("string-and-integer-keys", ("name",), [{"name": "a"}, {"name": 1}]),
+    ("two-keys", ("containerPort", "protocol"), [{"containerPort": 80}, {"containerPort": 80, "protocol": "UDP"}]),
+    ("duplicate", ("name",), [{"name": "a"}, {"name": "a"}]),
+    ("missing-key", ("name",), [{"name": "a"}, {"image": "i"}]),
+    ("not-an-object", ("name",), [{"name": "a"}, "a"]),
+    ("empty", ("name",), []),
+]
+
+
+@pytest.mark.parametrize(("keys", "items"), [case[1:] for case in ITEMS], ids=[c[0] for c in ITEMS])
+def test_list_map_elements_are_the_item_keys(keys: tuple, items: list) -> None:
+    spec = ListSpec(list_type="map", keys=keys)
+    types = ListTypes({("l",): spec})
+    each = [fieldsv1.key_element(item, spec) for item in items]
+    expected = None if None in each or len(set(each)) < len(each) else each
+    assert fieldsv1.item_elements(items, types, ("l",), (), strict=False) == expected
