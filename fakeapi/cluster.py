@@ -29,7 +29,7 @@ from fakeapi.kube import KubeHelpers
 from fakeapi.kubeconfig import WrittenKubeconfig, kubeconfig_text, server_url, write_kubeconfig
 from fakeapi.machinery.faults import FaultSet
 from fakeapi.registry.rest import Registry
-from fakeapi.scheduler.connection import from_kubeconfig
+from fakeapi.scheduler.connection import Connection
 from fakeapi.server.app import create_app
 from fakeapi.server.connections import GuardedSite
 from fakeapi.server.faults import FAULTS
@@ -296,10 +296,13 @@ class FakeCluster(KubeHelpers):
             self.kubeconfig_path = self._kubeconfig_arg
         if serving is None:
             self._kubeconfig = write_kubeconfig(self.kubeconfig_path, self.url)
+            self.open_helpers(Connection(self.url))
         else:  # the admin's client certificate, as kubeadm's admin.conf
             self._kubeconfig = write_kubeconfig(self.kubeconfig_path, self.url, ca_pem=serving.ca.cert_pem,
                                                 client=serving.admin)
-        self.open_helpers(from_kubeconfig(self.kubeconfig_path))
+            # What that kubeconfig says, without reading it back.
+            self.open_helpers(Connection(self.url, serving.ca.cert_pem, client_cert_pem=serving.admin.cert_pem,
+                                         client_key_pem=serving.admin.key_pem))
         # The control plane's own identity: a bearer token with the CA to trust.
         ca_pem, token = (serving.ca.cert_pem, serving.control_plane_token) if serving else (None, None)
         if self.control_plane_enabled == "process":
@@ -308,7 +311,6 @@ class FakeCluster(KubeHelpers):
                                                        **self._control_plane_options)
             await self._control_plane.start()
         elif self.control_plane_enabled:
-            from fakeapi.scheduler.connection import Connection
             from fakeapi.scheduler.controlplane import ControlPlane
 
             self._control_plane = ControlPlane(Connection(self.url, ca_pem, token), gates=self.gates,

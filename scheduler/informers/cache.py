@@ -21,22 +21,33 @@ def _namespace_of(obj: dict) -> Iterable[str]:
 
 
 class Store:
-    """Thread-free indexed map of key -> object; mutated only by the owning informer."""
+    """Thread-free indexed map of key -> object; mutated only by the owning informer.
+
+    Indexes registered with the same function (several loops index pods by their claims) share
+    one mapping, computed once per change; an update whose index values did not change (most
+    status writes) leaves that index alone.
+    """
 
     def __init__(self) -> None:
         self._items: dict[str, dict] = {}
-        self._index_funcs: dict[str, IndexFunc] = {NAMESPACE_INDEX: _namespace_of}
-        # index name -> index value -> set of keys
-        self._indices: dict[str, dict[str, set[str]]] = {NAMESPACE_INDEX: {}}
+        # index name -> index value -> set of keys; names of one function share the mapping
+        self._indices: dict[str, dict[str, set[str]]] = {}
+        # one (function, mapping) per distinct index function
+        self._computed: list[tuple[IndexFunc, dict[str, set[str]]]] = []
+        self.add_index(NAMESPACE_INDEX, _namespace_of)
 
     def add_index(self, name: str, fn: IndexFunc) -> None:
         """Register an index; existing objects are indexed immediately."""
-        if name in self._index_funcs:
+        if name in self._indices:
             raise ValueError(f"index {name!r} already exists")
-        self._index_funcs[name] = fn
-        self._indices[name] = {}
+        for known, index in self._computed:
+            if known is fn:
+                self._indices[name] = index
+                return
+        index = self._indices[name] = {}
+        self._computed.append((fn, index))
         for key, obj in self._items.items():
-            self._index_one(name, key, obj)
+            _add(index, key, fn(obj))
 
     def get(self, key: str) -> dict | None:
         return self._items.get(key)
@@ -51,17 +62,23 @@ class Store:
         """Store ``obj``; return the previous version (None when new)."""
         key = object_key(obj)
         old = self._items.get(key)
-        if old is not None:
-            self._unindex(key, old)
         self._items[key] = obj
-        for name in self._index_funcs:
-            self._index_one(name, key, obj)
+        for fn, index in self._computed:
+            values = list(fn(obj))
+            if old is None:
+                _add(index, key, values)
+                continue
+            old_values = list(fn(old))
+            if values != old_values:
+                _discard(index, key, set(old_values).difference(values))
+                _add(index, key, values)
         return old
 
     def remove(self, key: str) -> dict | None:
         old = self._items.pop(key, None)
         if old is not None:
-            self._unindex(key, old)
+            for fn, index in self._computed:
+                _discard(index, key, fn(old))
         return old
 
     def by_index(self, index_name: str, value: str) -> list[dict]:
@@ -75,20 +92,19 @@ class Store:
         """How many objects :meth:`by_index` would return, without building the list."""
         return len(self._indices[index_name].get(value, ()))
 
-    def _index_one(self, name: str, key: str, obj: dict) -> None:
-        index = self._indices[name]
-        for value in set(self._index_funcs[name](obj)):
-            index.setdefault(value, set()).add(key)
 
-    def _unindex(self, key: str, obj: dict) -> None:
-        for name, fn in self._index_funcs.items():
-            index = self._indices[name]
-            for value in set(fn(obj)):
-                keys = index.get(value)
-                if keys is not None:
-                    keys.discard(key)
-                    if not keys:
-                        del index[value]
+def _add(index: dict[str, set[str]], key: str, values: Iterable[str]) -> None:
+    for value in values:
+        index.setdefault(value, set()).add(key)
+
+
+def _discard(index: dict[str, set[str]], key: str, values: Iterable[str]) -> None:
+    for value in values:
+        keys = index.get(value)
+        if keys is not None:
+            keys.discard(key)
+            if not keys:
+                del index[value]
 
 
 class Lister:

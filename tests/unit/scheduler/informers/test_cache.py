@@ -56,3 +56,47 @@ def test_unknown_index_and_duplicate_index_fail():
     store.add_index("node", by_node)
     with pytest.raises(ValueError):
         store.add_index("node", by_node)
+
+
+def test_indexes_of_one_function_share_one_computation():
+    calls = []
+
+    def counted_by_node(o):
+        calls.append(o["metadata"]["name"])
+        return by_node(o)
+
+    store = Store()
+    store.add_index("scheduler/node", counted_by_node)
+    store.add_index("kubelet/node", counted_by_node)
+    store.add_index("other/node", lambda o: [o["spec"]["nodeName"].upper()] if o["spec"]["nodeName"] else [])
+    lister = Lister(store)
+    store.upsert(obj("p1", "ns", node="a"))
+    assert calls == ["p1"]  # once for both names
+    store.upsert(obj("p1", "ns", node="b", rv="2"))
+    assert calls == ["p1", "p1", "p1"]  # the new object and the one it replaces
+    for name in ("scheduler/node", "kubelet/node"):
+        assert lister.by_index(name, "a") == []
+        assert [o["metadata"]["name"] for o in lister.by_index(name, "b")] == ["p1"]
+    assert [o["metadata"]["name"] for o in lister.by_index("other/node", "B")] == ["p1"]
+    assert lister.by_index("other/node", "b") == []
+
+
+@pytest.mark.parametrize(("before", "after", "expected"), [
+    pytest.param(["a"], ["a"], {"a": ["p1"]}, id="unchanged"),
+    pytest.param(["a"], ["a", "b"], {"a": ["p1"], "b": ["p1"]}, id="value-added"),
+    pytest.param(["a", "b"], ["b"], {"a": [], "b": ["p1"]}, id="value-dropped"),
+    pytest.param(["a", "b"], ["b", "a"], {"a": ["p1"], "b": ["p1"]}, id="reordered"),
+    pytest.param(["a"], [], {"a": []}, id="all-dropped"),
+])
+def test_update_moves_only_changed_index_values(before, after, expected):
+    store = Store()
+    store.add_index("tags", lambda o: o["spec"]["tags"])
+    store.upsert({"metadata": {"name": "p1", "namespace": "ns"}, "spec": {"tags": before}})
+    store.upsert({"metadata": {"name": "p2", "namespace": "ns"}, "spec": {"tags": ["b"]}})
+    store.upsert({"metadata": {"name": "p1", "namespace": "ns"}, "spec": {"tags": after}})
+    got = {value: [o["metadata"]["name"] for o in store.by_index("tags", value) if o["metadata"]["name"] == "p1"]
+           for value in expected}
+    assert got == expected
+    assert [o["metadata"]["name"] for o in store.by_index("tags", "b")][-1] == "p2"
+    store.remove("ns/p1")
+    assert all(o["metadata"]["name"] == "p2" for value in ("a", "b") for o in store.by_index("tags", value))
