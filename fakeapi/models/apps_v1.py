@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 
 from fakeapi.models.base import (
     ATOMIC,
+    VALUE_STRUCT,
     Int32,
     Int64,
     IntOrString,
@@ -100,7 +101,7 @@ class DaemonSet(TopLevel):
     kind: str | None = opt('DaemonSet')
     metadata: ObjectMeta | None = opt("Standard object's metadata.")
     spec: DaemonSetSpec = req('The desired behavior of this daemon set.')
-    status: DaemonSetStatus | None = opt('The current status of this daemon set.')
+    status: DaemonSetStatus | None = opt('The current status of this daemon set.', markers=VALUE_STRUCT)
 
 
 class StatefulSetCondition(KubeModel):
@@ -181,7 +182,8 @@ class StatefulSet(TopLevel):
     kind: str | None = opt('StatefulSet')
     metadata: ObjectMeta | None = opt("Standard object's metadata.")
     spec: StatefulSetSpec = req('Spec defines the desired identities of pods in this set.')
-    status: StatefulSetStatus | None = opt('Status is the current status of Pods in this StatefulSet.')
+    status: StatefulSetStatus | None = opt('Status is the current status of Pods in this StatefulSet.',
+                                           markers=VALUE_STRUCT)
 
 
 class ReplicaSetCondition(KubeModel):
@@ -224,7 +226,8 @@ class ReplicaSet(TopLevel):
     kind: str | None = opt('ReplicaSet')
     metadata: ObjectMeta | None = opt('If the Labels of a ReplicaSet are empty, they are defaulted to be the same...')
     spec: ReplicaSetSpec = req('Spec defines the specification of the desired behavior of the ReplicaSet.')
-    status: ReplicaSetStatus | None = opt('Status is the most recently observed status of the ReplicaSet.')
+    status: ReplicaSetStatus | None = opt('Status is the most recently observed status of the ReplicaSet.',
+                                          markers=VALUE_STRUCT)
 
 
 class DeploymentCondition(KubeModel):
@@ -288,7 +291,7 @@ class Deployment(TopLevel):
     kind: str | None = opt('Deployment')
     metadata: ObjectMeta | None = opt("Standard object's metadata.")
     spec: DeploymentSpec = req('Specification of the desired behavior of the Deployment.')
-    status: DeploymentStatus | None = opt('Most recently observed status of the Deployment.')
+    status: DeploymentStatus | None = opt('Most recently observed status of the Deployment.', markers=VALUE_STRUCT)
 
 
 MODELS: dict[str, type[TopLevel]] = {

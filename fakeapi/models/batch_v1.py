@@ -8,7 +8,20 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from fakeapi.models.base import ATOMIC, SET, Int32, Int64, KubeModel, Time, TopLevel, list_map, opt, patch_merge, req
+from fakeapi.models.base import (
+    ATOMIC,
+    SET,
+    VALUE_STRUCT,
+    Int32,
+    Int64,
+    KubeModel,
+    Time,
+    TopLevel,
+    list_map,
+    opt,
+    patch_merge,
+    req,
+)
 from fakeapi.models.core_v1 import ObjectReference, PodTemplateSpec
 from fakeapi.models.meta import LabelSelector, ObjectMeta
 
@@ -187,7 +200,7 @@ class Job(TopLevel):
     kind: str | None = opt('Job')
     metadata: ObjectMeta | None = opt("Standard object's metadata.")
     spec: JobSpec | None = opt('Specification of the desired behavior of a job.')
-    status: JobStatus | None = opt('Current status of a job.')
+    status: JobStatus | None = opt('Current status of a job.', markers=VALUE_STRUCT)
 
 
 class CronJobStatus(KubeModel):
@@ -226,7 +239,7 @@ class CronJob(TopLevel):
     kind: str | None = opt('CronJob')
     metadata: ObjectMeta | None = opt("Standard object's metadata.")
     spec: CronJobSpec = req('Specification of the desired behavior of a cron job, including the schedule.')
-    status: CronJobStatus | None = opt('Current status of a cron job.')
+    status: CronJobStatus | None = opt('Current status of a cron job.', markers=VALUE_STRUCT)
 
 
 MODELS: dict[str, type[TopLevel]] = {m.gvk[2]: m for m in (Job, CronJob)}

@@ -7,7 +7,18 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from fakeapi.models.base import Int32, Int64, IntOrString, KubeModel, Time, TopLevel, list_map, opt, patch_merge
+from fakeapi.models.base import (
+    VALUE_STRUCT,
+    Int32,
+    Int64,
+    IntOrString,
+    KubeModel,
+    Time,
+    TopLevel,
+    list_map,
+    opt,
+    patch_merge,
+)
 from fakeapi.models.meta import Condition, LabelSelector, ObjectMeta
 from fakeapi.models.options import DeleteOptions
 
@@ -55,7 +66,8 @@ class PodDisruptionBudget(TopLevel):
     kind: str | None = opt('PodDisruptionBudget')
     metadata: ObjectMeta | None = opt("metadata is the standard object's metadata.")
     spec: PodDisruptionBudgetSpec | None = opt('spec is the specification of the desired behavior of the...')
-    status: PodDisruptionBudgetStatus | None = opt('status is the most recently observed status of the...')
+    status: PodDisruptionBudgetStatus | None = opt('status is the most recently observed status of the...',
+                                                   markers=VALUE_STRUCT)
 
 
 MODELS: dict[str, type[TopLevel]] = {"PodDisruptionBudget": PodDisruptionBudget}

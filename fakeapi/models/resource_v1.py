@@ -10,6 +10,7 @@ from typing import ClassVar
 from fakeapi.models.base import (
     ATOMIC,
     SET,
+    VALUE_STRUCT,
     Int64,
     KubeModel,
     Quantity,
@@ -241,7 +242,8 @@ class ResourceClaim(TopLevel):
     kind: str | None = opt("ResourceClaim")
     metadata: ObjectMeta | None = opt("Standard object metadata.")
     spec: ResourceClaimSpec = req("What is requested; immutable.")
-    status: ResourceClaimStatus | None = opt("Allocation state; written via the status subresource.")
+    status: ResourceClaimStatus | None = opt("Allocation state; written via the status subresource.",
+                                             markers=VALUE_STRUCT)
 
 
 class ResourceClaimTemplateSpec(KubeModel):
@@ -462,7 +464,7 @@ class DeviceTaintRule(TopLevel):
     kind: str | None = opt("DeviceTaintRule")
     metadata: ObjectMeta | None = opt("Standard object metadata.")
     spec: DeviceTaintRuleSpec = req("Which devices and which taint.")
-    status: DeviceTaintRuleStatus | None = opt("Rule status.")
+    status: DeviceTaintRuleStatus | None = opt("Rule status.", markers=VALUE_STRUCT)
 
 
 MODELS: dict[str, type[TopLevel]] = {m.gvk[2]: m for m in (

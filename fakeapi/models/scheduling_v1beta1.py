@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from fakeapi.models.base import ATOMIC, Int32, KubeModel, TopLevel, list_map, opt, patch_merge, req
+from fakeapi.models.base import ATOMIC, VALUE_STRUCT, Int32, KubeModel, TopLevel, list_map, opt, patch_merge, req
 from fakeapi.models.meta import Condition, ObjectMeta
 
 OPENAPI_PACKAGE = "io.k8s.api.scheduling.v1beta1"
@@ -216,7 +216,7 @@ class PodGroup(TopLevel):
     kind: str | None = opt("PodGroup")
     metadata: ObjectMeta | None = opt("Standard object metadata.")
     spec: PodGroupSpec = req("The group.")
-    status: PodGroupStatus | None = opt("Written via the status subresource.")
+    status: PodGroupStatus | None = opt("Written via the status subresource.", markers=VALUE_STRUCT)
 
 
 MODELS: dict[str, type[TopLevel]] = {"Workload": Workload, "PodGroup": PodGroup}

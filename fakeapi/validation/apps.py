@@ -14,6 +14,7 @@ from fakeapi.validation.common import get, immutable
 from fakeapi.validation.strategy import AdmissionContext, Strategy
 from fakeapi.validation.templates import (
     default_template,
+    default_zero_counts,
     is_zero,
     non_negative,
     not_more_than_100_percent,
@@ -55,9 +56,11 @@ class _WorkloadStrategy(Strategy):
 
     kind = ""
     status_fields: tuple[str, ...] = ()
+    zero_counts: tuple[str, ...] = ()  # the status counts without omitempty upstream
 
     def default(self, obj: dict[str, Any], ctx: AdmissionContext) -> None:
         default_template((obj.get("spec") or {}).get("template"))
+        default_zero_counts(obj.get("status"), self.zero_counts)
 
     def validate(self, obj: dict[str, Any], ctx: AdmissionContext) -> list[FieldError]:
         spec = obj.get("spec") or {}
@@ -124,6 +127,7 @@ class ReplicaSetStrategy(_WorkloadStrategy):
 
     kind = "replicaset"
     status_fields = ("replicas", "fullyLabeledReplicas", "readyReplicas", "availableReplicas")
+    zero_counts = ("replicas",)
 
     def default(self, obj: dict[str, Any], ctx: AdmissionContext) -> None:
         super().default(obj, ctx)
@@ -135,6 +139,7 @@ class StatefulSetStrategy(_WorkloadStrategy):
 
     kind = "statefulset"
     status_fields = ("replicas", "readyReplicas", "currentReplicas", "updatedReplicas", "availableReplicas")
+    zero_counts = ("replicas", "availableReplicas")
 
     def default(self, obj: dict[str, Any], ctx: AdmissionContext) -> None:
         super().default(obj, ctx)
@@ -188,6 +193,7 @@ class DaemonSetStrategy(_WorkloadStrategy):
 
     kind = "daemonset"
     status_fields = ("currentNumberScheduled", "numberMisscheduled", "desiredNumberScheduled", "numberReady")
+    zero_counts = status_fields
 
     def default(self, obj: dict[str, Any], ctx: AdmissionContext) -> None:
         super().default(obj, ctx)

@@ -7,6 +7,7 @@ from typing import Any
 from fakeapi.errors import FieldError, invalid, not_supported
 from fakeapi.validation.strategy import AdmissionContext, Strategy
 from fakeapi.validation.templates import (
+    default_zero_counts,
     non_negative,
     not_more_than_100_percent,
     validate_int_or_percent,
@@ -16,8 +17,14 @@ from fakeapi.validation.templates import (
 EVICTION_POLICIES = ["AlwaysAllow", "IfHealthyBudget"]
 
 
+STATUS_COUNTS = ("disruptionsAllowed", "currentHealthy", "desiredHealthy", "expectedPods")
+
+
 class PodDisruptionBudgetStrategy(Strategy):
     """PDBs: one of minAvailable/maxUnavailable, valid selector, a known unhealthy-pod policy."""
+
+    def default(self, obj: dict[str, Any], ctx: AdmissionContext) -> None:
+        default_zero_counts(obj.get("status"), STATUS_COUNTS)
 
     def validate(self, obj: dict[str, Any], ctx: AdmissionContext) -> list[FieldError]:
         spec = obj.get("spec") or {}
@@ -38,7 +45,7 @@ class PodDisruptionBudgetStrategy(Strategy):
                                ctx: AdmissionContext) -> list[FieldError]:
         status = new.get("status") or {}
         errs: list[FieldError] = []
-        for key in ("disruptionsAllowed", "currentHealthy", "desiredHealthy", "expectedPods"):
+        for key in STATUS_COUNTS:
             errs += non_negative(status.get(key), f"status.{key}")
         return errs
 

@@ -118,8 +118,13 @@ class CronJobController:
         if scheduled is not None:
             await self._start(cj, scheduled, now)
         await self._write_status(cj, cached)
-        upcoming = schedule.next_after(now)
-        self._clock.call_later((upcoming - now).total_seconds() + NEXT_SCHEDULE_DELTA, lambda: self._queue.add(key))
+        # From the clock's time now, not the sync's start: a manual clock may have moved while this
+        # sync awaited its writes, and a timer set from the old time would run a whole period late.
+        delay = schedule.next_after(now).timestamp() - self._clock.now()
+        if delay <= 0:
+            self._queue.add(key)
+        else:
+            self._clock.call_later(delay + NEXT_SCHEDULE_DELTA, lambda: self._queue.add(key))
 
     def _reconcile_active(self, cj: dict[str, Any], children: list[dict[str, Any]]) -> None:
         status = cj["status"]
