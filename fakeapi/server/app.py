@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 
 from aiohttp import web
-from aiohttp.typedefs import Handler, Middleware
+from aiohttp.typedefs import Handler
 
 from fakeapi.auth import bootstrap, rbac
 from fakeapi.auth.users import UserInfo
@@ -38,50 +38,79 @@ GC = web.AppKey("gc", GarbageCollector)
 CRDS = web.AppKey("crds", CRDController)
 
 
-def serving(options: ServerOptions, access: Access, faults: FaultSet) -> Middleware:
-    """The one middleware every request passes, its concerns in upstream's filter order: errors
-    rendered as a ``metav1.Status`` (the only place that does), the request timeout,
-    authentication and authorization, injected faults.  One coroutine rather than one per
-    concern: each layer cost a coroutine, a partial and an app lookup per request."""
+def serving(options: ServerOptions, access: Access, faults: FaultSet) -> Callable[[Handler], Handler]:
+    """What every request passes, as a wrapper of each route's handler, its concerns in
+    upstream's filter order: errors rendered as a ``metav1.Status``, the request timeout,
+    authentication and authorization, injected faults.  Not an aiohttp middleware: with none,
+    aiohttp skips its per-request middleware machinery (its own middleware and a cache of
+    handler chains, which also kept every application it served alive, store and all)."""
     deadlines = RequestDeadlines(options.request_timeout)
     secure = access.secure
 
-    @web.middleware
-    async def serve(request: web.Request, handler: Handler) -> web.StreamResponse:
-        try:
-            task = deadlines.start(request)
+    def wrap(handler: Handler) -> Handler:
+        async def serve(request: web.Request) -> web.StreamResponse:
             try:
-                if secure:
-                    authorize(request, access)
-                if faults and (decision := fault_for(request, faults)) is not None:
-                    return await faulted(request, handler, decision)
-                return await handler(request)
-            except asyncio.CancelledError:
-                if task is not None and deadlines.expired(task):
-                    raise Timeout(REQUEST_TIMEOUT_MESSAGE, details={}) from None
-                raise
-            except TimeoutError:
-                if task is None:
+                task = deadlines.start(request)
+                try:
+                    if secure:
+                        authorize(request, access)
+                    if faults and (decision := fault_for(request, faults)) is not None:
+                        return await faulted(request, handler, decision)
+                    return await handler(request)
+                except asyncio.CancelledError:
+                    if task is not None and deadlines.expired(task):
+                        raise Timeout(REQUEST_TIMEOUT_MESSAGE, details={}) from None
                     raise
-                raise Timeout(REQUEST_TIMEOUT_MESSAGE, details={}) from None
-            finally:
-                if task is not None:
-                    deadlines.finish(task)
-        except StatusError as exc:
-            return json_response(exc.to_status(), exc.code)
-        except web.HTTPNotFound:
-            return json_response(NotFound(NOT_FOUND_MESSAGE, details={}).to_status(), 404)
-        except web.HTTPMethodNotAllowed:
-            err = MethodNotAllowed("the server does not allow this method on the requested resource")
-            return json_response(err.to_status(), 405)
-        except web.HTTPException:
-            raise
-        except Exception as exc:  # a bug of ours: say so as Status 500, never a bare traceback
-            log.exception("internal error serving %s %s", request.method, request.path)
-            err = StatusError(f"Internal error occurred: {type(exc).__name__}: {exc}")
-            return json_response(err.to_status(), 500)
+                except TimeoutError:
+                    if task is None:
+                        raise
+                    raise Timeout(REQUEST_TIMEOUT_MESSAGE, details={}) from None
+                finally:
+                    if task is not None:
+                        deadlines.finish(task)
+            except web.HTTPException:
+                raise
+            except Exception as exc:
+                return error_response(request, exc)
 
-    return serve
+        return serve
+
+    return wrap
+
+
+def error_response(request: web.Request, exc: Exception) -> web.Response:
+    """``exc`` as a ``metav1.Status`` answer — the only place that renders one."""
+    if isinstance(exc, StatusError):
+        return json_response(exc.to_status(), exc.code)
+    # A bug of ours: say so as Status 500, never a bare traceback.
+    log.error("internal error serving %s %s", request.method, request.path, exc_info=exc)
+    err = StatusError(f"Internal error occurred: {type(exc).__name__}: {exc}")
+    return json_response(err.to_status(), 500)
+
+
+@web.middleware
+async def _outer_errors(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Status errors of a middleware added after :func:`create_app`, which runs outside the
+    handlers' wrapper (``FakeCluster``'s, with its control plane in a child process)."""
+    try:
+        return await handler(request)
+    except web.HTTPException:
+        raise
+    except Exception as exc:
+        return error_response(request, exc)
+
+
+async def _render_outer_errors(app: web.Application) -> None:
+    if app.middlewares:  # on startup, the last moment middlewares may still be added
+        app.middlewares.insert(0, _outer_errors)
+
+
+async def _not_found(request: web.Request) -> web.StreamResponse:
+    raise NotFound(NOT_FOUND_MESSAGE, details={})
+
+
+async def _method_not_allowed(request: web.Request) -> web.StreamResponse:
+    raise MethodNotAllowed("the server does not allow this method on the requested resource")
 
 
 def _text(body: str) -> web.Response:
@@ -151,21 +180,30 @@ async def _openapi_v2(request: web.Request) -> web.Response:
     return web.Response(body=body, headers={"Content-Type": content_type})
 
 
-def _routes(app: web.Application) -> None:
+def _routes(app: web.Application, wrap: Callable[[Handler], Handler]) -> None:
     r = app.router
     # Resource paths first: aiohttp tries the routes indexed under one prefix (``/api/v1``,
     # ``/apis``) in the order they were added, and these are nearly every request; none of the
     # discovery routes under the same prefixes matches a path they match (``.+`` needs a tail).
-    r.add_route("*", "/api/v1/{tail:.+}", _core)
-    r.add_route("*", "/apis/{group}/{version}/{tail:.+}", _grouped)
+    r.add_route("*", "/api/v1/{tail:.+}", wrap(_core))
+    r.add_route("*", "/apis/{group}/{version}/{tail:.+}", wrap(_grouped))
     for path, handler in (("/api", _api), ("/apis", _apis), ("/api/v1", _resources), ("/version", _version),
                           ("/healthz", _health), ("/livez", _health), ("/readyz", _health),
                           ("/openapi/v3", _openapi_root), ("/apis/{group}", _api_group),
                           ("/apis/{group}/{version}", _resources)):
-        r.add_get(path, handler)
-        r.add_get(path + "/", handler)  # kr8s asks with a trailing slash
-    r.add_get("/openapi/v3/{tail:.+}", _openapi_gv)
-    r.add_get("/openapi/v2", _openapi_v2)
+        r.add_get(path, wrap(handler))
+        r.add_get(path + "/", wrap(handler))  # kr8s asks with a trailing slash
+    r.add_get("/openapi/v3/{tail:.+}", wrap(_openapi_gv))
+    r.add_get("/openapi/v2", wrap(_openapi_v2))
+
+
+def _unrouted(app: web.Application, wrap: Callable[[Handler], Handler]) -> None:
+    """Status answers where no handler is: 405 for another method of a served path, 404 for
+    any other path (aiohttp's own answers are plain text, and pass no wrapper)."""
+    for resource in app.router.resources():
+        if all(route.method != "*" for route in resource):
+            resource.add_route("*", wrap(_method_not_allowed))
+    app.router.add_route("*", "/{tail:.*}", wrap(_not_found))
 
 
 async def _run_crd_controller(app: web.Application) -> AsyncIterator[None]:
@@ -198,17 +236,20 @@ def create_app(options: ServerOptions | None = None, *,
     access = Access(registry.reads, registry.kinds, registry.tokens, secure=options.secure,
                     static_tokens=static_tokens)
     faults = FaultSet()
-    app = web.Application(middlewares=[serving(options, access, faults)], client_max_size=MAX_BODY)
+    wrap = serving(options, access, faults)
+    app = web.Application(client_max_size=MAX_BODY)
     app[FAULTS] = faults
+    _routes(app, wrap)
     if options.enable_faults:
-        add_admin_routes(app)
+        add_admin_routes(app, wrap)
+    _unrouted(app, wrap)
+    app.on_startup.append(_render_outer_errors)
     app[REGISTRY] = registry
     app[ACCESS] = access
     app[OPTIONS] = options
     app[OPENAPI] = OpenAPICache(registry)
     app[GC] = GarbageCollector(registry)
     app[CRDS] = CRDController(registry)
-    _routes(app)
     app.cleanup_ctx.append(_run_gc)
     app.cleanup_ctx.append(_run_crd_controller)
     app.on_shutdown.append(_close_watches)

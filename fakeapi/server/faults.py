@@ -18,6 +18,7 @@ Requests to ``/fakeapi/`` itself are never faulted.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 from aiohttp import web
 from aiohttp.typedefs import Handler
@@ -98,12 +99,12 @@ async def _compact(request: web.Request) -> web.Response:
     return json_response({**success_status(), "metadata": {"resourceVersion": str(rv)}})
 
 
-def add_admin_routes(app: web.Application) -> None:
-    """Serve the fault-injection admin endpoint on ``app``."""
+def add_admin_routes(app: web.Application, wrap: Callable[[Handler], Handler]) -> None:
+    """Serve the fault-injection admin endpoint on ``app``, each handler wrapped by ``wrap``."""
     r = app.router
-    r.add_get("/fakeapi/v1/faults", _list)
-    r.add_post("/fakeapi/v1/faults", _add)
-    r.add_delete("/fakeapi/v1/faults", _clear)
-    r.add_delete("/fakeapi/v1/faults/{id}", _remove)
-    r.add_post("/fakeapi/v1/watches/close", _close_watches)
-    r.add_post("/fakeapi/v1/history/compact", _compact)
+    r.add_get("/fakeapi/v1/faults", wrap(_list))
+    r.add_post("/fakeapi/v1/faults", wrap(_add))
+    r.add_delete("/fakeapi/v1/faults", wrap(_clear))
+    r.add_delete("/fakeapi/v1/faults/{id}", wrap(_remove))
+    r.add_post("/fakeapi/v1/watches/close", wrap(_close_watches))
+    r.add_post("/fakeapi/v1/history/compact", wrap(_compact))

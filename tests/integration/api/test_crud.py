@@ -214,6 +214,19 @@ async def test_unknown_paths_and_methods(api: Api) -> None:
     assert status == 405 and body["reason"] == "MethodNotAllowed"
 
 
+@pytest.mark.parametrize(("method", "path", "code"), [
+    ("GET", "/", 404), ("GET", "/nope", 404), ("DELETE", "/apis/apps/v1/nope/extra/segments/here/too", 404),
+    ("POST", "/version", 405), ("PUT", "/apis", 405), ("DELETE", "/openapi/v2", 405), ("POST", "/api/v1/", 405),
+    ("PATCH", "/apis/apps", 405), ("POST", "/healthz", 405),
+], ids=["root", "unknown-path", "deep-unknown-resource", "post-version", "put-apis", "delete-openapi",
+        "post-core-discovery", "patch-group", "post-healthz"])
+async def test_paths_without_a_handler_answer_a_status(api: Api, method: str, path: str, code: int) -> None:
+    status, body = await api.request(method, path)
+    expected = {404: ("NotFound", "the server could not find the requested resource"),
+                405: ("MethodNotAllowed", "the server does not allow this method on the requested resource")}
+    assert (status, body["kind"], body["reason"], body["message"]) == (code, "Status", *expected[code])
+
+
 async def test_bad_bodies_are_400_never_500(api: Api) -> None:
     status, body = await api.request("POST", CM, b"{not json")
     assert status == 400 and body["reason"] == "BadRequest"

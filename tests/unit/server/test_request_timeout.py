@@ -1,4 +1,4 @@
-"""The request timeout of the server's middleware: one sweep cancels what is overdue, and only that."""
+"""The request timeout of what the server wraps each handler in: one sweep cancels what is overdue, and only that."""
 
 from __future__ import annotations
 
@@ -11,19 +11,21 @@ from aiohttp import web
 from aiohttp.test_utils import make_mocked_request
 
 from fakeapi.config import ServerOptions
-from fakeapi.server.app import create_app
+from fakeapi.server.app import create_app, serving
+from fakeapi.server.faults import FAULTS
+from fakeapi.server.state import ACCESS, OPTIONS
 
 SECONDS = 0.05
 CREATE = "/api/v1/namespaces/default/configmaps"
-Middleware = Callable[[web.Request, Callable[[web.Request], Awaitable[web.StreamResponse]]],
-                      Awaitable[web.StreamResponse]]
+Serve = Callable[[web.Request, Callable[[web.Request], Awaitable[web.StreamResponse]]],
+                 Awaitable[web.StreamResponse]]
 
 
-def request_timeout(seconds: float) -> Middleware:
-    """The middleware of a server whose request timeout is ``seconds``."""
+def request_timeout(seconds: float) -> Serve:
+    """What a server whose request timeout is ``seconds`` wraps each handler in."""
     app = create_app(ServerOptions(request_timeout=seconds))
-    (serve,) = app.middlewares
-    return lambda request, handler: serve(_bound(request, app), handler)
+    wrap = serving(app[OPTIONS], app[ACCESS], app[FAULTS])
+    return lambda request, handler: wrap(handler)(_bound(request, app))
 
 
 def _bound(request: web.Request, app: web.Application) -> web.Request:
