@@ -19,6 +19,11 @@ ratio (and the extra CPU microseconds per request) is the cost fakeapi adds over
 
 ``--write`` replaces the generated part of the "API server" section of BENCHMARKS.md; ``--uvloop``
 runs everything (the child processes too) on uvloop's event loop instead of asyncio's.
+
+``--instructions`` measures something else, deterministically: valgrind's callgrind counts the
+instructions of one request (client included) on one keep-alive connection, for the bare server
+and fakeapi's loads, each in a child process under valgrind with counting switched on around the
+measured requests only (``bench.common.callgrind_counting``), CPython's collector off.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import argparse
 import asyncio
 import cProfile
 import dataclasses
+import gc
 import io
 import os
 import pstats
@@ -48,7 +54,15 @@ from aiohttp import web
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import machine_description, markdown_table, median_of, percentile, run_loop
+from bench.common import (
+    callgrind_counting,
+    callgrind_instructions,
+    machine_description,
+    markdown_table,
+    median_of,
+    percentile,
+    run_loop,
+)
 from fakeapi.cluster import FakeCluster
 from fakeapi.config import ServerOptions
 
@@ -465,6 +479,55 @@ async def slow_watcher(quick: bool, with_slow: bool) -> SlowRun:
     return SlowRun(**orjson.loads(out))
 
 
+# -- 5. instructions per request ------------------------------------------------------------
+
+INSTRUCTION_LOADS = ("bare POST", "bare GET", "create ConfigMap", "create Pod", "get Pod")
+WARM_REQUESTS = 200
+
+
+async def counted_requests(load: str, n: int) -> None:
+    """The child's side of ``--instructions``: warm up, then send ``n`` requests of ``load`` one
+    after another with counting on."""
+    bare_runner, bare_url = await start_bare_server()
+    try:
+        async with FakeCluster(control_plane=False) as cluster, aiohttp.ClientSession() as session:
+            url = bare_url if load.startswith("bare") else cluster.url
+            kind = {"bare POST": "create ConfigMap", "bare GET": "get ConfigMap"}.get(load, load)
+            warm, measured = (_loads(run, n if run else WARM_REQUESTS) for run in (0, 1))
+            for requests in (warm, measured):  # gets need their objects; the measured ones' too
+                creates = kind.replace("get", "create")
+                if kind != creates and url == cluster.url:
+                    await drive(session, cluster.url, requests[creates])
+            for method, path, body in warm[kind]:
+                async with session.request(method, url + path, data=body, headers=JSON) as resp:
+                    await resp.read()
+                    _check(resp.status, f"{method} {path}")
+            gc.disable()
+            with callgrind_counting():
+                for method, path, body in measured[kind]:
+                    async with session.request(method, url + path, data=body, headers=JSON) as resp:
+                        await resp.read()
+            gc.enable()
+    finally:
+        await bare_runner.cleanup()
+
+
+def count_instructions(load: str, n: int, uvloop: bool) -> float:
+    """Instructions per request of ``load``, by callgrind, in a child process."""
+    argv = [sys.executable, __file__, "--count-child", load, str(n), *(["--uvloop"] if uvloop else [])]
+    return callgrind_instructions(argv, env={"PYTHONHASHSEED": "0"}) / n
+
+
+def instructions_report(n: int, uvloop: bool, loads: tuple[str, ...] = INSTRUCTION_LOADS) -> str:
+    counts = {load: count_instructions(load, n, uvloop) for load in loads}
+    rows = [[load, f"{counts[load] / 1000:,.1f}k",
+             f"{counts[bare] / counts[load]:.0%}" if (bare := BARE_EQUIVALENT.get(load)) in counts else "-"]
+            for load in loads]
+    return (f"Instructions per request by callgrind, {n} requests after {WARM_REQUESTS} of warm-up, one "
+            f"keep-alive connection, client included, {'uvloop' if uvloop else 'asyncio'} event loop:\n\n"
+            + markdown_table(["load", "instructions", "bare / fakeapi"], rows))
+
+
 # -- report -----------------------------------------------------------------------------------
 
 
@@ -597,8 +660,13 @@ def _parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--profile", action="store_true", help="cProfile the last run of the fakeapi loads")
     parser.add_argument("--write", action="store_true", help="update the API server section of BENCHMARKS.md")
     parser.add_argument("--uvloop", action="store_true", help="run on uvloop's event loop")
+    parser.add_argument("--instructions", action="store_true",
+                        help="count instructions per request with callgrind instead (needs valgrind)")
+    parser.add_argument("--loads", default=",".join(INSTRUCTION_LOADS),
+                        help="with --instructions: the loads to count, comma-separated")
     parser.add_argument("--slow-run", choices=("with", "without"), help=argparse.SUPPRESS)  # child process
     parser.add_argument("--fanout-child", nargs=5, help=argparse.SUPPRESS)  # child: URL RV WATCHERS WRITES FILE
+    parser.add_argument("--count-child", nargs=2, help=argparse.SUPPRESS)  # child: LOAD N
     return parser.parse_args(argv)
 
 
@@ -608,6 +676,14 @@ if __name__ == "__main__":
     if args.fanout_child:
         url, rv, watchers, writes, path = args.fanout_child
         Path(path).write_bytes(orjson.dumps(run_loop(fanout_child(url, rv, int(watchers), int(writes)), args.uvloop)))
+    elif args.count_child:
+        load, n = args.count_child
+        run_loop(counted_requests(load, int(n)), args.uvloop)
+    elif args.instructions:
+        loads = tuple(args.loads.split(","))
+        if unknown := set(loads) - set(INSTRUCTION_LOADS):
+            raise SystemExit(f"unknown loads: {', '.join(sorted(unknown))}")
+        print(instructions_report(30 if args.quick else 300, args.uvloop, loads))
     elif args.slow_run:
         result = run_loop(slow_watcher_run(chosen, with_slow=args.slow_run == "with"), args.uvloop)
         sys.stdout.buffer.write(orjson.dumps(dataclasses.asdict(result)))
