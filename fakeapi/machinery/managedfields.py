@@ -316,21 +316,18 @@ def compare(old: dict, new: dict, types: ListTypes) -> Changes:
     added, removed = changes.added, changes.removed
 
     def diff(before: Any, after: Any, spath: SchemaPath, fpath: FieldPath) -> None:
-        # Both sides are present here; a value only one side has is walked by _subtree_paths.
+        # Both sides are present and differ (the caller checked, see _unchanged); a value only one
+        # side has is walked by _subtree_paths.
         if isinstance(before, dict) and isinstance(after, dict):
-            if before == after:
-                # Most of an object is untouched by a write; C-level equality skips it.  It would
-                # conflate 1 and true deep inside, which decoding against the schema rules out.
-                return
-            pairs = ((name, before.get(name, ABSENT), after.get(name, ABSENT)) for name in {**before, **after})
-            for name, old_value, new_value in pairs:
-                child = (*fpath, "f:" + name)
-                if old_value is ABSENT:
-                    _subtree_paths(new_value, types, (*spath, name), child, added)
-                elif new_value is ABSENT:
-                    _subtree_paths(old_value, types, (*spath, name), child, removed)
+            for name, old_value in before.items():
+                new_value = after.get(name, ABSENT)
+                if new_value is ABSENT:
+                    _subtree_paths(old_value, types, (*spath, name), (*fpath, "f:" + name), removed)
                 elif not _unchanged(old_value, new_value):
-                    diff(old_value, new_value, (*spath, name), child)
+                    diff(old_value, new_value, (*spath, name), (*fpath, "f:" + name))
+            for name, new_value in after.items():
+                if name not in before:
+                    _subtree_paths(new_value, types, (*spath, name), (*fpath, "f:" + name), added)
             return
         if isinstance(before, list) and isinstance(after, list):
             if before == after and types.list_spec(spath).list_type in (MAP, SET):
@@ -354,7 +351,8 @@ def compare(old: dict, new: dict, types: ListTypes) -> Changes:
         elif _leaf_changed(before, after):
             changes.modified.add(fpath)
 
-    diff(old, new, (), ())
+    if not _unchanged(old, new):
+        diff(old, new, (), ())
     return changes
 
 
@@ -385,7 +383,9 @@ def _subtree_paths(value: Any, types: ListTypes, spath: SchemaPath, fpath: Field
 
 def _unchanged(before: Any, after: Any) -> bool:
     """What ``compare`` would find no change in, told without walking it (most of a write):
-    the same object, or equal values of one type (lists excepted: see ``_leaf_changed``)."""
+    the same object, or equal values of one type (lists excepted: see ``_leaf_changed``).
+    C-level equality of objects would conflate 1 and true deep inside, which decoding against
+    the schema rules out."""
     return before is after or (type(before) is type(after) is not list and before == after)
 
 
