@@ -29,7 +29,6 @@ import errno
 import json
 import logging
 import math
-import re
 import resource
 import socket
 import ssl
@@ -85,15 +84,15 @@ def long_running(method: str, path: str, query: Mapping[str, str]) -> bool:
     return attrs.verb == "watch" or (attrs.resource_request and attrs.subresource in LONG_RUNNING_SUBRESOURCES)
 
 
-# Only a request whose target names "watch" or a long-running subresource can be long-running
-# (a percent-encoded target could hide either): nearly every request skips parsing its path and
-# query, which cost more than the rest of the deadline bookkeeping.
-_MAY_BE_LONG_RUNNING = re.compile("|".join(("%", "watch", *sorted(LONG_RUNNING_SUBRESOURCES))))
-
-
 def long_running_request(request: web.Request) -> bool:
     """Whether ``request`` is exempt from the request timeout (see :func:`long_running`)."""
-    if _MAY_BE_LONG_RUNNING.search(request.raw_path) is None:
+    target = request.raw_path
+    # Only a target that names "watch" or a long-running subresource can be long-running (a
+    # percent-encoded one could hide either): nearly every request skips parsing its path and
+    # query, which cost more than the rest of the deadline bookkeeping.  Spelled out, since a
+    # regular expression or a loop over the words costs twice or three times as much.
+    if not ("%" in target or "watch" in target or "log" in target or "exec" in target or "attach" in target
+            or "proxy" in target or "portforward" in target):
         return False
     return long_running(request.method, request.path, request.query)
 

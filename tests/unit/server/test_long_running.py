@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from aiohttp.test_utils import make_mocked_request
 
-from fakeapi.server.connections import long_running
+from fakeapi.server.connections import LONG_RUNNING_SUBRESOURCES, long_running, long_running_request
 
 
 @pytest.mark.parametrize(("method", "path", "query", "expected"), [
@@ -30,3 +31,11 @@ from fakeapi.server.connections import long_running
         "namespace-status", "namespace-finalize", "discovery"])
 def test_long_running(method: str, path: str, query: dict[str, str], expected: bool) -> None:
     assert long_running(method, path, query) is expected
+
+
+@pytest.mark.parametrize("subresource", sorted(LONG_RUNNING_SUBRESOURCES))
+def test_every_long_running_subresource_passes_the_quick_check(subresource: str) -> None:
+    # The quick check spells the words out: a subresource added to the set must be added there too.
+    target = f"/api/v1/namespaces/default/pods/p/{subresource}"
+    assert long_running_request(make_mocked_request("POST", target))
+    assert not long_running_request(make_mocked_request("POST", "/api/v1/namespaces/default/pods/p/status"))
