@@ -135,6 +135,12 @@ def _key_prefix(name: str) -> str:
 
 
 def _value_element(item: Any) -> str | None:
+    if type(item) in (str, int):
+        # Finalizers and the like: orjson writes these as json_text does, ~10x faster.
+        try:
+            return "v:" + orjson.dumps(item).decode()
+        except orjson.JSONEncodeError:  # a lone surrogate, an integer beyond 64 bits
+            pass
     return None if isinstance(item, dict | list) else "v:" + json_text(item)
 
 

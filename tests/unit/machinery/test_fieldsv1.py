@@ -123,6 +123,21 @@ ITEMS = [
 ]
 
 
+SET_ITEMS = [
+    ("strings", ["b", "a/x", "é✓", 'q"\\\n', "\u2028𝄞"]),
+    ("lone-surrogate", ["\udc80"]),
+    ("integers", [1, -2, 2**63, 2**70]),
+    ("other-scalars", [True, None, 1.5, 1e16]),
+]
+
+
+@pytest.mark.parametrize("items", [case[1] for case in SET_ITEMS], ids=[c[0] for c in SET_ITEMS])
+def test_set_elements_are_written_as_json_dumps_writes_them(items: list) -> None:
+    types = ListTypes({("l",): ListSpec(list_type="set")})
+    expected = ["v:" + json.dumps(item, separators=(",", ":"), ensure_ascii=False) for item in items]
+    assert fieldsv1.item_elements(items, types, ("l",), (), strict=False) == expected
+
+
 @pytest.mark.parametrize(("keys", "items"), [case[1:] for case in ITEMS], ids=[c[0] for c in ITEMS])
 def test_list_map_elements_are_the_item_keys(keys: tuple, items: list) -> None:
     spec = ListSpec(list_type="map", keys=keys)
