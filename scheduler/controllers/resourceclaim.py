@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections import OrderedDict
+from collections.abc import Callable
 
 from fakeapi.scheduler.client import (
     GVR,
@@ -122,6 +123,33 @@ def _claim_consumer_keys(claim: dict) -> list[str]:
     return [_consumer_key(namespace, ref.get("resource"), ref.get("name")) for ref in rc.reserved_for(claim)]
 
 
+def pod_needs_work(pod: dict, claim_of: Callable[[str, str], dict | None]) -> bool:
+    """Whether a sync of ``pod`` may have something to write (upstream's ``podNeedsWork``), its
+    claims looked up with ``claim_of(namespace, name)``: a template claim not generated, gone or
+    owned by someone else, or a bound pod's allocated claim not reserved for it.  A pod of a pod
+    group always gets a sync (its claims may be its group's)."""
+    if pod_group_instance(pod) is not None:
+        return True
+    namespace = _meta(pod)["namespace"]
+    bound = is_assigned(pod)
+    for pod_claim in (pod.get("spec") or {}).get("resourceClaims") or []:
+        try:
+            name, check_owner = rc.pod_claim_name(pod, pod_claim)
+        except ValueError:  # ClaimNotCreated included
+            return True
+        if name is None:
+            continue  # decided earlier: no claim needed
+        claim = claim_of(namespace, name)
+        if claim is None or (check_owner and not rc.is_owned_by(claim, pod)):
+            if pod_claim.get("resourceClaimTemplateName"):
+                return True  # to generate (again)
+            continue  # the user's claim to create
+        if (bound and rc.is_allocated(claim) and rc.can_be_reserved(claim)
+                and not rc.is_reserved_for(claim, rc.pod_consumer_ref(pod), None)):
+            return True
+    return False
+
+
 class ResourceClaimController:
     """Generates claims from templates and releases reservations of consumers that are gone."""
 
@@ -196,7 +224,7 @@ class ResourceClaimController:
             for key in rc.pod_claim_keys(pod):
                 namespace, _, name = key.partition("/")
                 self._queue.add(("claim", namespace, name))
-        elif not is_terminating(pod):
+        elif not is_terminating(pod) and pod_needs_work(pod, self._claims.lister.get):
             self._queue.add(("pod", meta["namespace"], meta["name"]))
 
     def _on_claim_add(self, claim: dict) -> None:

@@ -107,6 +107,22 @@ async def test_reuses_orphan_instead_of_duplicating(api, run_loops):
     assert len((await api.list(RESOURCE_CLAIMS, NS))["items"]) == 1
 
 
+async def test_deleted_generated_claim_is_generated_again(api, controller):
+    # Nothing about the pod changes: only the claim's deletion can get it a sync.
+    await api.create(RESOURCE_CLAIM_TEMPLATES, NS, template())
+    created = await api.create(PODS, NS, pod("p", [TEMPLATE_ENTRY]))
+    first = await generated_name(api, "p")
+    await api.delete(RESOURCE_CLAIMS, NS, first)
+
+    async def second():
+        name = claim_statuses(await api.get(PODS, NS, "p")).get("gpu")
+        return name if name not in (None, first) else None
+
+    name = await wait_for(second, message="a new claim generated for the pod")
+    regenerated = await api.get(RESOURCE_CLAIMS, NS, name)
+    assert rc.is_owned_by(regenerated, created)
+
+
 async def test_missing_template_is_reported_then_retried_on_template_add(api, controller):
     await api.create(PODS, NS, pod("waiting", [TEMPLATE_ENTRY]))
 
