@@ -6,6 +6,7 @@ and writes (the pipeline, and the subresource handlers a kind declares).
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from aiohttp import web
@@ -91,8 +92,12 @@ def write_options(request: web.Request, subresource: str = "", *, apply: bool = 
                          f'"Ignore", "Strict", "Warn"')
     force = request.query.get("force", "").lower() in ("1", "true")
     manager = request.query.get("fieldManager", "") if apply else _field_manager(request)
-    return WriteOptions(manager=manager, dry_run=bool(dry_run),
-                        field_validation=validation, force=force, subresource=subresource)
+    return _write_options(manager, bool(dry_run), validation, force, subresource)
+
+
+# WriteOptions are frozen, so requests with the same options share one: building a frozen
+# dataclass (a setattr per field) costs several times the lookup.
+_write_options = functools.lru_cache(maxsize=256)(WriteOptions)
 
 
 def _namespace(target: Target) -> str:
