@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
@@ -87,7 +88,10 @@ AGE = Column("Age", creation_timestamp, age=True,
 
 @dataclass(frozen=True)
 class ResourceType:
-    """One kind at one group/version, declared once in ``kinds.py``."""
+    """One kind at one group/version, declared once in ``kinds.py``.
+
+    Names derived from the fields are computed once (``cached_property``: every write asks them
+    several times, and the fields never change)."""
 
     group: str
     version: str
@@ -136,19 +140,19 @@ class ResourceType:
     def singular(self) -> str:
         return self.kind.lower()
 
-    @property
+    @cached_property
     def group_version(self) -> str:
         return f"{self.group}/{self.version}" if self.group else self.version
 
-    @property
+    @cached_property
     def api_version(self) -> str:
         return self.group_version
 
-    @property
+    @cached_property
     def group_resource(self) -> str:
         return f"{self.plural}.{self.group}" if self.group else self.plural
 
-    @property
+    @cached_property
     def has_status(self) -> bool:
         return self.subresource("status") is not None
 
@@ -156,7 +160,7 @@ class ResourceType:
         """The declared subresource ``name``, or None."""
         return next((s for s in self.subresources if s.name == name), None)
 
-    @property
+    @cached_property
     def storage_key(self) -> tuple[str, str]:
         """Objects of one (group, plural) share storage across served versions."""
         if self.stored_as is not None:

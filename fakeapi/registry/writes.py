@@ -105,18 +105,17 @@ class Writer:
         if rt.namespaced and namespace:
             ns = self.reads.find(self.kinds.namespaces, "", namespace)
             labels = ((ns or {}).get("metadata") or {}).get("labels") or {}
-
-        def lookup(group: str, plural: str, ns: str, name: str) -> dict[str, Any] | None:
-            target = self.kinds.by_plural(group, plural)
-            return None if target is None else self.reads.find(target, ns, name)
-
-        def list_all(group: str, plural: str) -> list[dict[str, Any]]:
-            target = self.kinds.by_plural(group, plural)
-            return [] if target is None else self.reads.items(target)
-
         return AdmissionContext(gates=self.gates, operation=operation, subresource=subresource,
-                                namespace_labels=labels, lookup=lookup, list_all=list_all,
+                                namespace_labels=labels, lookup=self._lookup, list_all=self._list_all,
                                 service_network=self.network)
+
+    def _lookup(self, group: str, plural: str, ns: str, name: str) -> dict[str, Any] | None:
+        target = self.kinds.by_plural(group, plural)
+        return None if target is None else self.reads.find(target, ns, name)
+
+    def _list_all(self, group: str, plural: str) -> list[dict[str, Any]]:
+        target = self.kinds.by_plural(group, plural)
+        return [] if target is None else self.reads.items(target)
 
     def _check_namespace_open(self, rt: ResourceType, namespace: str, name: str) -> None:
         """NamespaceLifecycle: namespaced objects are created only in existing, live namespaces."""
