@@ -586,7 +586,9 @@ class Scheduler:
         the scores of a signed pod come from the :class:`FitMemo` where a node has not changed;
         when its last attempt fit nowhere, only the nodes changed since are filtered first
         (:class:`~fakeapi.scheduler.attempts.FailedAttempts`): if none of them fits, that is the
-        answer.  An attempt that fits nowhere processed every node, so the start does not move.
+        answer; else the evaluation below takes the other nodes' rejections from that attempt
+        instead of filtering them again.  An attempt that fits nowhere processed every node, so
+        the start does not move.
         """
         fw = self.framework
         total = len(nodes)
@@ -599,10 +601,11 @@ class Scheduler:
         if signature is not None:
             claims_shape = self._dra.attempt_key(state)
             attempt_key = None if claims_shape is None else (signature, deferred, claims_shape)
+        known, fitting = None, frozenset[str]()
         if attempt_key is not None:
-            statuses = self._still_fits_nowhere(attempt_key, state, pod, nodes, memo, first_pass, deferred)
-            if statuses is not None:
-                return None, statuses, None
+            known, fitting = self._recheck_failed(attempt_key, state, pod, nodes, memo, first_pass, deferred)
+            if known is not None and not fitting:
+                return None, known, None
         start = self._next_start % total
         candidates: list[NodeInfo] = []
         entries: list[list[Any]] | None = None if memo is None else []   # the candidates' memo entries
@@ -633,7 +636,10 @@ class Scheduler:
                 self._failed_attempts.remember(attempt_key, nodes, statuses)
             return None, statuses, None
         for info in self._by_score(state, pod, candidates, entries):
-            status = fw.run_deferred_filter(state, pod, info)
+            if known is None or info.name in fitting:
+                status = fw.run_deferred_filter(state, pod, info)
+            else:
+                status = known[info.name]
             if status.code == Code.SUCCESS:
                 return info.name, statuses, None
             if status.code == Code.ERROR:
@@ -642,7 +648,7 @@ class Scheduler:
         feasible: list[NodeInfo] = []
         for i in range(visited, total):
             info = nodes[(start + i) % total]
-            status = fw.run_filter(state, pod, info)
+            status = fw.run_filter(state, pod, info) if known is None or info.name in fitting else known[info.name]
             if status.code == Code.SUCCESS:
                 feasible.append(info)
                 if len(feasible) >= wanted:
@@ -674,27 +680,32 @@ class Scheduler:
             memo[info.name] = entry
         return status, entry
 
-    def _still_fits_nowhere(self, key: Any, state: CycleState, pod: dict[str, Any], nodes: list[NodeInfo],
-                            memo: dict[str, list[Any]] | None,
-                            first_pass: Callable[[CycleState, dict[str, Any], NodeInfo], Status],
-                            deferred: bool) -> NodeStatuses | None:
-        """Every node's rejection when the last attempt of ``key`` fit nowhere and no node changed
-        since fits now; None when a full evaluation must decide (nothing remembered, a node fits
-        or errs, too much changed)."""
+    def _recheck_failed(self, key: Any, state: CycleState, pod: dict[str, Any], nodes: list[NodeInfo],
+                        memo: dict[str, list[Any]] | None,
+                        first_pass: Callable[[CycleState, dict[str, Any], NodeInfo], Status],
+                        deferred: bool) -> tuple[NodeStatuses | None, frozenset[str]]:
+        """When the last attempt of ``key`` fit nowhere: every node's rejection now, the nodes
+        changed since filtered again, and those of them that fit now.  (None, ()) when a full
+        evaluation must decide alone (nothing remembered, too much changed, a filter erred)."""
         found = self._failed_attempts.changed_since(key, nodes, deferred)
         if found is None:
-            return None
+            return None, frozenset()
         attempt, changed = found
         fw = self.framework
+        fitting = set()
         for info in changed:
             status, _ = self._first_pass(state, pod, info, memo, first_pass)
             if deferred and status.code == Code.SUCCESS:
                 status = fw.run_deferred_filter(state, pod, info)
-            if status.code in (Code.SUCCESS, Code.ERROR):
-                return None
-            attempt.statuses.put(info.name, status)
-        self._failed_attempts.refresh(attempt)
-        return attempt.statuses
+            if status.code == Code.ERROR:
+                return None, frozenset()
+            if status.code == Code.SUCCESS:
+                fitting.add(info.name)
+            else:
+                attempt.statuses.put(info.name, status)
+        if not fitting:
+            self._failed_attempts.refresh(attempt)
+        return attempt.statuses, frozenset(fitting)
 
     def _by_score(self, state: CycleState, pod: dict[str, Any], nodes: list[NodeInfo],
                   entries: list[list[Any]] | None = None) -> Iterator[NodeInfo]:

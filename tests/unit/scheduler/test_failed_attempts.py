@@ -235,3 +235,13 @@ def test_node_statuses_counts_follow_puts(puts: list[tuple[str, Status]]) -> Non
     assert (dict(statuses.reasons()), statuses.plugins(), statuses.unschedulable()) == (
         dict(fresh.reasons()), fresh.plugins(), fresh.unschedulable())
     assert statuses.unschedulable() == {n for n, s in statuses.items() if s.code == Code.UNSCHEDULABLE}
+
+
+def test_a_freed_node_is_found_without_filtering_the_unchanged_ones_again() -> None:
+    cluster = _Cluster()
+    cluster.sched.nodes.assume_pod(pod("busy", uid="busy", requests={"cpu": "2"}), "n2")   # n2 scores last
+    assert cluster.find(cluster.add_pod("first"))[0] is None
+    _drop_pending_allocation_on(cluster, "n2")   # n2's pool changes, n2 itself does not
+    cluster.seen.clear()
+    assert cluster.find(cluster.add_pod("second"))[0] == "n2"
+    assert set(cluster.seen) == {"n2"}   # n0 and n1, tried first, answered from the remembered attempt
