@@ -328,8 +328,12 @@ def compare(old: dict, new: dict, types: ListTypes) -> Changes:
                 new_value = after.get(name, ABSENT)
                 if new_value is ABSENT:
                     _subtree_paths(old_value, types, (*spath, name), (*fpath, "f:" + name), removed)
-                elif not _unchanged(old_value, new_value):
+                elif _unchanged(old_value, new_value):
+                    continue
+                elif isinstance(old_value, _CONTAINERS) or isinstance(new_value, _CONTAINERS):
                     diff(old_value, new_value, (*spath, name), (*fpath, "f:" + name))
+                elif _leaf_changed(old_value, new_value):  # two scalars (most changes): no call
+                    changes.modified.add((*fpath, "f:" + name))
             for name, new_value in after.items():
                 if name not in before:
                     _subtree_paths(new_value, types, (*spath, name), (*fpath, "f:" + name), added)
