@@ -15,10 +15,14 @@ process and, for enter + exit, none — alternating in one run, so load on the m
 layout alike.
 
     python bench/bench_latency.py [--quick] [--pods N] [--runs N] [--enters N] [--uvloop]
-                                  [--profile] [--write]
+                                  [--profile] [--write] [--instructions]
 
 ``--uvloop`` runs this process on uvloop's loop (the child control plane always uses it when
 installed); ``--write`` replaces the generated block of the "Latency" section of BENCHMARKS.md.
+``--instructions`` measures something else, deterministically: valgrind's callgrind counts the
+instructions of an enter + exit (in-process control plane, and none) and of one in-process pod,
+in children with counting switched on around the measured part only and the collector off
+(figures that compare across runs on a busy machine, where CPU times move by 10 %).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import gc
 import io
 import os
 import pstats
@@ -34,6 +39,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -50,6 +56,8 @@ from bench.common import (
     DEVICE_CLASS,
     TEMPLATE,
     RunningWatch,
+    callgrind_counting,
+    callgrind_instructions,
     child_pids,
     cpu_seconds,
     dra_node,
@@ -70,6 +78,13 @@ WARM_UP = 2  # first sights of the class's CEL selector and of every code path
 LAYOUTS: dict[str, bool | str] = {"in-process": True, "process": "process", "none": False}
 
 
+class MeasuredPart(Protocol):
+    """Switched on and off around the measured pods (``cProfile.Profile`` is one)."""
+
+    def enable(self) -> None: ...
+    def disable(self) -> None: ...
+
+
 @dataclass
 class PodRun:
     latencies_ms: list[float]
@@ -81,8 +96,9 @@ def _cpu(pids: list[int]) -> list[float]:
     return [cpu_seconds(pid) for pid in pids]
 
 
-async def pod_latencies(layout: str, pods: int, profiler: cProfile.Profile | None = None) -> PodRun:
-    """Create ``pods`` pods one at a time (after the warm-up) and time each to Running and Ready."""
+async def pod_latencies(layout: str, pods: int, profiler: MeasuredPart | None = None) -> PodRun:
+    """Create ``pods`` pods one at a time (after the warm-up) and time each to Running and Ready;
+    ``profiler`` is enabled around the measured pods (a cProfile, or callgrind's counting)."""
     async with FakeCluster(control_plane=LAYOUTS[layout]) as cluster, ApiClient(cluster.url) as api:
         for i in range(max(NODES_COUNT, -(-(WARM_UP + pods) // DEVICES_PER_NODE))):  # a free device for every pod
             await api.create(NODES, None, dra_node(i))
@@ -168,6 +184,53 @@ async def measure(args: argparse.Namespace, profiler: cProfile.Profile | None) -
     ])
 
 
+COUNTED = {"enter + exit, in-process control plane": ("enter", "in-process"),
+           "enter + exit, no control plane": ("enter", "none"),
+           "one DRA pod, in-process control plane": ("pod", "in-process")}
+
+
+class _Counting:
+    """The profiler hooks of :func:`pod_latencies` switching callgrind's counting on and off."""
+
+    def enable(self) -> None:
+        gc.collect()
+        gc.disable()
+        self._block = callgrind_counting()
+        self._block.__enter__()
+
+    def disable(self) -> None:
+        self._block.__exit__(None, None, None)
+        gc.enable()
+
+
+async def counted(what: str, layout: str, n: int) -> None:
+    """The child's side of ``--instructions``: warm up, then ``n`` of ``what`` counted."""
+    if what == "pod":
+        await pod_latencies(layout, n, _Counting())
+        return
+    for _ in range(WARM_UP + 1):
+        await enter_exit(layout)
+    counting = _Counting()
+    counting.enable()
+    for _ in range(n):
+        await enter_exit(layout)
+    counting.disable()
+
+
+def instructions_report(enters: int, pods: int, uvloop: bool) -> str:
+    """Instructions per enter + exit and per pod, each counted in a child under callgrind."""
+    rows = []
+    for label, (what, layout) in COUNTED.items():
+        n = pods if what == "pod" else enters
+        argv = [sys.executable, __file__, "--count-child", what, layout, str(n), *(["--uvloop"] if uvloop else [])]
+        rows.append([label, n, round(callgrind_instructions(argv, env={"PYTHONHASHSEED": "0"}) / n / 1e6, 2)])
+    return "\n".join([
+        f"Instructions by callgrind on {machine_description()}, collector off while counting:",
+        "",
+        markdown_table(["measure", "counted", "M instructions each"], rows),
+    ])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="a smoke run of a few seconds")
@@ -178,10 +241,20 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true", help="cProfile (CPU time) the first in-process pod run")
     parser.add_argument("--top", type=int, default=30, help="profile lines to print")
     parser.add_argument("--write", action="store_true", help="replace the generated block in BENCHMARKS.md")
+    parser.add_argument("--instructions", action="store_true",
+                        help="count instructions per enter + exit and per pod with callgrind instead (needs valgrind)")
+    parser.add_argument("--count-child", nargs=3, metavar=("WHAT", "LAYOUT", "N"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.count_child:
+        what, layout, n = args.count_child
+        run_loop(counted(what, layout, int(n)), args.uvloop)
+        return
     args.pods = args.pods or (20 if args.quick else 200)
     args.runs = args.runs or (1 if args.quick else 3)
     args.enters = args.enters or (3 if args.quick else 30)
+    if args.instructions:
+        print(instructions_report(2 if args.quick else 10, 5 if args.quick else 30, args.uvloop))
+        return
     profiler = cProfile.Profile(time.process_time) if args.profile else None
     text = run_loop(measure(args, profiler), args.uvloop)
     print(text)
