@@ -45,45 +45,62 @@ FULL = (50, 10, 100, 200)   # nodes, devices per node, init pods, measured pods
 QUICK = (20, 4, 20, 40)
 
 
+class Recorder:
+    """A stand-in for ``managedfields.track_update`` that calls it and keeps each call as a JSON line."""
+
+    def __init__(self) -> None:
+        from fakeapi.machinery import managedfields
+
+        self.real = managedfields.track_update
+        self.lines: list[bytes] = []
+        # id of a returned entry -> (the entry, [call, position]): which later inputs share it.
+        self._seen: dict[int, tuple[dict, list[int]]] = {}
+
+    def _origins(self, obj: dict | None) -> list[list[int] | None] | None:
+        from fakeapi.machinery.managedfields import stored_managed_fields
+
+        entries = stored_managed_fields(obj) if obj is not None else None
+        if entries is None:
+            return None
+        return [hit[1] if (hit := self._seen.get(id(entry))) is not None and hit[0] is entry else None
+                for entry in entries]
+
+    def __call__(self, old: dict | None, new: dict, **kw: Any) -> dict:
+        from fakeapi.machinery.managedfields import stored_managed_fields
+        from fakeapi.models.listtypes import list_types_for
+
+        api_version, kind = new["apiVersion"], new["kind"]
+        group = api_version.rpartition("/")[0]
+        assert kw["types"] is list_types_for(group, kind), "the workload writes built-in kinds only"
+        call = {"old": old, "new": new, "old_entries": self._origins(old), "new_entries": self._origins(new),
+                "group": group, "kind": kind, **{k: v for k, v in kw.items() if k != "types"}}
+        encoded = orjson.dumps(call)
+        result = self.real(old, new, **kw)
+        entries = stored_managed_fields(result) or []
+        for position, entry in enumerate(entries):
+            self._seen.setdefault(id(entry), (entry, [len(self.lines), position]))
+        self.lines.append(encoded[:-1] + b',"result":' + orjson.dumps(entries) + b"}")
+        return result
+
+    def write(self, path: Path) -> int:
+        """Write the calls to ``path``; returns how many."""
+        path.write_bytes(b"".join(line + b"\n" for line in self.lines))
+        return len(self.lines)
+
+
 def record(path: Path, workload: tuple[int, int, int, int]) -> int:
     """Run the DRA workload in this process and write its ``track_update`` calls to ``path``
     (one JSON line each); returns how many."""
     from bench.bench_scheduler import run_once
     from fakeapi.machinery import managedfields
-    from fakeapi.models.listtypes import list_types_for
 
-    real = managedfields.track_update
-    lines: list[bytes] = []
-    seen: dict[int, tuple[dict, list[int]]] = {}   # id of a returned entry -> (entry, [call, position])
-
-    def origins(obj: dict | None) -> list[list[int] | None] | None:
-        entries = managedfields.stored_managed_fields(obj) if obj is not None else None
-        if entries is None:
-            return None
-        return [hit[1] if (hit := seen.get(id(entry))) is not None and hit[0] is entry else None
-                for entry in entries]
-
-    def track_update(old: dict | None, new: dict, **kw: Any) -> dict:
-        api_version, kind = new["apiVersion"], new["kind"]
-        group = api_version.rpartition("/")[0]
-        assert kw["types"] is list_types_for(group, kind), "the workload writes built-in kinds only"
-        call = {"old": old, "new": new, "old_entries": origins(old), "new_entries": origins(new),
-                "group": group, "kind": kind, **{k: v for k, v in kw.items() if k != "types"}}
-        encoded = orjson.dumps(call)
-        result = real(old, new, **kw)
-        entries = managedfields.stored_managed_fields(result) or []
-        for position, entry in enumerate(entries):
-            seen.setdefault(id(entry), (entry, [len(lines), position]))
-        lines.append(encoded[:-1] + b',"result":' + orjson.dumps(entries) + b"}")
-        return result
-
-    managedfields.track_update = track_update
+    recorder = Recorder()
+    managedfields.track_update = recorder
     try:
         asyncio.run(run_once(*workload, profiler=None))
     finally:
-        managedfields.track_update = real
-    path.write_bytes(b"\n".join(lines) + b"\n")
-    return len(lines)
+        managedfields.track_update = recorder.real
+    return recorder.write(path)
 
 
 @dataclass
