@@ -206,22 +206,22 @@ def _edit_members(members: dict, added: dict[str, list[FieldPath]], removed: dic
 def decode(tree: Any) -> set[FieldPath]:
     """The field set a FieldsV1 encodes (whatever its key order; anything but objects ignored)."""
     paths: set[FieldPath] = set()
-    pending: list[tuple[FieldPath, Any]] = [((), tree)]
-    while pending:
-        prefix, node = pending.pop()
-        if not isinstance(node, dict):
-            continue
-        for element, child in node.items():
-            if element == "." or not isinstance(child, dict):
-                continue
+    if isinstance(tree, dict):
+        _decode_into(tree, (), paths)
+    return paths
+
+
+def _decode_into(node: dict, prefix: FieldPath, paths: set[FieldPath]) -> None:
+    # Recursion is as deep as the tree, which request bodies bound (100 levels).
+    for element, child in node.items():
+        if element != "." and isinstance(child, dict):
             path = (*prefix, element)
             if not child:
                 paths.add(path)
                 continue
             if "." in child:
                 paths.add(path)
-            pending.append((path, child))
-    return paths
+            _decode_into(child, path, paths)
 
 
 def is_member(node: dict) -> bool:
