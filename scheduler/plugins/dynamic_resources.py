@@ -359,7 +359,7 @@ class DynamicResources:
 
     def attempt_key(self, state: CycleState) -> bytes | None:
         """What Filter reads of this cycle's pod, for remembering a whole attempt (see
-        ``Scheduler._find_node``): the shape of its claims when the allocator decides alone for
+        ``NodeSearch.find``): the shape of its claims when the allocator decides alone for
         every one of them (``b""`` when the plugin is skipped).  Beyond the key, Filter reads only
         the node, the device index and the allocations in the node's pools.  None when it reads
         more (allocated claims' node selectors, a group's constraints or pending allocation)."""

@@ -94,15 +94,15 @@ class _Cluster:
              ) -> tuple[str | None, dict[str, Status], Status | None]:
         """``_find_node`` for ``p``; ``remembered=False``: as if no attempt had been remembered."""
         sched = self.sched
-        kept = sched._failed_attempts
+        kept = sched._search.failed_attempts
         if not remembered:
-            sched._failed_attempts = FailedAttempts(sched.nodes, sched.index, sched.claims.allocated)
+            sched._search.failed_attempts = FailedAttempts(sched.nodes, sched.index, sched.claims.allocated)
         try:
             state = CycleState()
             assert sched.framework.run_pre_filter(state, p, sched.nodes.nodes()).is_success
             chosen, statuses, failed = sched._find_node(state, p, sched.nodes.nodes())
         finally:
-            sched._failed_attempts = kept
+            sched._search.failed_attempts = kept
         return chosen, dict(statuses), failed
 
 
@@ -185,10 +185,10 @@ def test_an_unrelated_change_filters_only_the_changed_node() -> None:
 
 def test_a_cycle_that_fits_nowhere_keeps_the_rotation_and_explains_every_node() -> None:
     cluster = _Cluster()
-    cluster.sched._next_start = 2
+    cluster.sched._search.next_start = 2
     first = cluster.add_pod("first")
     result = cluster.sched._schedule_pod(CycleState(), first)
-    assert result.node is None and cluster.sched._next_start == 2
+    assert result.node is None and cluster.sched._search.next_start == 2
     assert result.message == ("0/5 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint(s), "
                               "3 cannot allocate all claims. no new claims to deallocate, "
                               "preemption: 0/5 nodes are available: 1 No preemption victims found for incoming pod, "

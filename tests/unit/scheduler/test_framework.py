@@ -17,7 +17,7 @@ from fakeapi.scheduler.framework.interface import (
     unschedulable,
 )
 from fakeapi.scheduler.framework.runtime import Framework
-from fakeapi.scheduler.scheduler import num_feasible_nodes_to_find
+from fakeapi.scheduler.node_search import num_feasible_nodes_to_find
 from fakeapi.scheduler.snapshot import NodeInfo
 
 from .builders import node, pod
