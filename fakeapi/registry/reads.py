@@ -17,7 +17,11 @@ from fakeapi.errors import Expired, Timeout, not_found
 from fakeapi.registry.listing import ListOptions, make_predicate
 from fakeapi.registry.resource import ResourceType
 from fakeapi.store.eventlog import Event
+
+# ``encoded`` is re-exported for the HTTP layer, which reaches objects only through the registry:
+# an object's JSON, reusing the bytes its commit serialized when it is the object just written.
 from fakeapi.store.objects import ObjectStore, object_key
+from fakeapi.store.objects import encoded as encoded
 from fakeapi.store.pagination import ContinueToken
 from fakeapi.store.watch import Watcher, WatchFilter
 

@@ -27,6 +27,7 @@ from fakeapi.models.options import DeleteOptions
 from fakeapi.models.schema import decode
 from fakeapi.registry import listing, patching
 from fakeapi.registry.patching import PATCH_MEDIA, PATCH_TYPES
+from fakeapi.registry.reads import encoded
 from fakeapi.registry.rest import Registry
 from fakeapi.registry.writes import WriteOptions
 from fakeapi.server import connect, tables
@@ -35,7 +36,6 @@ from fakeapi.server.routes import Target, resolve
 from fakeapi.server.security import authenticate
 from fakeapi.server.state import ACCESS, REGISTRY
 from fakeapi.server.watch_stream import stream_watch
-from fakeapi.store.objects import encoded
 
 MAX_BODY = 3 * 1024 * 1024  # upstream's request body limit
 FIELD_VALIDATION = ("Ignore", "Warn", "Strict")
