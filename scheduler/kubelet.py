@@ -35,10 +35,12 @@ from fakeapi.scheduler.informers import InformerFactory, Lister
 from fakeapi.scheduler.rules import claims as rc
 from fakeapi.scheduler.rules.keys import object_key
 from fakeapi.scheduler.rules.lifecycle import (
+    RUN_FOR,
     Lifecycle,
     container_statuses,
     due,
     exited_status,
+    is_ready,
     lifecycle_of,
     run_started,
     running_conditions,
@@ -112,6 +114,16 @@ def ephemeral_statuses(pod: dict, now: str) -> list[dict] | None:
     return known + added if added else None
 
 
+def is_settled(pod: dict, *, timer_pending: bool) -> bool:
+    """Whether a sync of the bound ``pod`` would find nothing to do: it runs and is ready, with no
+    exit to time, no debug container to start and no lifecycle timer to cancel (most updates of a
+    running pod, the kubelet's own status write among them)."""
+    return ((pod.get("status") or {}).get("phase") == "Running" and is_ready(pod)
+            and run_started(pod) is not None and not is_terminating(pod) and not timer_pending
+            and RUN_FOR not in (pod["metadata"].get("annotations") or {})
+            and ephemeral_statuses(pod, "") is None)
+
+
 class Kubelet:
     """Emulates the kubelet of every node: start bound pods, confirm deletions."""
 
@@ -143,7 +155,7 @@ class Kubelet:
         self._enqueue(pod)
 
     def _enqueue(self, pod: dict) -> None:
-        if is_assigned(pod):
+        if is_assigned(pod) and not is_settled(pod, timer_pending=pod["metadata"].get("uid") in self._timers):
             self._queue.add((pod["metadata"]["namespace"], pod["metadata"]["name"]))
 
     def _pod_ip(self, pod: dict) -> str:

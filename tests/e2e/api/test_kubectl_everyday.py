@@ -110,5 +110,11 @@ async def test_debug_adds_an_ephemeral_container_and_exec_says_why_not(kubectl: 
     assert debug.returncode == 0
     pod = await get_json(kubectl, "pod", "web")
     assert [c["name"] for c in pod["spec"]["ephemeralContainers"]] == ["dbg"]
+
+    async def debugger_running():
+        statuses = (await get_json(kubectl, "pod", "web"))["status"].get("ephemeralContainerStatuses") or []
+        return [s for s in statuses if s["name"] == "dbg" and "running" in s["state"]]
+
+    await wait_for(debugger_running, message="the kubelet to start the debug container of a running pod")
     assert exec_.returncode == 1 and "fakeapi runs no containers: cannot exec into" in exec_.stderr
     assert forward.returncode == 1 and "fakeapi runs no containers: cannot forward ports to" in forward.stderr

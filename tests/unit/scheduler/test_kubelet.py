@@ -2,7 +2,7 @@
 
 import pytest
 from fakeapi.scheduler.informers.cache import Lister, Store
-from fakeapi.scheduler.kubelet import claims_not_ready, is_running, running_status
+from fakeapi.scheduler.kubelet import claims_not_ready, is_running, is_settled, running_status
 
 NOW = "2026-01-01T00:00:00Z"
 
@@ -78,3 +78,38 @@ def test_running_status_keeps_foreign_conditions_and_start_time():
 
 def test_pending_pod_is_not_running():
     assert not is_running(pod(status={"phase": "Pending"}))
+
+
+def running(ready=True, started=True, **meta):
+    """A bound pod as the kubelet's own status write leaves it, with ``meta`` merged into metadata."""
+    p = pod()
+    state = {"running": {"startedAt": NOW}} if started else {"waiting": {"reason": "ContainerCreating"}}
+    p["status"].update({"phase": "Running",
+                        "conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
+                        "containerStatuses": [{"name": "main", "state": state}]})
+    p["metadata"].update(meta)
+    return p
+
+
+def with_debug_container(p, status_written):
+    p["spec"]["ephemeralContainers"] = [{"name": "debugger", "image": "busybox"}]
+    if status_written:
+        p["status"]["ephemeralContainerStatuses"] = [{"name": "debugger", "state": {"running": {"startedAt": NOW}}}]
+    return p
+
+
+@pytest.mark.parametrize(("p", "timer_pending", "settled"), [
+    pytest.param(running(), False, True, id="running-and-ready"),
+    pytest.param(pod(), False, False, id="pending"),
+    pytest.param(running(ready=False), False, False, id="not-ready-yet"),
+    pytest.param(running(started=False), False, False, id="phase-written-by-a-client"),
+    pytest.param(running(), True, False, id="lifecycle-timer-to-cancel"),
+    pytest.param(running(annotations={"fakeapi.dev/run-for": "2s"}), False, False, id="exit-to-time"),
+    pytest.param(running(annotations={"fakeapi.dev/ready-after": "1s"}), False, True, id="ready-after-done"),
+    pytest.param(running(deletionTimestamp=NOW), False, False, id="terminating"),
+    pytest.param(with_debug_container(running(), status_written=False), False, False, id="debug-container-to-start"),
+    pytest.param(with_debug_container(running(), status_written=True), False, True, id="debug-container-running"),
+    pytest.param(running() | {"status": {"phase": "Succeeded"}}, False, False, id="finished"),
+])
+def test_is_settled(p, timer_pending, settled):
+    assert is_settled(p, timer_pending=timer_pending) is settled
