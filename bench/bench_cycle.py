@@ -40,7 +40,7 @@ from fakeapi.scheduler.client import DEVICE_CLASSES, NODES, PODS, RESOURCE_CLAIM
 from fakeapi.scheduler.framework.cycle_state import CycleState
 from fakeapi.scheduler.informers import InformerFactory
 from fakeapi.scheduler.plugins.dynamic_resources import NAME as DYNAMIC_RESOURCES
-from fakeapi.scheduler.queue import QueuedPodInfo
+from fakeapi.scheduler.queue.entities import QueuedPodInfo
 from fakeapi.scheduler.scheduler import Scheduler
 
 from bench.common import DEVICE_CLASS, TEMPLATE, dra_node, dra_pod, dra_slice

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 from fakeapi.scheduler.framework.cycle_state import CycleState
 from fakeapi.scheduler.framework.interface import Code, Status, error, unschedulable
 from fakeapi.scheduler.plugins.gang import placement_feasible
-from fakeapi.scheduler.queue import QueuedPodInfo
+from fakeapi.scheduler.queue.entities import QueuedPodInfo
 from fakeapi.scheduler.rules.podgroups import PodGroupInstance
 
 NO_PODS_SCHEDULABLE = "no pods were schedulable"

@@ -75,7 +75,8 @@ from fakeapi.scheduler.podgroup_cycle import (
     validate_group,
 )
 from fakeapi.scheduler.podgroup_status import REASON_SCHEDULED, PodGroupStatusWriter
-from fakeapi.scheduler.queue import QueuedGroupInfo, QueuedPodInfo, SchedulingQueue
+from fakeapi.scheduler.queue.entities import QueuedGroupInfo, QueuedPodInfo
+from fakeapi.scheduler.queue.scheduling_queue import SchedulingQueue
 from fakeapi.scheduler.rules.claims import is_deallocation, pod_claim_keys
 from fakeapi.scheduler.rules.keys import object_key
 from fakeapi.scheduler.rules.podgroups import PodGroupInstance, group_priority, pod_group_instance, pod_group_keys

@@ -14,7 +14,7 @@ from fakeapi.scheduler.podgroup_cycle import (
     run_group_algorithm,
     validate_group,
 )
-from fakeapi.scheduler.queue import QueuedPodInfo
+from fakeapi.scheduler.queue.entities import QueuedPodInfo
 from fakeapi.scheduler.rules.podgroups import PodGroupInstance
 
 from .builders import pod

@@ -16,7 +16,8 @@ from fakeapi.scheduler.framework.interface import (
     Status,
     unresolvable,
 )
-from fakeapi.scheduler.queue import QueuedGroupInfo, SchedulingQueue
+from fakeapi.scheduler.queue.entities import QueuedGroupInfo
+from fakeapi.scheduler.queue.scheduling_queue import SchedulingQueue
 from fakeapi.scheduler.rules.podgroups import pod_group_instance
 
 from .builders import pod
