@@ -7,7 +7,7 @@ estimate above ``CELSelectorExpressionMaxCost`` with "too complex, exceeds cost 
 allocator evaluates with that number as runtime cost limit ("operation cancelled: actual cost
 limit exceeded").  cel-expr-python offers neither an estimator nor a cost-limited evaluation, so
 this module ports the estimator to the checked AST cel-cpp produces (``Expression.serialize()``,
-a ``cel.expr.CheckedExpr`` read by the small protobuf reader below): the cost units, the size
+a ``cel.expr.CheckedExpr`` read by :mod:`fakeapi.machinery.checked_expr`): the cost units, the size
 propagation through literals, ``cel.bind`` and comprehensions, and the function costs follow
 cel-go ``checker/cost.go`` and Kubernetes ``apiserver/pkg/cel/library/cost.go``, and upstream's
 ``device`` size limits are :data:`API_LIMITS`.  Costs of ordinary selectors come out as upstream's
@@ -42,6 +42,7 @@ import operator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from fakeapi.machinery.checked_expr import EMPTY, Comprehension, Expr, decode
 from fakeapi.machinery.resourcelimits import (
     ATTRIBUTE_VALUE_MAX,
     ATTRIBUTES_AND_CAPACITIES_MAX,
@@ -98,7 +99,7 @@ def estimate_cost(checked_expr: bytes, sizes: DeviceSizes = API_LIMITS) -> int:
     ``sizes`` bounds the ``device`` input: upstream's API limits by default, or one device's
     real sizes.  Returns :data:`MAX` when the cost cannot be bounded.
     """
-    refs, types, root = _decode(checked_expr)
+    refs, types, root = decode(checked_expr)
     return _Estimator(refs, types, sizes).cost(root)
 
 
@@ -129,208 +130,6 @@ LIST_CREATE, MAP_CREATE, STRUCT_CREATE = 10, 30, 40  # common.*CreateBaseCost
 _FORMATTED_SCALAR = 1400
 _FORMATTED_PER_UNIT = 32  # a formatted list/map element: separators plus a short scalar
 _QUANTITY_SLACK = 1040  # encoding of quantity(s) beyond len(s): 1e1000 plus nano-units and tag
-
-
-# ---------------------------------------------------------------------------------------------
-# CheckedExpr decoding (cel/expr/checked.proto, syntax.proto): only the fields the estimate uses.
-
-
-def _varint(buf: bytes, pos: int) -> tuple[int, int]:
-    result = shift = 0
-    while True:
-        byte = buf[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return result, pos
-        shift += 7
-
-
-def _fields(buf: bytes, pos: int, end: int) -> list[tuple[int, int, int]]:
-    """(field number, value or start, end) per field; ``end`` is -1 for varints."""
-    out = []
-    while pos < end:
-        # Keys, lengths and small values are one byte; a max-length expression has ~10^5 of them.
-        key = buf[pos]
-        pos += 1
-        if key >= 0x80:
-            key, pos = _varint(buf, pos - 1)
-        wire = key & 7
-        if wire == 2:
-            length = buf[pos]
-            pos += 1
-            if length >= 0x80:
-                length, pos = _varint(buf, pos - 1)
-            out.append((key >> 3, pos, pos + length))
-            pos += length
-        elif wire == 0:
-            value = buf[pos]
-            pos += 1
-            if value >= 0x80:
-                value, pos = _varint(buf, pos - 1)
-            out.append((key >> 3, value, -1))
-        elif wire in (1, 5):
-            size = 8 if wire == 1 else 4
-            out.append((key >> 3, pos, pos + size))
-            pos += size
-        else:
-            raise ValueError(f"unexpected protobuf wire type {wire}")
-    return out
-
-
-@dataclass(slots=True)
-class _Expr:
-    """One AST node; which of ``value``/``operand``/``args`` are set depends on ``kind``."""
-
-    id: int
-    kind: str  # const, ident, select, call, list, map, struct, comprehension
-    value: Any = None  # constant value, identifier name, selected field or function name
-    operand: _Expr | None = None  # select operand or call target
-    args: list[_Expr] | None = None  # call args, list elements, map keys/values, struct values
-    test_only: bool = False
-    comp: _Comprehension | None = None
-
-
-@dataclass(slots=True)
-class _Comprehension:
-    iter_var: str
-    iter_var2: str
-    iter_range: _Expr
-    accu_var: str
-    accu_init: _Expr
-    loop_condition: _Expr
-    loop_step: _Expr
-    result: _Expr
-
-
-_EMPTY = _Expr(0, "const")
-
-
-def _decode(buf: bytes) -> tuple[dict[int, tuple[str, ...]], dict[int, tuple[Any, ...]], _Expr]:
-    """(overload ids by expression id, types by expression id, root) of a serialized CheckedExpr."""
-    top = _fields(buf, 0, len(buf))
-    start, end = next((s, e) for f, s, e in top if f == 2)  # google.protobuf.Any.value
-    refs: dict[int, tuple[str, ...]] = {}
-    types: dict[int, tuple[Any, ...]] = {}
-    root = _EMPTY
-    decoded: dict[bytes, tuple[Any, ...]] = {}  # a few distinct types repeat for every node
-    for number, s, e in _fields(buf, start, end):
-        if number in (2, 3):  # map<int64, Reference> reference_map / map<int64, Type> type_map
-            key, vs, ve = _map_entry(buf, s, e)
-            if number == 2:
-                refs[key] = tuple(buf[a:b].decode() for f, a, b in _fields(buf, vs, ve) if f == 3)
-            else:
-                raw = buf[vs:ve]
-                type_ = decoded.get(raw)
-                if type_ is None:
-                    type_ = decoded[raw] = _decode_type(buf, vs, ve)
-                types[key] = type_
-        elif number == 4:
-            root = _decode_expr(buf, s, e)
-    return refs, types, root
-
-
-def _map_entry(buf: bytes, start: int, end: int) -> tuple[int, int, int]:
-    """(key, value start, value end) of a map<int64, message> entry; one per AST node."""
-    if buf[start] == 0x08:  # the usual layout: key (field 1, varint), then value (field 2)
-        key, pos = _varint(buf, start + 1)
-        if pos < end and buf[pos] == 0x12:
-            length, pos = _varint(buf, pos + 1)
-            return key, pos, pos + length
-    key, vs, ve = 0, 0, 0
-    for f, fs, fe in _fields(buf, start, end):
-        if f == 1:
-            key = fs
-        elif f == 2:
-            vs, ve = fs, fe
-    return key, vs, ve
-
-
-_PRIMITIVES = {1: "bool", 2: "int", 3: "uint", 4: "double", 5: "string", 6: "bytes"}
-_WELL_KNOWN = {1: "any", 2: "timestamp", 3: "duration"}
-
-
-def _decode_type(buf: bytes, start: int, end: int) -> tuple[Any, ...]:
-    """A type as ``(kind, *parameters)``; kinds the estimate does not distinguish are "other"."""
-    for number, s, e in _fields(buf, start, end):
-        if number == 1:
-            return ("dyn",)
-        if number == 3:
-            return (_PRIMITIVES.get(s, "other"),)
-        if number == 5:
-            return (_WELL_KNOWN.get(s, "other"),)
-        if number == 6:  # ListType{elem_type}
-            return ("list", *(_decode_type(buf, a, b) for f, a, b in _fields(buf, s, e) if f == 1))
-        if number == 7:
-            return ("map",)
-        if number == 14:  # AbstractType{name, parameter_types}: optional_type(T)
-            parts = _fields(buf, s, e)
-            name = next((buf[a:b].decode() for f, a, b in parts if f == 1), "")
-            return (name, *(_decode_type(buf, a, b) for f, a, b in parts if f == 2))
-        return ("other",)
-    return ("other",)
-
-
-def _decode_const(buf: bytes, start: int, end: int) -> Any:
-    for number, s, e in _fields(buf, start, end):
-        if number == 2:
-            return bool(s)
-        if number == 3:
-            return s - (1 << 64) if s >= 1 << 63 else s
-        if number == 6:
-            return buf[s:e].decode()
-        if number == 7:
-            return bytes(buf[s:e])
-    return None  # null, uint, double, duration, timestamp: scalars whose value is not needed
-
-
-def _decode_expr(buf: bytes, start: int, end: int) -> _Expr:
-    node = _Expr(0, "const")
-    for number, s, e in _fields(buf, start, end):
-        if number == 2:
-            node.id = s
-        elif number == 3:
-            node.value = _decode_const(buf, s, e)
-        elif number == 4:  # Ident{name}
-            node.kind = "ident"
-            node.value = next(buf[a:b].decode() for f, a, b in _fields(buf, s, e) if f == 1)
-        elif number in (5, 6):  # Select{operand, field, test_only} / Call{target, function, args}
-            node.kind, node.args = ("select", None) if number == 5 else ("call", [])
-            for f, a, b in _fields(buf, s, e):
-                if f == 1:
-                    node.operand = _decode_expr(buf, a, b)
-                elif f == 2:
-                    node.value = buf[a:b].decode()
-                elif node.args is None:
-                    node.test_only = bool(a)
-                else:
-                    node.args.append(_decode_expr(buf, a, b))
-        elif number == 7:  # CreateList{elements}
-            node.kind = "list"
-            node.args = [_decode_expr(buf, a, b) for f, a, b in _fields(buf, s, e) if f == 1]
-        elif number == 8:  # CreateStruct{message_name, entries{map_key, value}}: a map without a name
-            node.kind, node.args = "map", []
-            for f, a, b in _fields(buf, s, e):
-                if f == 1 and b > a:
-                    node.kind = "struct"
-                elif f == 2:
-                    node.args += [_decode_expr(buf, ea, eb) for ef, ea, eb in _fields(buf, a, b) if ef in (3, 4)]
-        elif number == 9:
-            node.kind = "comprehension"
-            node.comp = _decode_comprehension(buf, s, e)
-    return node
-
-
-def _decode_comprehension(buf: bytes, start: int, end: int) -> _Comprehension:
-    names = {1: "", 3: "", 8: ""}
-    exprs = {2: _EMPTY, 4: _EMPTY, 5: _EMPTY, 6: _EMPTY, 7: _EMPTY}
-    for f, a, b in _fields(buf, start, end):
-        if f in names:
-            names[f] = buf[a:b].decode()
-        elif f in exprs:
-            exprs[f] = _decode_expr(buf, a, b)
-    return _Comprehension(iter_var=names[1], iter_var2=names[8], iter_range=exprs[2], accu_var=names[3],
-                          accu_init=exprs[4], loop_condition=exprs[5], loop_step=exprs[6], result=exprs[7])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -440,7 +239,7 @@ class _Estimator:
 
     # -- bookkeeping ---------------------------------------------------------------------------
 
-    def kind(self, e: _Expr) -> str:
+    def kind(self, e: Expr) -> str:
         return self.types.get(e.id, ("other",))[0]
 
     def is_scalar(self, type_: tuple[Any, ...]) -> bool:
@@ -458,14 +257,14 @@ class _Estimator:
     def pop(self, name: str) -> None:
         self.scopes[name].pop()
 
-    def path(self, e: _Expr) -> tuple[str, ...] | None:
+    def path(self, e: Expr) -> tuple[str, ...] | None:
         if e.kind == "ident":
             var = self.var(e.value)
             if var is not None:
                 return var.path
         return self.paths.get(e.id)
 
-    def size(self, e: _Expr) -> Size | None:
+    def size(self, e: Expr) -> Size | None:
         """cel-go's computeSize."""
         if e.id in self.computed:
             return self.computed[e.id]
@@ -489,10 +288,10 @@ class _Estimator:
                 return var.size
         return None
 
-    def size_or_unknown(self, e: _Expr) -> Size:
+    def size_or_unknown(self, e: Expr) -> Size:
         return self.size(e) or UNKNOWN
 
-    def entry(self, e: _Expr) -> _Entry | None:
+    def entry(self, e: Expr) -> _Entry | None:
         if e.id in self.entries:
             return self.entries[e.id]
         if e.kind == "ident":
@@ -501,7 +300,7 @@ class _Estimator:
                 return var.entry
         return None
 
-    def deep(self, e: _Expr) -> int:
+    def deep(self, e: Expr) -> int:
         """Upper bound of the work to traverse or compare the whole value (fakeapi's addition)."""
         decl = _decl(self.path(e))
         if decl is not None:
@@ -526,7 +325,7 @@ class _Estimator:
 
     # -- cost ----------------------------------------------------------------------------------
 
-    def cost(self, e: _Expr) -> int:
+    def cost(self, e: Expr) -> int:
         if e.kind == "const":
             return 0
         if e.kind == "ident":
@@ -552,8 +351,8 @@ class _Estimator:
             return self.cost_comprehension(e)
         return 0
 
-    def cost_select(self, e: _Expr) -> int:
-        operand = e.operand or _EMPTY
+    def cost_select(self, e: Expr) -> int:
+        operand = e.operand or EMPTY
         if e.test_only:
             # Kubernetes keeps has() free (PresenceTestHasCost(false) in its base environment).
             return self.cost(operand)
@@ -563,7 +362,7 @@ class _Estimator:
         self.paths[e.id] = (*(self.path(operand) or ()), e.value)
         return total
 
-    def cost_list(self, e: _Expr) -> int:
+    def cost_list(self, e: Expr) -> int:
         total = 0
         item: Size = (0 if not e.args else MAX, 0)
         for x in e.args or ():
@@ -572,7 +371,7 @@ class _Estimator:
         self.entries[e.id] = _Entry("list", (1, 1), item)
         return _add(total, LIST_CREATE)
 
-    def cost_comprehension(self, e: _Expr) -> int:
+    def cost_comprehension(self, e: Expr) -> int:
         c = e.comp
         assert c is not None
         rng, init = c.iter_range, c.accu_init
@@ -615,7 +414,7 @@ class _Estimator:
                 self.entries[e.id] = step_entry
         return total
 
-    def push_iteration(self, c: _Comprehension, rng: _Expr) -> None:
+    def push_iteration(self, c: Comprehension, rng: Expr) -> None:
         """cel-go's pushIterSingle / pushIterKey + pushIterValue."""
         entry = self.entry(rng)
         container = entry.container if entry else self.kind(rng)
@@ -631,7 +430,7 @@ class _Estimator:
         size = (entry.val if is_list else entry.key) if entry else None
         self.push(c.iter_var, _Var((*path, "@items" if is_list else "@keys"), size, None, deep))
 
-    def copy_sizes(self, dst: _Expr, src: _Expr) -> None:
+    def copy_sizes(self, dst: Expr, src: Expr) -> None:
         size, entry = self.size(src), self.entry(src)
         if size is not None:
             self.computed[dst.id] = size
@@ -639,7 +438,7 @@ class _Estimator:
             self.entries[dst.id] = entry
         self.deeps[dst.id] = self.deep(src)
 
-    def cost_call(self, e: _Expr) -> int:
+    def cost_call(self, e: Expr) -> int:
         args = e.args or []
         if e.value == "dyn" and len(args) == 1:
             total = _add(1, self.cost(args[0]))
@@ -677,7 +476,7 @@ class _Estimator:
                 self.deeps[e.id] = result[1]
         return _add(total, fn_cost)
 
-    def function_cost(self, e: _Expr, overload: str, target: _Expr | None, args: list[_Expr],
+    def function_cost(self, e: Expr, overload: str, target: Expr | None, args: list[Expr],
                       arg_costs: list[int]) -> tuple[int, Size | None]:
         """(cost including the arguments', result size) of one overload: Kubernetes' estimator
         first (by function name), then cel-go's (by overload id), then the default of 1."""
@@ -791,7 +590,7 @@ class _Estimator:
             return _add(1, arg_sum), joined
         return _add(1, arg_sum), None
 
-    def replace_cost(self, target: _Expr, args: list[_Expr], arg_sum: int) -> tuple[int, Size]:
+    def replace_cost(self, target: Expr, args: list[Expr], arg_sum: int) -> tuple[int, Size]:
         """Kubernetes' replace estimate; the cost also covers the string it builds (see above)."""
         sz, old, new = self.size_or_unknown(target), self.size_or_unknown(args[0]), self.size_or_unknown(args[1])
         if old[0] == 0:
@@ -812,14 +611,14 @@ class _Estimator:
             cost = _add(cost, _factor(built[1] - sz[1], STRING_TRAVERSAL))
         return _add(cost, arg_sum), built
 
-    def element_size(self, list_expr: _Expr) -> Size:
+    def element_size(self, list_expr: Expr) -> Size:
         entry = self.entry(list_expr)
         if entry is not None:
             return entry.val
         decl = _decl((*(self.path(list_expr) or ()), "@items"))
         return (0, _decl_size(decl, self.sizes)) if decl else UNKNOWN
 
-    def format_size(self, target: _Expr, args: list[_Expr]) -> int:
+    def format_size(self, target: Expr, args: list[Expr]) -> int:
         """Longest output of ``target.format(list)``: the template plus each argument formatted."""
         if not args:
             return self.size_or_unknown(target)[1]
@@ -833,7 +632,7 @@ class _Estimator:
         count = self.size_or_unknown(arg)[1]
         return _add(self.size_or_unknown(target)[1], _mul(count, per_item))
 
-    def formatted(self, e: _Expr) -> int:
+    def formatted(self, e: Expr) -> int:
         """Longest text one format() argument turns into (hex doubles strings and bytes)."""
         type_ = self.types.get(e.id, ("other",))
         if self.is_scalar(type_):
@@ -842,7 +641,7 @@ class _Estimator:
             return _add(_mul(self.size_or_unknown(e)[1], 2), 2)
         return max(_mul(self.deep(e), _FORMATTED_PER_UNIT), _FORMATTED_SCALAR)
 
-    def traversal(self, e: _Expr) -> int:
+    def traversal(self, e: Expr) -> int:
         """The cost of reading a value once: per character for text, per element otherwise."""
         decl = _decl(self.path(e))
         if self.kind(e) in ("string", "bytes") or (decl is not None and decl[0] != "map"):
