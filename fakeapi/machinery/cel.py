@@ -38,13 +38,8 @@ from typing import Any
 from cel_expr_python import cel
 from cel_expr_python.ext import ext_bindings, ext_encoders, ext_math, ext_optional, ext_strings
 
-from fakeapi.machinery.cel_cost import (
-    API_LIMITS,
-    CEL_SELECTOR_EXPRESSION_MAX_COST,
-    COST_LIMIT_EXCEEDED,
-    DeviceSizes,
-    estimate_cost,
-)
+from fakeapi.machinery.cel_cost import CEL_SELECTOR_EXPRESSION_MAX_COST, COST_LIMIT_EXCEEDED, estimate_cost
+from fakeapi.machinery.cel_device import API_LIMITS, DeviceSizes
 from fakeapi.machinery.quantity import parse_quantity
 
 __all__ = ["CelError", "CompiledSelector", "DeviceEnv", "compile_selector", "device_env"]

@@ -10,8 +10,9 @@ this module ports the estimator to the checked AST cel-cpp produces (``Expressio
 a ``cel.expr.CheckedExpr`` read by :mod:`fakeapi.machinery.checked_expr`): the cost units, the size
 propagation through literals, ``cel.bind`` and comprehensions, and the function costs follow
 cel-go ``checker/cost.go`` and Kubernetes ``apiserver/pkg/cel/library/cost.go``, and upstream's
-``device`` size limits are :data:`API_LIMITS`.  Costs of ordinary selectors come out as upstream's
-(``tests/unit/machinery/test_cel_cost.py`` checks upstream's own expected costs).
+``device`` size limits are :data:`fakeapi.machinery.cel_device.API_LIMITS`.  Costs of ordinary
+selectors come out as upstream's (``tests/unit/machinery/test_cel_cost.py`` checks upstream's own
+expected costs).
 
 A running evaluation here cannot be interrupted, so the estimate is also the runtime budget:
 the allocator runs a selector only when its estimate for the device at hand is within budget.
@@ -30,7 +31,7 @@ than upstream's (which can afford gaps because cel-go tracks the actual cost as 
   a size (``reverse``, ``charAt``, ``base64.*``, conversions, ``math.greatest``/``least``,
   ``matches(s, re)``); a size that stays unknown makes any cost that depends on it unknown.
 - ``device`` is ``map(string, dyn)`` here, so its fields are typed by the same declaration
-  upstream uses (:func:`_decl`); calls on other ``dyn`` values are charged as the most expensive
+  upstream uses (:mod:`fakeapi.machinery.cel_device`); calls on other ``dyn`` values are charged as the most expensive
   of their candidate overloads.  Quantities and semvers are tagged ``bytes`` here (opaque values
   upstream), so they carry the size of their encoding.
 """
@@ -38,27 +39,18 @@ than upstream's (which can afford gaps because cel-go tracks the actual cost as 
 from __future__ import annotations
 
 import math
-import operator
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
+from fakeapi.machinery.cel_device import API_LIMITS, DeviceSizes, declaration, declared_deep_size, declared_size
 from fakeapi.machinery.checked_expr import EMPTY, Comprehension, Expr, decode
-from fakeapi.machinery.resourcelimits import (
-    ATTRIBUTE_VALUE_MAX,
-    ATTRIBUTES_AND_CAPACITIES_MAX,
-    DOMAIN_MAX,
-    DRIVER_NAME_MAX,
-    ID_MAX,
-)
 
 __all__ = [
-    "API_LIMITS",
     "CEL_SELECTOR_EXPRESSION_MAX_COST",
     "CEL_SELECTOR_EXPRESSION_MAX_LENGTH",
     "COST_LIMIT_EXCEEDED",
     "MAX",
     "TOO_COMPLEX",
-    "DeviceSizes",
     "estimate_cost",
 ]
 
@@ -68,29 +60,6 @@ TOO_COMPLEX = "too complex, exceeds cost limit"  # admission, pkg/apis/resource/
 COST_LIMIT_EXCEEDED = "operation cancelled: actual cost limit exceeded"  # cel-go at runtime
 
 MAX = 2**64 - 1  # cel-go's uint64 arithmetic saturates here; an unknown size or cost is MAX
-
-
-class DeviceSizes(NamedTuple):
-    """Largest sizes the ``device`` variable can have, as CEL's ``size()`` counts them."""
-
-    driver: int = DRIVER_NAME_MAX
-    domains: int = ATTRIBUTES_AND_CAPACITIES_MAX  # domains per map
-    entries: int = ATTRIBUTES_AND_CAPACITIES_MAX  # attributes or capacities per domain
-    domain: int = DOMAIN_MAX
-    id: int = ID_MAX
-    value: int = ATTRIBUTE_VALUE_MAX
-    quantity: int = 64  # fakeapi's encoding of a capacity value (an opaque object upstream)
-
-    def covers(self, other: DeviceSizes) -> bool:
-        """True when every size of ``other`` is within this one's."""
-        return all(map(operator.ge, self, other))
-
-    def grown(self, **at_least: int) -> DeviceSizes:
-        """A copy with each named size raised to at least the given value."""
-        return self._replace(**{k: max(v, getattr(self, k)) for k, v in at_least.items()})
-
-
-API_LIMITS = DeviceSizes()
 
 
 def estimate_cost(checked_expr: bytes, sizes: DeviceSizes = API_LIMITS) -> int:
@@ -130,50 +99,6 @@ LIST_CREATE, MAP_CREATE, STRUCT_CREATE = 10, 30, 40  # common.*CreateBaseCost
 _FORMATTED_SCALAR = 1400
 _FORMATTED_PER_UNIT = 32  # a formatted list/map element: separators plus a short scalar
 _QUANTITY_SLACK = 1040  # encoding of quantity(s) beyond len(s): 1e1000 plus nano-units and tag
-
-
-# ---------------------------------------------------------------------------------------------
-# The declared shape of ``device`` (upstream's deviceType): (kind, size field, key, element).
-
-_ATTRIBUTE = ("any", "value", None, None)
-_QUANTITY = ("any", "quantity", None, None)
-_BOOL = ("bool", None, None, None)
-
-
-def _domain_map(value: tuple[Any, ...]) -> tuple[Any, ...]:
-    inner = ("map", "entries", ("string", "id", None, None), value)
-    return ("map", "domains", ("string", "domain", None, None), inner)
-
-
-_DEVICE_FIELDS = {
-    "driver": ("string", "driver", None, None),
-    "attributes": _domain_map(_ATTRIBUTE),
-    "capacity": _domain_map(_QUANTITY),
-    "allowMultipleAllocations": _BOOL,
-}
-
-
-def _decl(path: tuple[str, ...] | None) -> tuple[Any, ...] | None:
-    """The declaration a ``device`` path leads to, like upstream's sizeEstimator walks it."""
-    if not path or path[0] != "device" or len(path) < 2:
-        return None
-    node = _DEVICE_FIELDS.get(path[1])
-    for name in path[2:]:
-        if node is None or node[0] != "map":
-            return None
-        # A field selected on an inner map is one of its values, whatever its name.
-        node = node[2] if name == "@keys" else node[3]
-    return node
-
-
-def _decl_size(node: tuple[Any, ...], sizes: DeviceSizes) -> int:
-    return getattr(sizes, node[1]) if node[1] else 0
-
-
-def _decl_deep(node: tuple[Any, ...], sizes: DeviceSizes) -> int:
-    if node[0] == "map":
-        return 1 + _decl_size(node, sizes) * (1 + _decl_deep(node[2], sizes) + _decl_deep(node[3], sizes))
-    return max(_decl_size(node, sizes), 1)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -275,9 +200,9 @@ class _Estimator:
         if e.kind in ("list", "map"):
             n = len(e.args or ()) // (2 if e.kind == "map" else 1)
             return (n, n)
-        decl = _decl(self.path(e))
+        decl = declaration(self.path(e))
         if decl is not None:
-            size = (0, _decl_size(decl, self.sizes))
+            size = (0, declared_size(decl, self.sizes))
             self.computed[e.id] = size
             return size
         if self.is_scalar(self.types.get(e.id, ("other",))):
@@ -302,9 +227,9 @@ class _Estimator:
 
     def deep(self, e: Expr) -> int:
         """Upper bound of the work to traverse or compare the whole value (fakeapi's addition)."""
-        decl = _decl(self.path(e))
+        decl = declaration(self.path(e))
         if decl is not None:
-            return _decl_deep(decl, self.sizes)
+            return declared_deep_size(decl, self.sizes)
         if e.id in self.deeps:
             return self.deeps[e.id]
         type_ = self.types.get(e.id, ("other",))
@@ -449,7 +374,7 @@ class _Estimator:
         total = self.cost(target) if target is not None else 0
         overloads = self.refs.get(e.id, ())
         container = args[1] if e.value == "@in" and len(args) == 2 else args[0] if args else None
-        if container is not None and (decl := _decl(self.path(container))) and decl[0] == "map":
+        if container is not None and (decl := declaration(self.path(container))) and decl[0] == "map":
             # Upstream's typed device picks the map overload; a dyn operand here lists both.
             overloads = tuple(o for o in overloads if o not in _LIST_OVERLOADS) or overloads
         fn_cost, result = -1, None
@@ -615,8 +540,8 @@ class _Estimator:
         entry = self.entry(list_expr)
         if entry is not None:
             return entry.val
-        decl = _decl((*(self.path(list_expr) or ()), "@items"))
-        return (0, _decl_size(decl, self.sizes)) if decl else UNKNOWN
+        decl = declaration((*(self.path(list_expr) or ()), "@items"))
+        return (0, declared_size(decl, self.sizes)) if decl else UNKNOWN
 
     def format_size(self, target: Expr, args: list[Expr]) -> int:
         """Longest output of ``target.format(list)``: the template plus each argument formatted."""
@@ -643,7 +568,7 @@ class _Estimator:
 
     def traversal(self, e: Expr) -> int:
         """The cost of reading a value once: per character for text, per element otherwise."""
-        decl = _decl(self.path(e))
+        decl = declaration(self.path(e))
         if self.kind(e) in ("string", "bytes") or (decl is not None and decl[0] != "map"):
             return _factor(self.size_or_unknown(e)[1], STRING_TRAVERSAL)
         if self.is_scalar(self.types.get(e.id, ("other",))):

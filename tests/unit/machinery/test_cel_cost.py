@@ -8,13 +8,8 @@ import time
 import pytest
 
 from fakeapi.machinery.cel import compile_selector
-from fakeapi.machinery.cel_cost import (
-    API_LIMITS,
-    CEL_SELECTOR_EXPRESSION_MAX_COST,
-    CEL_SELECTOR_EXPRESSION_MAX_LENGTH,
-    MAX,
-    DeviceSizes,
-)
+from fakeapi.machinery.cel_cost import CEL_SELECTOR_EXPRESSION_MAX_COST, CEL_SELECTOR_EXPRESSION_MAX_LENGTH, MAX
+from fakeapi.machinery.cel_device import API_LIMITS, DeviceSizes
 from tests.unit.machinery.cel_inputs import ADMISSION_FREEZE, SCHEDULING_BLOWUP
 
 LIMIT = CEL_SELECTOR_EXPRESSION_MAX_COST
