@@ -33,6 +33,7 @@ Flow (``plugins/dynamicresources/dynamicresources.go``):
   picks first-fit.
 - PostFilter: an allocated claim that kept the pod off every node and is reserved by nobody
   gets deallocated so the next attempt can allocate it elsewhere.
+- Queueing hints (which events may help a rejected pod): :mod:`.dynamic_resources_hints`.
 """
 
 from __future__ import annotations
@@ -63,7 +64,6 @@ from fakeapi.scheduler.framework.interface import (
     ClusterEventWithHint,
     Code,
     EventResource,
-    QueueingHint,
     Status,
     error,
     sign_fragment,
@@ -71,15 +71,14 @@ from fakeapi.scheduler.framework.interface import (
     unresolvable,
     unschedulable,
 )
+from fakeapi.scheduler.plugins import dynamic_resources_hints as hints
 from fakeapi.scheduler.rules.claims import (
     can_be_reserved,
     group_consumer_ref,
     is_allocated,
-    is_deallocation,
     is_owned_by,
     is_reserved_for,
     is_written,
-    pod_claim_keys,
     pod_claim_name,
     pod_consumer_ref,
     reserved_for,
@@ -91,7 +90,6 @@ from fakeapi.scheduler.rules.podgroups import (
     PodGroupInstance,
     group_device_constraints,
     group_resource_claims,
-    is_group_object,
     matching_group_claim,
     pod_group_instance,
 )
@@ -224,61 +222,16 @@ class DynamicResources:
     def events_to_register(self) -> list[ClusterEventWithHint]:
         add_update = ActionType.ADD | ActionType.UPDATE
         return [
-            ClusterEventWithHint(ClusterEvent(EventResource.RESOURCE_CLAIM, ActionType.ALL), self._claim_hint),
-            ClusterEventWithHint(ClusterEvent(EventResource.RESOURCE_SLICE, add_update), self._has_claims_hint),
-            ClusterEventWithHint(ClusterEvent(EventResource.DEVICE_CLASS, add_update), self._has_claims_hint),
+            ClusterEventWithHint(ClusterEvent(EventResource.RESOURCE_CLAIM, ActionType.ALL), hints.claim_hint),
+            ClusterEventWithHint(ClusterEvent(EventResource.RESOURCE_SLICE, add_update), hints.has_claims_hint),
+            ClusterEventWithHint(ClusterEvent(EventResource.DEVICE_CLASS, add_update), hints.has_claims_hint),
             ClusterEventWithHint(ClusterEvent(EventResource.DEVICE_TAINT_RULE, ActionType.ALL),
-                                 self._has_claims_hint),
-            ClusterEventWithHint(ClusterEvent(EventResource.NODE, add_update), self._node_hint),
+                                 hints.has_claims_hint),
+            ClusterEventWithHint(ClusterEvent(EventResource.NODE, add_update), hints.node_hint),
             ClusterEventWithHint(ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.UPDATE),
-                                 self._pod_hint),
-            ClusterEventWithHint(ClusterEvent(EventResource.POD_GROUP, add_update), self._group_hint),
+                                 hints.pod_hint),
+            ClusterEventWithHint(ClusterEvent(EventResource.POD_GROUP, add_update), hints.group_hint),
         ]
-
-    @staticmethod
-    def _has_claims_hint(pod: dict[str, Any], old: Any, new: Any) -> QueueingHint:
-        return QueueingHint.QUEUE if (pod.get("spec") or {}).get("resourceClaims") else QueueingHint.SKIP
-
-    @staticmethod
-    def _group_hint(pod: dict[str, Any], old: dict[str, Any] | None, new: dict[str, Any] | None) -> QueueingHint:
-        """The pod's own group appeared or changed its claims; other status writes do not matter."""
-        instance = pod_group_instance(pod)
-        if instance is None or new is None or not (pod.get("spec") or {}).get("resourceClaims"):
-            return QueueingHint.SKIP
-        if not is_group_object(new, instance):
-            return QueueingHint.SKIP
-
-        def claims(obj: dict[str, Any] | None) -> Any:
-            if obj is None:
-                return None
-            return group_resource_claims(obj, instance), (obj.get("status") or {}).get("resourceClaimStatuses")
-        return QueueingHint.QUEUE if claims(old) != claims(new) else QueueingHint.SKIP
-
-    @staticmethod
-    def _claim_hint(pod: dict[str, Any], old: dict[str, Any] | None, new: dict[str, Any] | None) -> QueueingHint:
-        claim = new or old
-        if claim is None or not (pod.get("spec") or {}).get("resourceClaims"):
-            return QueueingHint.SKIP
-        if object_key(claim) in pod_claim_keys(pod):
-            return QueueingHint.QUEUE
-        # Someone else's claim: only a deallocation frees devices this pod might use.
-        if is_deallocation(old, new):
-            return QueueingHint.QUEUE
-        return QueueingHint.SKIP
-
-    @staticmethod
-    def _node_hint(pod: dict[str, Any], old: dict[str, Any] | None, new: dict[str, Any] | None) -> QueueingHint:
-        if not (pod.get("spec") or {}).get("resourceClaims"):
-            return QueueingHint.SKIP
-        if old is None or new is None or old["metadata"].get("labels") != new["metadata"].get("labels"):
-            return QueueingHint.QUEUE
-        return QueueingHint.SKIP
-
-    @staticmethod
-    def _pod_hint(pod: dict[str, Any], old: dict[str, Any] | None, new: dict[str, Any] | None) -> QueueingHint:
-        def statuses(p: dict[str, Any] | None) -> Any:
-            return ((p or {}).get("status") or {}).get("resourceClaimStatuses")
-        return QueueingHint.QUEUE if statuses(old) != statuses(new) else QueueingHint.SKIP
 
     # -- claims of a pod --------------------------------------------------------------------------
     def _group(self, pod: dict[str, Any]) -> tuple[PodGroupInstance | None, dict[str, Any] | None]:

@@ -19,6 +19,7 @@ from fakeapi.scheduler.plugins.dynamic_resources import (
     DynamicResources,
     unsupported_request,
 )
+from fakeapi.scheduler.plugins.dynamic_resources_hints import claim_hint, has_claims_hint, node_hint, pod_hint
 from fakeapi.scheduler.snapshot import NodeInfo
 
 from fakeapi.errors import Conflict
@@ -51,7 +52,28 @@ def test_unsupported_request(request_: dict[str, Any], prioritized: bool, want: 
 ], ids=["own-claim", "unrelated", "deallocated-frees-devices", "allocated-elsewhere", "deleted-allocated"])
 def test_claim_hint(old: Any, new: Any, want: QueueingHint) -> None:
     p = pod("p", claims=[{"name": "c", "resourceClaimName": "mine"}])
-    assert DynamicResources._claim_hint(p, old, new) == want
+    assert claim_hint(p, old, new) == want
+
+
+_WITH_CLAIM = pod("p", claims=[{"name": "c", "resourceClaimName": "mine"}])
+_STATUS = [{"name": "c", "resourceClaimName": "p-c-abc"}]
+
+
+@pytest.mark.parametrize(("hint", "p", "old", "new", "want"), [
+    (has_claims_hint, _WITH_CLAIM, None, {}, QueueingHint.QUEUE),
+    (has_claims_hint, pod("p"), None, {}, QueueingHint.SKIP),
+    (node_hint, _WITH_CLAIM, None, node("n1"), QueueingHint.QUEUE),
+    (node_hint, _WITH_CLAIM, node("n1"), node("n1", labels={"zone": "a"}), QueueingHint.QUEUE),
+    (node_hint, _WITH_CLAIM, node("n1"), node("n1", unschedulable=True), QueueingHint.SKIP),
+    (node_hint, pod("p"), None, node("n1"), QueueingHint.SKIP),
+    (pod_hint, _WITH_CLAIM, pod("p"), pod("p", claim_statuses=_STATUS), QueueingHint.QUEUE),
+    (pod_hint, _WITH_CLAIM, pod("p", claim_statuses=_STATUS), pod("p", claim_statuses=_STATUS, priority=5),
+     QueueingHint.SKIP),
+], ids=["slice-with-claims", "slice-without-claims", "node-added", "node-labels-changed", "node-spec-changed",
+        "node-without-claims", "claim-status-named", "other-pod-change"])
+def test_event_hints(hint: Callable[..., QueueingHint], p: dict[str, Any], old: Any, new: Any,
+                     want: QueueingHint) -> None:
+    assert hint(p, old, new) == want
 
 
 # --- plugin flow against a real DeviceIndex and allocator -----------------------------------------
