@@ -21,8 +21,13 @@ class BackoffQueue:
 
     def push(self, key: str, expiry: float, *, error: bool = False) -> None:
         """Back ``key`` off until ``expiry``, replacing an earlier backoff of it."""
-        self.discard(key)
-        (self._errored if error else self._rejected).push(key, expiry)
+        # Pushing replaces the key's entry in its own heap; only the other one needs a discard.
+        if error:
+            self._rejected.discard(key)
+            self._errored.push(key, expiry)
+        else:
+            self._errored.discard(key)
+            self._rejected.push(key, expiry)
 
     def discard(self, key: str) -> None:
         """Forget ``key`` if backing off."""
@@ -31,11 +36,7 @@ class BackoffQueue:
 
     def pop_expired(self, now: float) -> list[str]:
         """Remove and return the keys whose backoff expired by ``now``, rejected ones first."""
-        expired = []
-        for heap in (self._rejected, self._errored):
-            while (expiry := heap.first_rank()) is not None and expiry <= now:
-                expired.append(heap.pop())
-        return expired   # type: ignore[return-value]
+        return self._rejected.pop_through(now) + self._errored.pop_through(now)
 
     def pop_early(self) -> str | None:
         """The rejected key that expires first, taken before its expiry; None if there is none."""

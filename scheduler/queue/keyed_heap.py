@@ -35,6 +35,18 @@ class KeyedHeap:
         """Forget ``key`` if queued."""
         self._live.pop(key, None)
 
+    def pop_through(self, bound: float) -> list[str]:
+        """Remove and return the live keys whose first rank component is at most ``bound``, in order."""
+        heap, live = self._heap, self._live
+        keys = []
+        while heap and heap[0][0] <= bound:
+            entry = heapq.heappop(heap)
+            key = entry[-1]
+            if live.get(key) == entry[-2]:
+                del live[key]
+                keys.append(key)
+        return keys
+
     def first_rank(self) -> float | None:
         """The first rank component of the smallest live entry, None when empty."""
         heap, live = self._heap, self._live
