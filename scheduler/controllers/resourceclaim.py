@@ -80,6 +80,11 @@ POD_GROUP_INSTANCE_ANNOTATION = "resource.fakeapi.dev/pod-group-instance"
 
 _MAX_DELETED_UIDS = 500
 
+# kube-controller-manager runs the resourceclaim controller with 50 workers
+# (cmd/kube-controller-manager/app/core.go, defaultResourceClaimControllerWorkers): with two, the
+# releases of finished pods' claims queued behind thousands of claim creations when pods outnumber devices.
+WORKERS = 50
+
 Key = tuple[str, str, str]
 # Owner UID, claim entry name and extra annotations: what identifies a generated claim.
 _EntryKey = tuple[str, str, tuple[tuple[str, str], ...]]
@@ -154,7 +159,7 @@ class ResourceClaimController:
     """Generates claims from templates and releases reservations of consumers that are gone."""
 
     def __init__(self, api: ApiClient, factory: InformerFactory, gates: FeatureGates,
-                 recorder: EventRecorder, *, workers: int = 2) -> None:
+                 recorder: EventRecorder, *, workers: int = WORKERS) -> None:
         self._api = api
         self._gates = gates
         self._recorder = recorder

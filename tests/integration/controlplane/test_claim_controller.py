@@ -1,5 +1,6 @@
 """The ResourceClaim controller against the real server: generation, reuse, release, cleanup."""
 
+import asyncio
 import contextlib
 
 import pytest
@@ -319,3 +320,50 @@ async def test_gate_off_generates_per_pod_claims_for_group_entries(api, run_loop
     owner = (await api.get(RESOURCE_CLAIMS, NS, name))["metadata"]["ownerReferences"][0]
     assert (owner["kind"], owner["uid"]) == ("Pod", created["metadata"]["uid"])
     assert len((await api.list(RESOURCE_CLAIMS, NS))["items"]) == 1
+
+
+class HeldClaimCreates:
+    """The controller's client, with every ResourceClaim create held until :attr:`go` is set."""
+
+    def __init__(self, api):
+        self._api = api
+        self.go = asyncio.Event()
+        self.held = 0
+
+    def __getattr__(self, name):
+        return getattr(self._api, name)
+
+    async def create(self, gvr, namespace, body, **kwargs):
+        if gvr == RESOURCE_CLAIMS:
+            self.held += 1
+            await self.go.wait()
+        return await self._api.create(gvr, namespace, body, **kwargs)
+
+
+async def test_release_is_not_queued_behind_slow_claim_creates(api, run_loops):
+    # Upstream runs the controller with 50 workers: a finished pod's device is released while
+    # other pods' claims are being created (with 2 workers, two slow creates held everything).
+    held = HeldClaimCreates(api)
+    await api.create(RESOURCE_CLAIM_TEMPLATES, NS, template())
+    await api.create(RESOURCE_CLAIMS, NS, claim("held"))
+    holder = await api.create(PODS, NS, pod("holder", [{"name": "c", "resourceClaimName": "held"}]))
+    await allocate_and_reserve(api, "held", pod_ref(holder))
+    factory = InformerFactory(api)
+    recorder = EventRecorder(api, "resource_claim")
+    try:
+        async with run_loops(factory, ResourceClaimController(held, factory, GATES, recorder)):
+            for i in range(8):
+                await api.create(PODS, NS, pod(f"waiting-{i}", [TEMPLATE_ENTRY]))
+            await wait_for(lambda: held.held == 8, message="eight claim creates in flight")
+            await end_by_finishing(api, holder)
+
+            async def released():
+                c = await api.get(RESOURCE_CLAIMS, NS, "held")
+                return not rc.reserved_for(c) and not rc.is_allocated(c)
+
+            await wait_for(released, message="the release while eight claim creates are held")
+            held.go.set()
+            await generated_name(api, "waiting-7")
+    finally:
+        held.go.set()
+        await recorder.close()
