@@ -119,7 +119,8 @@ class ControlPlane:
 
     def _recorder(self, component: str) -> EventRecorder:
         assert self._api is not None
-        recorder = EventRecorder(self._api, component)
+        # kube-scheduler records through events.k8s.io (series); the controllers and the kubelet through core/v1.
+        recorder = EventRecorder(self._api, component, series=component == SCHEDULER_COMPONENT)
         self._recorders.append(recorder)
         return recorder
 

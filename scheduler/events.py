@@ -4,6 +4,12 @@
 it only updates an in-memory record and queues its key. One background task writes the
 records in order.  Repeats of the same (object, type, reason, message) are aggregated into
 one Event whose ``count`` and ``lastTimestamp`` grow, like client-go's event correlator.
+
+A ``series`` recorder writes as client-go's events.k8s.io broadcaster (``tools/events``, which
+kube-scheduler uses): an Event once, its series (count 2) once, then the growing count only
+every :data:`SERIES_REFRESH_SECONDS` at the next repeat, and when the series finishes
+(:data:`SERIES_FINISH_SECONDS` without a repeat: the final count is written and the next repeat
+starts a new Event).
 """
 
 from __future__ import annotations
@@ -28,6 +34,10 @@ WARNING = "Warning"
 # Records remembered for aggregation; the oldest are forgotten first.
 _MAX_RECORDS = 4096
 
+# client-go tools/events event_broadcaster.go: refreshTime (30 min) and finishTime (6 min).
+SERIES_REFRESH_SECONDS = 30 * 60.0
+SERIES_FINISH_SECONDS = 6 * 60.0
+
 _EventKey = tuple[str, str, str, str, str, str]
 
 
@@ -42,6 +52,10 @@ class _Record:
     last: str
     name: str | None = None  # set once the Event exists on the server
     written_count: int = 0
+    due: int = 0  # the count the next write carries
+    written_at: float = 0.0  # loop time of the last write (series recorders)
+    last_seen: float = 0.0  # loop time of the last repeat (series recorders)
+    finish: asyncio.TimerHandle | None = None
 
 
 def involved_object(obj: dict) -> dict:
@@ -57,10 +71,13 @@ def involved_object(obj: dict) -> dict:
 class EventRecorder:
     """Fire-and-forget Event writer for one component (``source.component``)."""
 
-    def __init__(self, api: ApiClient, component: str) -> None:
+    def __init__(self, api: ApiClient, component: str, *, series: bool = False) -> None:
         self._api = api
         self._component = component
+        self._series = series
         self._records: OrderedDict[_EventKey, _Record] = OrderedDict()
+        # Finished series whose final count is still to be written.
+        self._finishing: dict[_EventKey, _Record] = {}
         self._queue: WorkQueue[_EventKey] = WorkQueue()
         self._worker: asyncio.Task[None] | None = None
 
@@ -81,14 +98,43 @@ class EventRecorder:
         record.count += 1
         record.last = now
         record.involved = involved
-        self._queue.add(key)
+        loop = asyncio.get_running_loop()
+        if not self._series or self._series_due(record, key, loop):
+            record.due = record.count
+            self._queue.add(key)
         if self._worker is None:
-            loop = asyncio.get_running_loop()
             self._worker = loop.create_task(self._run(), name=f"events-{self._component}")
+
+    def _series_due(self, record: _Record, key: _EventKey, loop: asyncio.AbstractEventLoop) -> bool:
+        """Whether a series recorder writes this repeat now: the Event, the series' start
+        (count 2) and a refresh due; otherwise the count waits for the refresh or the finish."""
+        record.last_seen = loop.time()
+        if record.finish is None:
+            record.finish = loop.call_later(SERIES_FINISH_SECONDS, self._finish_series, key, record)
+        return record.count <= 2 or (record.written_count > 0
+                                     and record.last_seen - record.written_at >= SERIES_REFRESH_SECONDS)
+
+    def _finish_series(self, key: _EventKey, record: _Record) -> None:
+        """No repeat for :data:`SERIES_FINISH_SECONDS`: write the final count, start afresh next time."""
+        loop = asyncio.get_running_loop()
+        idle = loop.time() - record.last_seen
+        if idle < SERIES_FINISH_SECONDS:
+            record.finish = loop.call_later(SERIES_FINISH_SECONDS - idle, self._finish_series, key, record)
+            return
+        record.finish = None
+        if self._records.get(key) is record:
+            del self._records[key]
+        if record.count != record.written_count and not self._queue.shutting_down:
+            record.due = record.count
+            self._finishing[key] = record
+            self._queue.add(key)
 
     async def close(self) -> None:
         """Stop writing; Events still queued are dropped."""
         self._queue.shut_down()
+        for record in self._records.values():
+            if record.finish is not None:
+                record.finish.cancel()
         if self._worker is not None:
             await asyncio.gather(self._worker, return_exceptions=True)
             self._worker = None
@@ -100,9 +146,10 @@ class EventRecorder:
             except ShutDown:
                 return
             try:
-                record = self._records.get(key)
-                if record is not None and record.count != record.written_count:
-                    await self._write(record)
+                # A finished series' final count, then whatever started afresh under its key.
+                for record in (self._finishing.pop(key, None), self._records.get(key)):
+                    if record is not None and record.due != record.written_count:
+                        await self._write(record)
             except (StatusError, *TRANSPORT_ERRORS) as err:
                 # Events are best effort, as upstream: losing one must not disturb the caller.
                 log.warning("could not write event %s for %s: %s", key[4], key[1], err)
@@ -112,7 +159,8 @@ class EventRecorder:
                 self._queue.done(key)
 
     async def _write(self, record: _Record) -> None:
-        count = record.count
+        count = record.due
+        record.written_at = asyncio.get_running_loop().time()
         namespace = record.involved.get("namespace") or "default"
         if record.name is not None:
             try:

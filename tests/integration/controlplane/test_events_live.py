@@ -1,6 +1,7 @@
 """EventRecorder: fire-and-forget Events, repeats aggregated into one Event with a count."""
 
 from fakeapi.fixtures import wait_for
+from fakeapi.scheduler import events
 from fakeapi.scheduler.client import EVENTS, NODES, PODS
 from fakeapi.scheduler.events import NORMAL, WARNING, EventRecorder
 
@@ -50,5 +51,67 @@ async def test_cluster_scoped_object_events_go_to_default_namespace(api):
 
         [event] = await wait_for(written, message="the node event")
         assert "namespace" not in event["involvedObject"]
+    finally:
+        await recorder.close()
+
+
+def _pod(name):
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
+            "spec": {"containers": [{"name": "c", "image": "busybox"}]}}
+
+
+async def _counts(api, reason):
+    return sorted(e["count"] for e in (await api.list(EVENTS, "default"))["items"] if e["reason"] == reason)
+
+
+async def test_series_writes_the_event_and_its_series_once(api):
+    # client-go's events.k8s.io broadcaster (kube-scheduler's): repeats beyond the second only
+    # grow the count in memory until the series is refreshed (30 min) or finishes (6 min idle).
+    p = await api.create(PODS, "default", _pod("p"))
+    recorder = EventRecorder(api, "default-scheduler", series=True)
+    try:
+        for _ in range(5):
+            recorder.event(p, WARNING, "FailedScheduling", "0/1 nodes are available")
+        recorder.event(p, WARNING, "Other", "after the series")
+        await wait_for(lambda: _counts(api, "Other"), message="the event written after the series")
+        assert await _counts(api, "FailedScheduling") == [2]
+    finally:
+        await recorder.close()
+
+
+async def test_finished_series_writes_its_final_count_and_starts_afresh(api, monkeypatch):
+    monkeypatch.setattr(events, "SERIES_FINISH_SECONDS", 0.05)
+    p = await api.create(PODS, "default", _pod("p"))
+    recorder = EventRecorder(api, "default-scheduler", series=True)
+    try:
+        for _ in range(4):
+            recorder.event(p, WARNING, "FailedScheduling", "0/1 nodes are available")
+
+        async def final_count():
+            return await _counts(api, "FailedScheduling") == [4]
+
+        await wait_for(final_count, message="the finished series' final count")
+        recorder.event(p, WARNING, "FailedScheduling", "0/1 nodes are available")
+
+        async def fresh_event():
+            return await _counts(api, "FailedScheduling") == [1, 4]
+
+        await wait_for(fresh_event, message="a new Event after the series finished")
+    finally:
+        await recorder.close()
+
+
+async def test_series_count_is_refreshed_at_a_repeat_once_due(api, monkeypatch):
+    monkeypatch.setattr(events, "SERIES_REFRESH_SECONDS", 0.0)
+    p = await api.create(PODS, "default", _pod("p"))
+    recorder = EventRecorder(api, "default-scheduler", series=True)
+    try:
+        for expected in (1, 2, 3):
+            recorder.event(p, WARNING, "FailedScheduling", "0/1 nodes are available")
+
+            async def written(expected=expected):
+                return await _counts(api, "FailedScheduling") == [expected]
+
+            await wait_for(written, message=f"count {expected}")
     finally:
         await recorder.close()
