@@ -11,7 +11,13 @@ as the HTTP layer would.  Operations:
 - ``pod-status``: a PUT of ``pods/status`` as the kubelet emulation makes it (phase, conditions,
   container statuses, IPs), alternating between two start times so that every write changes;
 - ``claim-status``: a PUT of ``resourceclaims/status`` carrying an allocation, alternating the
-  pod it is reserved for.
+  pod it is reserved for;
+- the rest of one DRA pod's critical path: ``create-claim`` (the claim controller's claim from a
+  template), ``pod-claims-patch`` (its merge patch of ``status.resourceClaimStatuses``),
+  ``claim-finalizer`` (the scheduler's PreBind PUT adding the finalizer, alternating with one
+  without it), ``binding`` (``pods/binding`` of a fresh pod each call), ``create-event`` (the
+  Scheduled Event) and ``pod-status-patch`` (the kubelet's merge patch of the whole status with a
+  resourceVersion precondition).
 
 Figures: CPU µs per operation (median of ``--runs``), or with ``--callgrind`` instructions per
 operation, each operation in its own process under valgrind's callgrind with counting switched
@@ -42,7 +48,8 @@ from bench.common import callgrind_counting, callgrind_instructions, machine_des
 WARM_UP = 200
 N = 300
 QUICK_N = 50
-OPS = ("create-pod", "create-configmap", "pod-status", "claim-status")
+OPS = ("create-pod", "create-configmap", "pod-status", "claim-status", "create-claim", "pod-claims-patch",
+       "claim-finalizer", "binding", "create-event", "pod-status-patch")
 NOW = ("2026-12-01T10:00:00Z", "2026-12-01T10:00:01Z")
 
 
@@ -73,15 +80,88 @@ def _trimmed(obj: dict[str, Any]) -> dict[str, Any]:
     return body
 
 
-def operation(name: str) -> Callable[[int], bytes]:
-    """A callable doing operation ``name`` once (its argument numbers the call), response encoded."""
+def _claim(name: str) -> dict[str, Any]:
+    """A claim as the claim controller makes it from a template (owner, annotation, one request)."""
+    return {"metadata": {"name": name, "annotations": {"resource.kubernetes.io/pod-claim-name": "gpu"},
+                         "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": "p", "controller": True,
+                                              "blockOwnerDeletion": True,
+                                              "uid": "00000000-0000-0000-0000-000000000001"}]},
+            "spec": {"devices": {"requests": [{"name": "req-0", "exactly": {"deviceClassName": "gpu"}}]}}}
+
+
+def _dra_pod(name: str) -> dict[str, Any]:
+    """``bench_api``'s pod with a template claim, as bench_latency's pods are."""
+    body = pod(name)
+    body["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateName": "gpu"}]
+    body["spec"]["containers"][0]["resources"]["claims"] = [{"name": "gpu"}]
+    return body
+
+
+def _event(name: str) -> dict[str, Any]:
+    """The scheduler's Scheduled Event, as its recorder writes it."""
+    return {"apiVersion": "v1", "kind": "Event", "metadata": {"name": name, "namespace": "default"},
+            "involvedObject": {"kind": "Pod", "namespace": "default", "name": "p", "apiVersion": "v1",
+                               "uid": "00000000-0000-0000-0000-000000000001", "resourceVersion": "12"},
+            "type": "Normal", "reason": "Scheduled", "message": "Successfully assigned default/p to node-0",
+            "source": {"component": "default-scheduler"}, "reportingComponent": "default-scheduler",
+            "reportingInstance": "default-scheduler", "firstTimestamp": NOW[0], "lastTimestamp": NOW[0], "count": 1}
+
+
+def operation(name: str, count: int = WARM_UP + N) -> Callable[[int], bytes]:
+    """A callable doing operation ``name`` once (its argument numbers the call, below ``count``),
+    response encoded."""
     from fakeapi.scheduler.kubelet import running_status
 
+    from fakeapi.registry.subresources import bind_pod
     from fakeapi.registry.writes import WriteOptions
     from fakeapi.store.objects import encoded  # what the HTTP layer answers a write with
 
     registry = _registry()
     writes = registry.writes
+    if name == "create-claim":
+        rt = _kind(registry, "resourceclaims", "resource.k8s.io")
+        opts = WriteOptions(manager="bench")
+        return lambda i: encoded(writes.create(rt, "default", _claim(f"c-{i}"), opts)[0])
+    if name == "create-event":
+        rt = _kind(registry, "events")
+        opts = WriteOptions(manager="bench")
+        return lambda i: encoded(writes.create(rt, "default", _event(f"p.{i:016x}"), opts)[0])
+    if name == "claim-finalizer":
+        rt = _kind(registry, "resourceclaims", "resource.k8s.io")
+        stored, _ = writes.create(rt, "default", _claim("c"), WriteOptions(manager="bench"))
+        base = _trimmed(stored)
+        with_finalizer = {**base, "metadata": {**base["metadata"],
+                                               "finalizers": ["resource.kubernetes.io/delete-protection"]}}
+        bodies = [with_finalizer, base]
+        opts = WriteOptions(manager="scheduler")
+        return lambda i: encoded(writes.update(rt, "default", "c", bodies[i % 2], opts)[0])
+    if name == "binding":
+        rt = _kind(registry, "pods")
+        for i in range(count):
+            writes.create(rt, "default", _dra_pod(f"b-{i}"), WriteOptions(manager="bench"))
+        opts = WriteOptions(manager="scheduler", subresource="binding")
+        return lambda i: orjson.dumps(bind_pod(writes, rt, "default", f"b-{i}", {
+            "metadata": {"name": f"b-{i}"}, "target": {"kind": "Node", "name": "node-0"}}, opts))
+    if name in ("pod-claims-patch", "pod-status-patch"):
+        rt = _kind(registry, "pods")
+        stored, _ = writes.create(rt, "default", _dra_pod("p"), WriteOptions(manager="bench"))
+        base = _trimmed(stored)
+        base["spec"]["nodeName"] = "node-0"
+        if name == "pod-claims-patch":
+            patches = [{"status": {"resourceClaimStatuses": [{"name": "gpu", "resourceClaimName": f"p-gpu-{j}"}]}}
+                       for j in range(2)]
+            opts = WriteOptions(manager="resourceclaim-controller", subresource="status")
+            return lambda i: encoded(writes.patch(rt, "default", "p", "merge", patches[i % 2], opts)[0])
+        statuses = [running_status(base, now) for now in NOW]
+        opts = WriteOptions(manager="kubelet", subresource="status")
+        latest = [stored]
+
+        def status_patch(i: int) -> bytes:
+            body = {"metadata": {"resourceVersion": latest[0]["metadata"]["resourceVersion"]},
+                    "status": statuses[i % 2]}
+            latest[0] = writes.patch(rt, "default", "p", "merge", body, opts)[0]
+            return encoded(latest[0])
+        return status_patch
     if name in ("create-pod", "create-configmap"):
         rt = _kind(registry, "pods" if name == "create-pod" else "configmaps")
         make = pod if name == "create-pod" else configmap
@@ -121,7 +201,7 @@ def _loop(run: Callable[[int], bytes], start: int, count: int) -> None:
 
 def cpu_us(name: str, n: int) -> float:
     """CPU µs per call of operation ``name`` over ``n`` calls after the warm-up, collector off."""
-    run = operation(name)
+    run = operation(name, WARM_UP + n)
     _loop(run, 0, WARM_UP)
     gc.disable()
     try:
@@ -134,7 +214,7 @@ def cpu_us(name: str, n: int) -> float:
 
 def _callgrind_child(name: str, n: int) -> None:
     """Run under callgrind: count instructions of the measured loop only."""
-    run = operation(name)
+    run = operation(name, WARM_UP + n)
     _loop(run, 0, WARM_UP)
     gc.disable()
     with callgrind_counting():
@@ -148,7 +228,7 @@ def instructions(name: str, n: int) -> float:
 
 def profile(name: str, n: int) -> str:
     """cProfile of ``n`` calls of operation ``name``, the top functions by cumulative time."""
-    run = operation(name)
+    run = operation(name, WARM_UP + n)
     _loop(run, 0, WARM_UP)
     gc.disable()
     profiler = cProfile.Profile()

@@ -111,24 +111,30 @@ def _tokens(pointer: Any) -> int:
     return pointer.count("/") if isinstance(pointer, str) else 0
 
 
-def apply_merge_patch(obj: dict, patch: Any) -> dict:
-    """Apply an RFC 7386 merge patch."""
+def apply_merge_patch(obj: dict, patch: Any, *, share: bool = False) -> dict:
+    """Apply an RFC 7386 merge patch; the result is a private copy.
+
+    With ``share`` only the objects on the patch's paths are new: every branch the patch leaves
+    alone is ``obj``'s, every value it sets is ``patch``'s.  For a caller that copies the result
+    before editing any of it (a status write keeps the patched status and copies it); neither
+    argument is ever edited.
+    """
     if not isinstance(patch, dict):
         raise PatchError("merge patch must be a JSON object")
-    return _merge_patch(deep_copy(obj), patch)
+    merged = _merge_patch(obj, patch)
+    return merged if share else deep_copy(merged)
 
 
 def _merge_patch(target: Any, patch: Any) -> Any:
     if not isinstance(patch, dict):
-        return deep_copy(patch)
-    if not isinstance(target, dict):
-        target = {}
+        return patch
+    out = dict(target) if isinstance(target, dict) else {}
     for key, value in patch.items():
         if value is None:
-            target.pop(key, None)
+            out.pop(key, None)
         else:
-            target[key] = _merge_patch(target.get(key), value)
-    return target
+            out[key] = _merge_patch(out.get(key), value)
+    return out
 
 
 def apply_strategic_merge_patch(obj: dict, patch: Any, schema: ListTypes) -> dict:

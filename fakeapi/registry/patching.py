@@ -38,8 +38,12 @@ def _patch_error(exc: PatchError) -> StatusError:
     return {413: RequestEntityTooLarge, 422: Invalid}.get(exc.code, BadRequest)(str(exc))
 
 
-def patched(old: dict[str, Any], patch_type: str, patch: Any, types: ListTypes) -> dict[str, Any]:
-    """``old`` with a json, merge or strategic merge patch applied."""
+def patched(old: dict[str, Any], patch_type: str, patch: Any, types: ListTypes, *,
+            share: bool = False) -> dict[str, Any]:
+    """``old`` with a json, merge or strategic merge patch applied, a private copy.  With
+    ``share`` a merge patch's result shares what the patch leaves alone with ``old`` (and its
+    values with ``patch``) below the top level and ``metadata``: for a caller that copies the
+    rest before editing it."""
     managed = managedfields.stored_managed_fields(old)
     if managed is not None and patch_type in ("merge", "strategic") and _keeps_managed_fields(patch):
         # The entries are carried over uncopied (nothing edits them in place): the patch engines
@@ -51,7 +55,7 @@ def patched(old: dict[str, Any], patch_type: str, patch: Any, types: ListTypes) 
         if patch_type == "json":
             out = apply_json_patch(old, patch)
         elif patch_type == "merge":
-            out = apply_merge_patch(old, patch)
+            out = apply_merge_patch(old, patch, share=share)
         elif patch_type == "strategic":
             out = apply_strategic_merge_patch(old, patch, types)
         else:
@@ -60,6 +64,8 @@ def patched(old: dict[str, Any], patch_type: str, patch: Any, types: ListTypes) 
         raise _patch_error(exc) from exc
     if not isinstance(out, dict):
         raise BadRequest("the patch must produce an object")
+    if share and isinstance(out.get("metadata"), dict):
+        out["metadata"] = dict(out["metadata"])  # the write pipeline edits metadata in place
     if managed is not None and isinstance(out.get("metadata"), dict):
         out["metadata"]["managedFields"] = managed
     return out

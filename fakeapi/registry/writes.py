@@ -321,7 +321,9 @@ class Writer:
             # The stored object is valid, so only the patch can bring unknown fields or wrong
             # types: checking it instead of the whole result keeps small patches cheap.
             patch, warnings = self._decode(rt, patch, opts.field_validation, patch=True)
-        new = patching.patched(old, patch_type, patch, _list_types(rt))
+        # A status write keeps only the patched status, and copies it (meta.status_only): the
+        # merge need not copy the whole stored object first.
+        new = patching.patched(old, patch_type, patch, _list_types(rt), share=opts.subresource == "status")
         if patch_type == "json":
             new, warnings = self._decode(rt, new, opts.field_validation)
         _check_identity(rt, new.get("metadata"), name, namespace)

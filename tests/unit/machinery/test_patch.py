@@ -266,13 +266,43 @@ def test_strategic_merge_patch_must_be_an_object(patch: object) -> None:
 @pytest.mark.parametrize(("apply", "patch"), [
     (apply_json_patch, [{"op": "replace", "path": "/spec/containers/0/image", "value": "z"}]),
     (apply_merge_patch, {"spec": {"containers": [{"name": "a"}]}, "metadata": {"name": None}}),
+    (lambda obj, patch: apply_merge_patch(obj, patch, share=True),
+     {"spec": {"containers": [{"name": "a"}]}, "metadata": {"name": None, "labels": {"x": "y"}}}),
     (lambda obj, patch: apply_strategic_merge_patch(obj, patch, POD_TYPES),
      {"spec": {"containers": [{"name": "a", "image": "z"}, {"name": "b", "$patch": "delete"}]},
       "metadata": {"$deleteFromPrimitiveList/finalizers": ["f"]}}),
-], ids=["json", "merge", "strategic"])
+], ids=["json", "merge", "merge-shared", "strategic"])
 def test_patches_never_mutate_their_inputs(apply, patch) -> None:
     obj = pod(C_A, C_B) | {"metadata": {"name": "p", "finalizers": ["f"]}}
     before_obj, before_patch = copy.deepcopy(obj), copy.deepcopy(patch)
     patched = apply(obj, patch)
     assert (obj, patch) == (before_obj, before_patch)
     assert patched != obj
+
+
+def _containers(value: object) -> list[object]:
+    """Every dict and list in ``value``, itself included."""
+    if isinstance(value, dict):
+        return [value, *(c for v in value.values() for c in _containers(v))]
+    if isinstance(value, list):
+        return [value, *(c for v in value for c in _containers(v))]
+    return []
+
+
+@pytest.mark.parametrize("share", [False, True], ids=["private", "shared"])
+def test_merge_patch_shares_only_what_it_is_asked_to(share: bool) -> None:
+    obj = {"metadata": {"name": "p", "labels": {"a": "b"}}, "spec": {"containers": [{"name": "c"}]},
+           "status": {"phase": "Pending", "conditions": [{"type": "Ready"}]}}
+    patch = {"status": {"phase": "Running", "podIPs": [{"ip": "10.0.0.1"}]}}
+    out = apply_merge_patch(obj, patch, share=share)
+    assert out == {**obj, "status": {"phase": "Running", "conditions": [{"type": "Ready"}],
+                                     "podIPs": [{"ip": "10.0.0.1"}]}}
+    # The objects on the patched path are always new, so a caller may edit them.
+    assert out is not obj and out["status"] is not obj["status"]
+    inputs = {id(c) for c in _containers(obj) + _containers(patch)}
+    shared = [c for c in _containers(out) if id(c) in inputs]
+    if share:
+        assert out["spec"] is obj["spec"] and out["status"]["conditions"] is obj["status"]["conditions"]
+        assert out["status"]["podIPs"] is patch["status"]["podIPs"]
+    else:
+        assert shared == []

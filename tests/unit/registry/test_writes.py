@@ -3,6 +3,7 @@ finalizers and deletion, and the kind hooks it consults instead of naming kinds.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -170,6 +171,45 @@ def test_patch_types(patch_type: str, patch: Any, data: dict) -> None:
     registry.writes.create(cms, "default", configmap("a"), OPTS)
     patched, created, _ = registry.writes.patch(cms, "default", "a", patch_type, patch, OPTS)
     assert patched["data"] == data and created is False
+
+
+def _containers(value: Any) -> list[Any]:
+    if isinstance(value, dict):
+        return [value, *(c for v in value.values() for c in _containers(v))]
+    if isinstance(value, list):
+        return [value, *(c for v in value for c in _containers(v))]
+    return []
+
+
+def test_status_merge_patch_never_edits_or_shares_the_stored_object() -> None:
+    # A status merge patch merges without copying the stored pod first: the write must still end
+    # with an object of its own (managedFields aside, which no write edits in place), the
+    # revision it replaced unchanged, and a refused patch must leave the stored one as it was.
+    registry = new_registry()
+    pods = kind(registry, "pods")
+    registry.writes.create(pods, "default", pod("p"), OPTS)
+    status = WriteOptions(manager="kubelet", subresource="status")
+    first, _, _ = registry.writes.patch(pods, "default", "p", "merge", {"status": {
+        "phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}, status)
+    snapshot = copy.deepcopy(first)
+    for bad in ({"status": {"resourceClaimStatuses": [{"name": "nope"}]}},
+                {"metadata": {"resourceVersion": "1"}, "status": {"podIP": "x"}}):
+        with pytest.raises((Invalid, Conflict)):
+            registry.writes.patch(pods, "default", "p", "merge", bad, status)
+        assert registry.reads.get(pods, "default", "p") is first and first == snapshot
+    second, _, _ = registry.writes.patch(pods, "default", "p", "merge", {
+        "metadata": {"resourceVersion": first["metadata"]["resourceVersion"]},
+        "status": {"podIP": "10.0.0.1", "podIPs": [{"ip": "10.0.0.1"}]}}, status)
+    assert first == snapshot
+    assert second["status"]["conditions"] == first["status"]["conditions"] and second["status"]["podIP"] == "10.0.0.1"
+    managed = {id(c) for c in _containers(first["metadata"].get("managedFields"))}
+    old_ids = {id(c) for c in _containers(first)} - managed
+    assert [c for c in _containers(second) if id(c) in old_ids] == []
+    # The main resource's merge patch is still checked whole: the spec it touches is validated.
+    with pytest.raises(Invalid, match=r"spec\.containers"):
+        registry.writes.patch(pods, "default", "p", "merge", {"spec": {"containers": [{"name": "c", "image": ""}]}},
+                              OPTS)
+    assert registry.reads.get(pods, "default", "p") is second
 
 
 def test_failed_json_patch_test_is_422_and_bad_document_400() -> None:
