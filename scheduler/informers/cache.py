@@ -25,7 +25,8 @@ class Store:
 
     Indexes registered with the same function (several loops index pods by their claims) share
     one mapping, computed once per change; an update whose index values did not change (most
-    status writes) leaves that index alone.
+    status writes) leaves that index alone.  Each key's values are kept beside the object, so an
+    update runs the index functions on the new object only (not again on the one it replaces).
     """
 
     def __init__(self) -> None:
@@ -34,6 +35,8 @@ class Store:
         self._indices: dict[str, dict[str, set[str]]] = {}
         # one (function, mapping) per distinct index function
         self._computed: list[tuple[IndexFunc, dict[str, set[str]]]] = []
+        # key -> its values in each computed index, in ``_computed`` order
+        self._values: dict[str, tuple[tuple[str, ...], ...]] = {}
         self.add_index(NAMESPACE_INDEX, _namespace_of)
 
     def add_index(self, name: str, fn: IndexFunc) -> None:
@@ -47,7 +50,9 @@ class Store:
         index = self._indices[name] = {}
         self._computed.append((fn, index))
         for key, obj in self._items.items():
-            _add(index, key, fn(obj))
+            values = tuple(fn(obj))
+            _add(index, key, values)
+            self._values[key] += (values,)
 
     def get(self, key: str) -> dict | None:
         return self._items.get(key)
@@ -63,12 +68,14 @@ class Store:
         key = object_key(obj)
         old = self._items.get(key)
         self._items[key] = obj
-        for fn, index in self._computed:
-            values = list(fn(obj))
-            if old is None:
+        fresh = tuple(tuple(fn(obj)) for fn, _ in self._computed)
+        before = self._values.get(key)
+        self._values[key] = fresh
+        if before is None:
+            for (_, index), values in zip(self._computed, fresh, strict=True):
                 _add(index, key, values)
-                continue
-            old_values = list(fn(old))
+            return None
+        for (_, index), values, old_values in zip(self._computed, fresh, before, strict=True):
             if values != old_values:
                 _discard(index, key, set(old_values).difference(values))
                 _add(index, key, values)
@@ -77,8 +84,8 @@ class Store:
     def remove(self, key: str) -> dict | None:
         old = self._items.pop(key, None)
         if old is not None:
-            for fn, index in self._computed:
-                _discard(index, key, fn(old))
+            for (_, index), values in zip(self._computed, self._values.pop(key), strict=True):
+                _discard(index, key, values)
         return old
 
     def by_index(self, index_name: str, value: str) -> list[dict]:

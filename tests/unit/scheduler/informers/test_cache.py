@@ -73,7 +73,7 @@ def test_indexes_of_one_function_share_one_computation():
     store.upsert(obj("p1", "ns", node="a"))
     assert calls == ["p1"]  # once for both names
     store.upsert(obj("p1", "ns", node="b", rv="2"))
-    assert calls == ["p1", "p1", "p1"]  # the new object and the one it replaces
+    assert calls == ["p1", "p1"]  # the new object only: the replaced one's values are remembered
     for name in ("scheduler/node", "kubelet/node"):
         assert lister.by_index(name, "a") == []
         assert [o["metadata"]["name"] for o in lister.by_index(name, "b")] == ["p1"]
@@ -100,3 +100,17 @@ def test_update_moves_only_changed_index_values(before, after, expected):
     assert [o["metadata"]["name"] for o in store.by_index("tags", "b")][-1] == "p2"
     store.remove("ns/p1")
     assert all(o["metadata"]["name"] == "p2" for value in ("a", "b") for o in store.by_index("tags", value))
+
+
+def test_late_index_values_are_remembered_for_updates_and_removals():
+    store = Store()
+    store.upsert(obj("p1", "ns", node="a"))
+    store.add_index("node", by_node)
+    store.upsert(obj("p1", "ns", node="b", rv="2"))
+    assert store.by_index("node", "a") == []
+    assert [o["metadata"]["name"] for o in store.by_index("node", "b")] == ["p1"]
+    store.remove("ns/p1")
+    assert store.by_index("node", "b") == []
+    assert store.by_index("namespace", "ns") == []
+    store.upsert(obj("p1", "ns", node="b", rv="3"))  # back after its removal: indexed as new
+    assert [o["metadata"]["name"] for o in store.by_index("node", "b")] == ["p1"]
