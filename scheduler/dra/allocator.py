@@ -24,7 +24,7 @@ from typing import Any
 from fakeapi.scheduler.dra import capacity
 from fakeapi.scheduler.dra.constraints import Constraint, MatchAttribute, build_constraints
 from fakeapi.scheduler.dra.counters import CounterSets, CounterTracker
-from fakeapi.scheduler.dra.devices import Device, DeviceID, device_id_text
+from fakeapi.scheduler.dra.devices import Device, DeviceID, DriverEquals, device_id_text, driver_equality
 from fakeapi.scheduler.dra.errors import AllocationError, NodeAllocationError
 from fakeapi.scheduler.dra.features import Features
 from fakeapi.scheduler.dra.index import DeviceIndex
@@ -99,7 +99,7 @@ class Allocator:
         self._features = index.features
         self._deadline = deadline
         self._claims: dict[int, _Claim] = {}
-        self._compiled: dict[str, CompiledSelector | CelError] = {}
+        self._compiled: dict[str, CompiledSelector | DriverEquals | CelError] = {}
         self._counters: dict[PoolID, CounterSets] = {}
 
     def allocate(self, node: dict[str, Any], claims: Sequence[dict[str, Any]],
@@ -196,11 +196,11 @@ class Allocator:
         req.capacity_requests = (spec.get("capacity") or {}).get("requests") or None
         return req
 
-    def _compile(self, expression: str) -> CompiledSelector | CelError:
+    def _compile(self, expression: str) -> CompiledSelector | DriverEquals | CelError:
         compiled = self._compiled.get(expression)
         if compiled is None:
             try:
-                compiled = compile_selector(expression)
+                compiled = driver_equality(expression) or compile_selector(expression)
             except CelError as err:
                 compiled = err
             self._compiled[expression] = compiled

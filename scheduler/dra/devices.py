@@ -7,8 +7,10 @@ records, which is what invalidates those caches.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any
 
 from fakeapi.machinery.cel import CelError, DeviceEnv, device_env
@@ -19,6 +21,40 @@ DeviceID = tuple[str, str, str]  # (driver, pool, device)
 
 def device_id_text(device_id: DeviceID) -> str:
     return "/".join(device_id)
+
+
+# ``device.driver == "literal"`` either way round, in CEL's whitespace; literals with escapes
+# (and anything else) go to the CEL engine.
+_WS = r"[ \t\n\r\f]*"
+
+
+def _literal(group: str) -> str:
+    return rf"""(?:"(?P<{group}d>[^"\\\n\r]*)"|'(?P<{group}s>[^'\\\n\r]*)')"""
+
+
+_DRIVER_EQUALS = re.compile(
+    rf"{_WS}(?:device\.driver{_WS}=={_WS}{_literal('r')}|{_literal('l')}{_WS}=={_WS}device\.driver){_WS}")
+
+
+@dataclass(frozen=True, slots=True)
+class DriverEquals:
+    """A selector that only compares ``device.driver`` with a string literal (DeviceClasses most
+    often select a driver so): evaluated without the CEL engine, same verdict."""
+
+    driver: str
+
+    def evaluate(self, env: DeviceEnv) -> bool:
+        return env.data["driver"] == self.driver
+
+
+@lru_cache(maxsize=1024)
+def driver_equality(expression: str) -> DriverEquals | None:
+    """The :class:`DriverEquals` that ``expression`` is, or None for any other selector (cached
+    by text, as :func:`compile_selector`)."""
+    found = _DRIVER_EQUALS.fullmatch(expression)
+    if found is None:
+        return None
+    return DriverEquals(next(text for text in found.groups() if text is not None))
 
 
 def qualify(name: str, driver: str) -> str:
