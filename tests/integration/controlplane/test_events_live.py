@@ -1,5 +1,6 @@
 """EventRecorder: fire-and-forget Events, repeats aggregated into one Event with a count."""
 
+import pytest
 from fakeapi.fixtures import wait_for
 from fakeapi.scheduler import events
 from fakeapi.scheduler.client import EVENTS, NODES, PODS
@@ -55,63 +56,55 @@ async def test_cluster_scoped_object_events_go_to_default_namespace(api):
         await recorder.close()
 
 
-def _pod(name):
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
-            "spec": {"containers": [{"name": "c", "image": "busybox"}]}}
+@pytest.fixture
+async def failing(api):
+    """A scheduler-like series recorder and ``record()``, one more FailedScheduling of one pod."""
+    p = await api.create(PODS, "default", {"apiVersion": "v1", "kind": "Pod",
+                                           "metadata": {"name": "p", "namespace": "default"},
+                                           "spec": {"containers": [{"name": "c", "image": "busybox"}]}})
+    recorder = EventRecorder(api, "default-scheduler", series=True)
+    try:
+        yield recorder, lambda: recorder.event(p, WARNING, "FailedScheduling", "0/1 nodes are available")
+    finally:
+        await recorder.close()
 
 
-async def _counts(api, reason):
+async def _counts(api, reason="FailedScheduling"):
     return sorted(e["count"] for e in (await api.list(EVENTS, "default"))["items"] if e["reason"] == reason)
 
 
-async def test_series_writes_the_event_and_its_series_once(api):
+async def _wait_counts(api, counts, message):
+    async def written():
+        return await _counts(api) == counts
+
+    await wait_for(written, message=message)
+
+
+async def test_series_writes_the_event_and_its_series_once(api, failing):
     # client-go's events.k8s.io broadcaster (kube-scheduler's): repeats beyond the second only
     # grow the count in memory until the series is refreshed (30 min) or finishes (6 min idle).
-    p = await api.create(PODS, "default", _pod("p"))
-    recorder = EventRecorder(api, "default-scheduler", series=True)
-    try:
-        for _ in range(5):
-            recorder.event(p, WARNING, "FailedScheduling", "0/1 nodes are available")
-        recorder.event(p, WARNING, "Other", "after the series")
-        await wait_for(lambda: _counts(api, "Other"), message="the event written after the series")
-        assert await _counts(api, "FailedScheduling") == [2]
-    finally:
-        await recorder.close()
+    recorder, record = failing
+    for _ in range(5):
+        record()
+    pod = await api.get(PODS, "default", "p")
+    recorder.event(pod, WARNING, "Other", "after the series")
+    await wait_for(lambda: _counts(api, "Other"), message="the event written after the series")
+    assert await _counts(api) == [2]
 
 
-async def test_finished_series_writes_its_final_count_and_starts_afresh(api, monkeypatch):
+async def test_finished_series_writes_its_final_count_and_starts_afresh(api, failing, monkeypatch):
     monkeypatch.setattr(events, "SERIES_FINISH_SECONDS", 0.05)
-    p = await api.create(PODS, "default", _pod("p"))
-    recorder = EventRecorder(api, "default-scheduler", series=True)
-    try:
-        for _ in range(4):
-            recorder.event(p, WARNING, "FailedScheduling", "0/1 nodes are available")
-
-        async def final_count():
-            return await _counts(api, "FailedScheduling") == [4]
-
-        await wait_for(final_count, message="the finished series' final count")
-        recorder.event(p, WARNING, "FailedScheduling", "0/1 nodes are available")
-
-        async def fresh_event():
-            return await _counts(api, "FailedScheduling") == [1, 4]
-
-        await wait_for(fresh_event, message="a new Event after the series finished")
-    finally:
-        await recorder.close()
+    _, record = failing
+    for _ in range(4):
+        record()
+    await _wait_counts(api, [4], "the finished series' final count")
+    record()
+    await _wait_counts(api, [1, 4], "a new Event after the series finished")
 
 
-async def test_series_count_is_refreshed_at_a_repeat_once_due(api, monkeypatch):
+async def test_series_count_is_refreshed_at_a_repeat_once_due(api, failing, monkeypatch):
     monkeypatch.setattr(events, "SERIES_REFRESH_SECONDS", 0.0)
-    p = await api.create(PODS, "default", _pod("p"))
-    recorder = EventRecorder(api, "default-scheduler", series=True)
-    try:
-        for expected in (1, 2, 3):
-            recorder.event(p, WARNING, "FailedScheduling", "0/1 nodes are available")
-
-            async def written(expected=expected):
-                return await _counts(api, "FailedScheduling") == [expected]
-
-            await wait_for(written, message=f"count {expected}")
-    finally:
-        await recorder.close()
+    _, record = failing
+    for expected in (1, 2, 3):
+        record()
+        await _wait_counts(api, [expected], f"count {expected}")
