@@ -13,11 +13,11 @@ as the HTTP layer would.  Operations:
 - ``claim-status``: a PUT of ``resourceclaims/status`` carrying an allocation, alternating the
   pod it is reserved for;
 - the rest of one DRA pod's critical path: ``create-claim`` (the claim controller's claim from a
-  template), ``pod-claims-patch`` (its merge patch of ``status.resourceClaimStatuses``),
+  template), ``pod-claims-patch`` (its merge patch of a new pod's ``status.resourceClaimStatuses``),
   ``claim-finalizer`` (the scheduler's PreBind PUT adding the finalizer, alternating with one
   without it), ``binding`` (``pods/binding`` of a fresh pod each call), ``create-event`` (the
-  Scheduled Event) and ``pod-status-patch`` (the kubelet's merge patch of the whole status with a
-  resourceVersion precondition).
+  Scheduled Event) and ``pod-status-patch`` (the kubelet's first merge patch of a bound pod's
+  whole status, with a resourceVersion precondition).
 
 Figures: CPU µs per operation (median of ``--runs``), or with ``--callgrind`` instructions per
 operation, each operation in its own process under valgrind's callgrind with counting switched
@@ -97,6 +97,16 @@ def _dra_pod(name: str) -> dict[str, Any]:
     return body
 
 
+def _claim_statuses(i: int) -> dict[str, Any]:
+    """The claim controller's merge patch of a pod's ``status.resourceClaimStatuses``."""
+    return {"status": {"resourceClaimStatuses": [{"name": "gpu", "resourceClaimName": f"p-{i}-gpu-x7k2q"}]}}
+
+
+def _binding(name: str) -> dict[str, Any]:
+    """The scheduler's Binding of pod ``name`` to ``node-0``."""
+    return {"metadata": {"name": name}, "target": {"kind": "Node", "name": "node-0"}}
+
+
 def _event(name: str) -> dict[str, Any]:
     """The scheduler's Scheduled Event, as its recorder writes it."""
     return {"apiVersion": "v1", "kind": "Event", "metadata": {"name": name, "namespace": "default"},
@@ -140,28 +150,27 @@ def operation(name: str, count: int = WARM_UP + N) -> Callable[[int], bytes]:
         for i in range(count):
             writes.create(rt, "default", _dra_pod(f"b-{i}"), WriteOptions(manager="bench"))
         opts = WriteOptions(manager="scheduler", subresource="binding")
-        return lambda i: orjson.dumps(bind_pod(writes, rt, "default", f"b-{i}", {
-            "metadata": {"name": f"b-{i}"}, "target": {"kind": "Node", "name": "node-0"}}, opts))
+        return lambda i: orjson.dumps(bind_pod(writes, rt, "default", f"b-{i}", _binding(f"b-{i}"), opts))
     if name in ("pod-claims-patch", "pod-status-patch"):
+        # Each call writes a fresh pod, as on the path: the claim controller's first status write
+        # of a new pod, the kubelet's first of a bound one (a new manager's entry each time).
         rt = _kind(registry, "pods")
-        stored, _ = writes.create(rt, "default", _dra_pod("p"), WriteOptions(manager="bench"))
-        base = _trimmed(stored)
-        base["spec"]["nodeName"] = "node-0"
+        claims = WriteOptions(manager="resourceclaim-controller", subresource="status")
+        status = WriteOptions(manager="kubelet", subresource="status")
+        prepared: list[dict[str, Any]] = []
+        for i in range(count):
+            stored, _ = writes.create(rt, "default", _dra_pod(f"p-{i}"), WriteOptions(manager="bench"))
+            if name == "pod-status-patch":
+                writes.patch(rt, "default", f"p-{i}", "merge", _claim_statuses(i), claims)
+                bind_pod(writes, rt, "default", f"p-{i}", _binding(f"p-{i}"),
+                         WriteOptions(manager="scheduler", subresource="binding"))
+                stored = registry.reads.get(rt, "default", f"p-{i}")
+            prepared.append(stored)
         if name == "pod-claims-patch":
-            patches = [{"status": {"resourceClaimStatuses": [{"name": "gpu", "resourceClaimName": f"p-gpu-{j}"}]}}
-                       for j in range(2)]
-            opts = WriteOptions(manager="resourceclaim-controller", subresource="status")
-            return lambda i: encoded(writes.patch(rt, "default", "p", "merge", patches[i % 2], opts)[0])
-        statuses = [running_status(base, now) for now in NOW]
-        opts = WriteOptions(manager="kubelet", subresource="status")
-        latest = [stored]
-
-        def status_patch(i: int) -> bytes:
-            body = {"metadata": {"resourceVersion": latest[0]["metadata"]["resourceVersion"]},
-                    "status": statuses[i % 2]}
-            latest[0] = writes.patch(rt, "default", "p", "merge", body, opts)[0]
-            return encoded(latest[0])
-        return status_patch
+            return lambda i: encoded(writes.patch(rt, "default", f"p-{i}", "merge", _claim_statuses(i), claims)[0])
+        return lambda i: encoded(writes.patch(rt, "default", f"p-{i}", "merge", {
+            "metadata": {"resourceVersion": prepared[i]["metadata"]["resourceVersion"]},
+            "status": running_status(prepared[i], NOW[0])}, status)[0])
     if name in ("create-pod", "create-configmap"):
         rt = _kind(registry, "pods" if name == "create-pod" else "configmaps")
         make = pod if name == "create-pod" else configmap
