@@ -118,11 +118,18 @@ def copy_sharing_managed_fields(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def status_only(new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
-    """A status write changes status only (``ResetObjectMetaForStatus`` keeps old metadata)."""
-    out = {k: v for k, v in old.items() if k != "status"}
-    if "status" in new:
-        out["status"] = new["status"]
-    return copy_sharing_managed_fields(out)
+    """A status write changes status only (``ResetObjectMetaForStatus`` keeps old metadata).
+
+    Metadata and status are copies the write may edit; the rest (spec, data) is ``old``'s own,
+    shared: nothing edits it on a status write (a strategy drops disabled fields only where the
+    old object lacks them, and here it is the old object's), and no write edits a stored object.
+    """
+    own = copy_sharing_managed_fields({"metadata": old["metadata"], **({"status": new["status"]} if "status" in new
+                                                                       else {})})
+    out = {k: own["metadata"] if k == "metadata" else v for k, v in old.items() if k != "status"}
+    if "status" in own:
+        out["status"] = own["status"]
+    return out
 
 
 def scoped(new: dict[str, Any], old: dict[str, Any], scope: tuple[str, ...]) -> dict[str, Any]:

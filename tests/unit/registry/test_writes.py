@@ -182,9 +182,9 @@ def _containers(value: Any) -> list[Any]:
 
 
 def test_status_merge_patch_never_edits_or_shares_the_stored_object() -> None:
-    # A status merge patch merges without copying the stored pod first: the write must still end
-    # with an object of its own (managedFields aside, which no write edits in place), the
-    # revision it replaced unchanged, and a refused patch must leave the stored one as it was.
+    # A status merge patch merges without copying the stored pod first, and a status write keeps
+    # the stored spec uncopied: the write must still end with metadata and status of its own,
+    # the revision it replaced unchanged, and a refused patch must leave the stored one as it was.
     registry = new_registry()
     pods = kind(registry, "pods")
     registry.writes.create(pods, "default", pod("p"), OPTS)
@@ -202,8 +202,10 @@ def test_status_merge_patch_never_edits_or_shares_the_stored_object() -> None:
         "status": {"podIP": "10.0.0.1", "podIPs": [{"ip": "10.0.0.1"}]}}, status)
     assert first == snapshot
     assert second["status"]["conditions"] == first["status"]["conditions"] and second["status"]["podIP"] == "10.0.0.1"
-    managed = {id(c) for c in _containers(first["metadata"].get("managedFields"))}
-    old_ids = {id(c) for c in _containers(first)} - managed
+    # Only what a status write never edits is shared: the spec and the managedFields entries.
+    assert second["spec"] is first["spec"]
+    never_edited = _containers(first["spec"]) + _containers(first["metadata"].get("managedFields"))
+    old_ids = {id(c) for c in _containers(first)} - {id(c) for c in never_edited}
     assert [c for c in _containers(second) if id(c) in old_ids] == []
     # The main resource's merge patch is still checked whole: the spec it touches is validated.
     with pytest.raises(Invalid, match=r"spec\.containers"):
