@@ -68,7 +68,7 @@ class Store:
         key = object_key(obj)
         old = self._items.get(key)
         self._items[key] = obj
-        fresh = tuple(tuple(fn(obj)) for fn, _ in self._computed)
+        fresh = tuple([tuple(fn(obj)) for fn, _ in self._computed])
         before = self._values.get(key)
         self._values[key] = fresh
         if before is None:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from fakeapi.scheduler.client import GVR, ApiClient
 from fakeapi.scheduler.informers.cache import IndexFunc, Lister, Store
@@ -24,13 +23,6 @@ from fakeapi.scheduler.informers.reflector import Reflector
 from fakeapi.scheduler.rules.keys import object_key
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class _Handler:
-    on_add: Callable[[dict], None] | None
-    on_update: Callable[[dict, dict], None] | None
-    on_delete: Callable[[dict], None] | None
 
 
 def _trimmed(obj: dict) -> dict:
@@ -53,7 +45,10 @@ class Informer:
         self.gvr = gvr
         self._store = Store()
         self.lister = Lister(self._store)
-        self._handlers: list[_Handler] = []
+        # the registered callbacks of each kind, in registration order
+        self._on_add: list[Callable[[dict], None]] = []
+        self._on_update: list[Callable[[dict, dict], None]] = []
+        self._on_delete: list[Callable[[dict], None]] = []
         self._synced = asyncio.Event()
         self._reflector = Reflector(api, gvr, self, namespace=namespace, label_selector=label_selector,
                                     field_selector=field_selector)
@@ -62,11 +57,12 @@ class Informer:
                           on_update: Callable[[dict, dict], None] | None = None,
                           on_delete: Callable[[dict], None] | None = None) -> None:
         """Register callbacks; a late handler first gets ``on_add`` for every cached object."""
-        handler = _Handler(on_add, on_update, on_delete)
-        self._handlers.append(handler)
-        if handler.on_add is not None:
+        for handlers, fn in ((self._on_add, on_add), (self._on_update, on_update), (self._on_delete, on_delete)):
+            if fn is not None:
+                handlers.append(fn)
+        if on_add is not None:
             for obj in self.lister.list():
-                self._call(handler.on_add, obj)
+                self._dispatch([on_add], obj)
 
     def add_index(self, name: str, fn: IndexFunc) -> None:
         """Add a named index usable through ``lister.by_index(name, value)``."""
@@ -119,23 +115,18 @@ class Informer:
     # -- dispatch ------------------------------------------------------------------------
 
     def _notify_add(self, obj: dict) -> None:
-        for handler in self._handlers:
-            if handler.on_add is not None:
-                self._call(handler.on_add, obj)
+        self._dispatch(self._on_add, obj)
 
     def _notify_update(self, old: dict, new: dict) -> None:
-        for handler in self._handlers:
-            if handler.on_update is not None:
-                self._call(handler.on_update, old, new)
+        self._dispatch(self._on_update, old, new)
 
     def _notify_delete(self, obj: dict) -> None:
-        for handler in self._handlers:
-            if handler.on_delete is not None:
-                self._call(handler.on_delete, obj)
+        self._dispatch(self._on_delete, obj)
 
-    def _call(self, fn: Callable[..., None], *args: dict) -> None:
-        # One broken handler must not stop the cache or the other handlers.
-        try:
-            fn(*args)
-        except Exception:
-            log.exception("%s event handler %r failed", self.gvr.plural, fn)
+    def _dispatch(self, handlers: list[Callable[..., None]], *args: dict) -> None:
+        for fn in handlers:
+            # One broken handler must not stop the cache or the other handlers.
+            try:
+                fn(*args)
+            except Exception:
+                log.exception("%s event handler %r failed", self.gvr.plural, fn)

@@ -224,3 +224,18 @@ async def test_cached_objects_and_handlers_carry_no_managed_fields(streaming):
     assert rec.seen == [("add", "a", "1"), ("update", "a", "11"), ("add", "b", "12")]
     for obj in [*rec.objects, *informer.lister.list()]:
         assert "managedFields" not in obj["metadata"]
+
+
+def test_each_kind_of_change_reaches_its_handlers_in_registration_order():
+    informer = Informer(ScriptedApi(lists=[], watches=[]), PODS)
+    calls = []
+    informer.add_event_handler(on_update=lambda old, new: calls.append(("first", "update")))
+    informer.add_event_handler(on_add=lambda obj: calls.append(("second", "add")),
+                               on_update=lambda old, new: calls.append(("second", "update")),
+                               on_delete=lambda obj: calls.append(("second", "delete")))
+    informer.add_event_handler(on_delete=lambda obj: calls.append(("third", "delete")))
+    informer.apply("ADDED", pod("a", "1"))
+    informer.apply("MODIFIED", pod("a", "2"))
+    informer.apply("DELETED", pod("a", "3"))
+    assert calls == [("second", "add"), ("first", "update"), ("second", "update"),
+                     ("second", "delete"), ("third", "delete")]
