@@ -98,7 +98,9 @@ def spec_changed(new: dict[str, Any], old: dict[str, Any]) -> bool:
 def keep_status(new: dict[str, Any], old: dict[str, Any]) -> None:
     """A write of the main resource leaves status as stored."""
     if "status" in old:
-        new["status"] = old["status"]
+        # A copy of the top level: defaulting may fill in a field (a pod's qosClass) a status
+        # write had removed, which must not edit the stored object.
+        new["status"] = dict(old["status"]) if isinstance(old["status"], dict) else old["status"]
     else:
         new.pop("status", None)
 

@@ -28,7 +28,6 @@ from fakeapi.errors import (
 from fakeapi.machinery.jsoncopy import deep_copy
 from fakeapi.machinery.selectors import SelectorError, label_selector_from_dict
 from fakeapi.machinery.timestamps import now_rfc3339
-from fakeapi.registry.meta import copy_sharing_managed_fields
 from fakeapi.registry.reads import Reader
 from fakeapi.registry.resource import ResourceType, Subresource
 from fakeapi.registry.writes import WriteOptions, Writer
@@ -56,14 +55,14 @@ def bind_pod(writer: Writer, rt: ResourceType, namespace: str, name: str, bindin
     if current:
         raise conflict("pods/binding", "", name, f'pod {name} is already assigned to node "{current}"')
     # A binding leaves managedFields as they were (upstream's binding storage bypasses the field
-    # manager).
-    new = copy_sharing_managed_fields(pod)
-    new["spec"]["nodeName"] = node
-    conditions = [c for c in new.setdefault("status", {}).get("conditions") or []
-                  if c.get("type") != "PodScheduled"]
+    # manager).  Only the objects it changes are new (the store sets the resourceVersion in
+    # metadata); the rest is the stored pod's, which no write edits in place.
+    status = pod.get("status") or {}
+    conditions = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
     conditions.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None,
                        "lastTransitionTime": now_rfc3339()})
-    new["status"]["conditions"] = conditions
+    new = {**pod, "metadata": dict(pod["metadata"]), "spec": {**pod["spec"], "nodeName": node},
+           "status": {**status, "conditions": conditions}}
     writer.commit_update(rt, pod, new, opts.dry_run)
     return success_status(201)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -19,12 +20,16 @@ BINDING = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "p"},
 def test_binding_assigns_the_node_and_marks_the_pod_scheduled() -> None:
     registry = new_registry()
     pods = kind(registry, "pods")
-    registry.writes.create(pods, "default", pod("p"), OPTS)
+    created, _ = registry.writes.create(pods, "default", pod("p"), OPTS)
+    snapshot = copy.deepcopy(created)
     answer = bind_pod(registry.writes, pods, "default", "p", BINDING, OPTS)
     assert answer["status"] == "Success" and answer["code"] == 201
     bound = registry.reads.get(pods, "default", "p")
     assert bound["spec"]["nodeName"] == "node-1"
     assert [(c["type"], c["status"]) for c in bound["status"]["conditions"]] == [("PodScheduled", "True")]
+    # The binding copies only what it changes: the revision it replaced stays as it was.
+    assert created == snapshot and bound["metadata"]["resourceVersion"] != created["metadata"]["resourceVersion"]
+    assert bound["metadata"]["managedFields"] == created["metadata"]["managedFields"]
 
 
 def _bound(registry: Any, pods: Any) -> None:

@@ -214,6 +214,20 @@ def test_status_merge_patch_never_edits_or_shares_the_stored_object() -> None:
     assert registry.reads.get(pods, "default", "p") is second
 
 
+def test_main_resource_write_defaults_status_without_editing_the_stored_pod() -> None:
+    # A status PUT may drop qosClass; the next spec write defaults it again on its own copy.
+    registry = new_registry()
+    pods = kind(registry, "pods")
+    created, _ = registry.writes.create(pods, "default", pod("p"), OPTS)
+    bare, _ = registry.writes.update(pods, "default", "p", {**created, "status": {"phase": "Pending"}},
+                                     WriteOptions(subresource="status"))
+    snapshot = copy.deepcopy(bare)
+    relabeled, _ = registry.writes.update(pods, "default", "p", {
+        **bare, "metadata": {**bare["metadata"], "labels": {"a": "b"}}}, OPTS)
+    assert bare == snapshot and "qosClass" not in bare["status"]
+    assert relabeled["status"]["qosClass"] == "BestEffort"
+
+
 def test_failed_json_patch_test_is_422_and_bad_document_400() -> None:
     registry = new_registry()
     cms = kind(registry, "configmaps")
