@@ -15,7 +15,10 @@ pod created to the last one bound:
 - **CPU per pod** of each process (robust to a busy machine);
 - **peak RSS** of each process, sampled every half second.
 
-    python bench/bench_scale.py [--quick] [--serve] [--nodes N] [--devices D] [--pods P] [--run-for DURATION]
+    python bench/bench_scale.py [--quick] [--serve] [--writes] [--nodes N] [--devices D] [--pods P] [--run-for DURATION]
+
+``--writes`` adds to each progress line the changes the last interval made to pods, claims and
+Events (one watch of each kind; what the release pipeline and failure reports write, by kind).
 
 ``--quick`` (the CI smoke, under ~10 s): 100 nodes x 8 devices, 300 pods that run for 1 s.
 """
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import os
 import sys
 import time
@@ -32,7 +36,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fakeapi.scheduler.client import PODS, ApiClient
+from fakeapi.scheduler.client import EVENTS, GVR, PODS, RESOURCE_CLAIMS, ApiClient
 
 from bench.bench_scheduler import BoundCounter
 from bench.common import (
@@ -76,15 +80,35 @@ def _running_pod(i: int, run_for: str) -> dict[str, Any]:
     return pod
 
 
-async def _progress(counter: BoundCounter, total: int, interval: float = 10.0) -> None:
+class ChangeCounter:
+    """Watch events (ADDED, MODIFIED, DELETED) of pods, claims and Events since the last :meth:`take`."""
+
+    def __init__(self) -> None:
+        self.counts: collections.Counter[str] = collections.Counter()
+
+    async def run(self, api: ApiClient, resource_version: str) -> None:
+        await asyncio.gather(*(self._watch(api, gvr, resource_version) for gvr in (PODS, RESOURCE_CLAIMS, EVENTS)))
+
+    async def _watch(self, api: ApiClient, gvr: GVR, resource_version: str) -> None:
+        async for event in api.watch(gvr, "default", resource_version=resource_version, allow_bookmarks=False):
+            self.counts[f"{gvr.plural} {event['type'].lower()}"] += 1
+
+    def take(self) -> str:
+        taken, self.counts = self.counts, collections.Counter()
+        return ", ".join(f"{key} {n}" for key, n in sorted(taken.items()))
+
+
+async def _progress(counter: BoundCounter, total: int, changes: ChangeCounter | None,
+                    interval: float = 10.0) -> None:
     """A line on stderr every ``interval`` seconds: long runs show how far they got."""
     start = time.perf_counter()
     while True:
         await asyncio.sleep(interval)
-        print(f"  {time.perf_counter() - start:.0f} s: {len(counter.bound)}/{total} bound", file=sys.stderr, flush=True)
+        line = f"  {time.perf_counter() - start:.0f} s: {len(counter.bound)}/{total} bound"
+        print(f"{line} ({changes.take()})" if changes else line, file=sys.stderr, flush=True)
 
 
-async def run(nodes: int, devices: int, pods: int, run_for: str) -> dict[str, Any]:
+async def run(nodes: int, devices: int, pods: int, run_for: str, writes: bool = False) -> dict[str, Any]:
     """One fresh cluster: set it up, then time ``pods`` pods from the first create to the last bind."""
     async with FakeCluster(control_plane="process") as cluster, ApiClient(cluster.url) as api:
         [control_plane] = child_pids()
@@ -95,8 +119,11 @@ async def run(nodes: int, devices: int, pods: int, run_for: str) -> dict[str, An
         counter = BoundCounter()
         rv = (await api.list(PODS, "default", limit=1))["metadata"]["resourceVersion"]
         rss = PeakRss(processes)
+        changes = ChangeCounter() if writes else None
         tasks = [asyncio.create_task(counter.run(api, rv)), asyncio.create_task(rss.run()),
-                 asyncio.create_task(_progress(counter, pods))]
+                 asyncio.create_task(_progress(counter, pods, changes))]
+        if changes:
+            tasks.append(asyncio.create_task(changes.run(api, rv)))
         try:
             cpu = {name: cpu_seconds(pid) for name, pid in processes.items()}
             start = time.perf_counter()
@@ -123,12 +150,14 @@ def main() -> None:
     parser.add_argument("--serve", action="store_true",
                         help="set this process (API server and client) up as fakeapi serve sets up its own: "
                              "uvloop and tune_gc_for_server")
+    parser.add_argument("--writes", action="store_true",
+                        help="count the changes to pods, claims and Events per progress interval")
     args = parser.parse_args()
     if args.quick:
         args.nodes, args.devices, args.pods, args.run_for = 100, 8, 300, "1s"
     if args.serve:
         tune_gc_for_server()
-    result = run_loop(run(args.nodes, args.devices, args.pods, args.run_for), args.serve)
+    result = run_loop(run(args.nodes, args.devices, args.pods, args.run_for, args.writes), args.serve)
     print(f"{args.nodes} nodes x {args.devices} devices, {args.pods} pods running {args.run_for} "
           f"(setup {result['setup_s']:.1f} s): {result['seconds']:.1f} s, {result['pods_per_s']:.1f} pods/s")
     for name, ms in result["cpu_ms_per_pod"].items():
