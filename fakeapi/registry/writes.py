@@ -44,6 +44,7 @@ from fakeapi.store.objects import ObjectStore
 from fakeapi.validation.strategy import AdmissionContext, validate_create, validate_update
 
 PROPAGATION_POLICIES = ("Foreground", "Background", "Orphan")
+_CONTEXTS_KEPT = 1024
 
 
 @dataclass(frozen=True)
@@ -96,18 +97,33 @@ class Writer:
         self.network = network or ServiceNetwork.parse()
         # Subresources that issue ServiceAccount tokens sign with this.
         self.tokens = tokens or TokenIssuer()
+        # (namespace, operation, subresource) -> (the namespace's labels, the context made with
+        # them): a context is immutable, so writes share it while that labels object is the
+        # stored one (a namespace write stores new labels; keeping them here keeps the identity
+        # test sound).
+        self._contexts: dict[tuple[str, str, str], tuple[Any, AdmissionContext]] = {}
 
     # -- admission -----------------------------------------------------------------------------
 
     def _admission(self, rt: ResourceType, namespace: str, operation: str,
                    subresource: str = "") -> AdmissionContext:
-        labels: dict[str, str] = {}
+        labels: Any = None
         if rt.namespaced and namespace:
             ns = self.reads.find(self.kinds.namespaces, "", namespace)
-            labels = ((ns or {}).get("metadata") or {}).get("labels") or {}
-        return AdmissionContext(gates=self.gates, operation=operation, subresource=subresource,
-                                namespace_labels=labels, lookup=self._lookup, list_all=self._list_all,
-                                service_network=self.network)
+            labels = ((ns or {}).get("metadata") or {}).get("labels")
+        else:
+            namespace = ""
+        key = (namespace, operation, subresource)
+        cached = self._contexts.get(key)
+        if cached is not None and cached[0] is labels:
+            return cached[1]
+        if len(self._contexts) >= _CONTEXTS_KEPT:
+            self._contexts.clear()
+        ctx = AdmissionContext(gates=self.gates, operation=operation, subresource=subresource,
+                               namespace_labels=labels or {}, lookup=self._lookup, list_all=self._list_all,
+                               service_network=self.network)
+        self._contexts[key] = (labels, ctx)
+        return ctx
 
     def _lookup(self, group: str, plural: str, ns: str, name: str) -> dict[str, Any] | None:
         target = self.kinds.by_plural(group, plural)

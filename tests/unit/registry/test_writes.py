@@ -251,3 +251,33 @@ def test_apply_creates_then_updates_and_owns_fields() -> None:
     assert err.value.details["causes"][0]["field"] == ".data.k"
     forced = registry.writes.patch(cms, "default", "a", "apply", config, WriteOptions(manager="applier", force=True))[0]
     assert forced["data"] == {"k": "v"}
+
+
+def test_admission_sees_the_namespace_labels_of_the_moment() -> None:
+    # Writes share an admission context per namespace while its labels stay the stored ones: a
+    # label added, changed or removed is seen by the next write.
+    registry = new_registry()
+    claims = kind(registry, "resourceclaims", "resource.k8s.io", "v1")
+    namespaces = registry.kinds.namespaces
+
+    def admin_claim(name: str) -> dict[str, Any]:
+        return {"metadata": {"name": name}, "spec": {"devices": {"requests": [
+            {"name": "r", "exactly": {"deviceClassName": "gpu", "adminAccess": True}}]}}}
+
+    def label(labels: dict[str, str] | None) -> None:
+        ns = registry.reads.get(namespaces, "", "default")
+        registry.writes.update(namespaces, "", "default", {**ns, "metadata": {
+            k: v for k, v in ns["metadata"].items() if k != "labels"} | ({"labels": labels} if labels else {})}, OPTS)
+
+    with pytest.raises(Invalid, match="admin-access"):
+        registry.writes.create(claims, "default", admin_claim("a"), OPTS)
+    label({"resource.kubernetes.io/admin-access": "true"})
+    registry.writes.create(claims, "default", admin_claim("b"), OPTS)
+    label({"resource.kubernetes.io/admin-access": "false"})
+    with pytest.raises(Invalid, match="admin-access"):
+        registry.writes.create(claims, "default", admin_claim("c"), OPTS)
+    label({"resource.kubernetes.io/admin-access": "true"})
+    registry.writes.create(claims, "default", admin_claim("d"), OPTS)
+    label(None)
+    with pytest.raises(Invalid, match="admin-access"):
+        registry.writes.create(claims, "default", admin_claim("e"), OPTS)
