@@ -73,7 +73,7 @@ class _ControlPlaneProcess:
         flags = ",".join(f"{name}={str(on).lower()}" for name, on in gates.as_dict().items())
         self._kubeconfig = kubeconfig
         self._args = ["--kubeconfig", "-"] if kubeconfig else ["--server", url]
-        self._args += ["--feature-gates", flags]
+        self._args += ["--feature-gates", flags, "--exit-with-parent"]
         if not kubelet:
             self._args.append("--no-kubelet")
         self._spawn: asyncio.Future[asyncio.subprocess.Process] | None = None

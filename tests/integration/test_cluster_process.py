@@ -119,3 +119,43 @@ async def test_a_child_that_cannot_start_fails_start_and_undoes_it(monkeypatch: 
     with pytest.raises(aiohttp.ClientConnectionError):
         async with aiohttp.ClientSession() as session, session.get(f"{cluster.url}/version"):
             pass
+
+
+_ORPHANING_PARENT = """
+import asyncio, os, sys
+from fakeapi.cluster import FakeCluster
+
+async def main():
+    await FakeCluster(control_plane="process").start()
+    print(os.getpid(), flush=True)
+    await asyncio.Event().wait()
+
+asyncio.run(main())
+"""
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` still runs (a zombie waiting for its new parent to reap it does not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[0] != "Z"
+
+
+async def test_the_child_stops_when_its_parent_is_killed_without_cleanup() -> None:
+    # SIGKILL leaves FakeCluster no chance to stop its child; the child notices it was orphaned.
+    parent = await asyncio.create_subprocess_exec(sys.executable, "-c", _ORPHANING_PARENT,
+                                                  stdout=asyncio.subprocess.PIPE)
+    assert parent.stdout is not None
+    line = await asyncio.wait_for(parent.stdout.readline(), DEADLINE)
+    assert int(line) == parent.pid
+
+    def children() -> list[int]:
+        return [int(p) for p in Path(f"/proc/{parent.pid}/task/{parent.pid}/children").read_text().split()]
+
+    [child] = children()
+    parent.kill()
+    await parent.wait()
+
+    await wait_for(lambda: not _running(child), timeout=DEADLINE, message="the orphaned control plane to stop")
