@@ -97,3 +97,42 @@ async def test_shutdown_wakes_workers_and_ignores_adds():
     assert len(queue) == 0
     with pytest.raises(ShutDown):
         await queue.get()
+
+
+async def test_an_add_wakes_one_idle_worker_not_all():
+    queue: WorkQueue[str] = WorkQueue()
+    workers = [asyncio.create_task(queue.get()) for _ in range(50)]
+    await asyncio.sleep(0)   # every worker waits
+    loop = asyncio.get_running_loop()
+    made = 0
+    create_future = loop.create_future
+
+    def counting() -> asyncio.Future:
+        nonlocal made
+        made += 1
+        return create_future()
+
+    loop.create_future = counting  # type: ignore[method-assign]
+    try:
+        queue.add("a")
+        for _ in range(5):
+            await asyncio.sleep(0)
+    finally:
+        del loop.create_future
+    assert [task.result() for task in workers if task.done()] == ["a"]
+    # A woken worker that finds nothing waits again on a new future: none but one was woken.
+    assert made == 0
+    queue.shut_down()
+    rest = await asyncio.gather(*(w for w in workers if not w.done()), return_exceptions=True)
+    assert len(rest) == 49 and all(isinstance(r, ShutDown) for r in rest)
+
+
+async def test_a_woken_worker_cancelled_before_it_runs_hands_the_key_on():
+    queue: WorkQueue[str] = WorkQueue()
+    first = asyncio.create_task(queue.get())
+    second = asyncio.create_task(queue.get())
+    await asyncio.sleep(0)
+    queue.add("a")      # wakes the first waiter only
+    first.cancel()      # before it could run and take the key
+    assert await asyncio.wait_for(second, DEADLINE) == "a"
+    assert first.cancelled()
