@@ -22,19 +22,28 @@ from fakeapi.cluster import ControlPlaneExited, FakeCluster
 DEADLINE = 30.0
 
 
-def control_plane_children() -> list[int]:
-    """Live (not yet reaped, zombies included) ``fakeapi.scheduler`` children of this process."""
+def proc_stat(pid: int | str) -> list[str] | None:
+    """The fields of ``/proc/PID/stat`` after the command name (state, ppid, ...); None once gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return None
+
+
+def control_plane_children(parent: int | None = None) -> list[int]:
+    """Live (not yet reaped, zombies included) ``fakeapi.scheduler`` children of ``parent``
+    (this process by default)."""
+    parent = parent or os.getpid()
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
+        stat = proc_stat(entry.name)
         try:
-            stat = (entry / "stat").read_text()
             cmdline = (entry / "cmdline").read_bytes()
         except OSError:  # gone meanwhile
             continue
-        ppid = int(stat.rpartition(")")[2].split()[1])
-        if ppid == os.getpid() and b"fakeapi.scheduler" in cmdline:
+        if stat is not None and int(stat[1]) == parent and b"fakeapi.scheduler" in cmdline:
             found.append(int(entry.name))
     return found
 
@@ -136,11 +145,8 @@ asyncio.run(main())
 
 def _running(pid: int) -> bool:
     """Whether ``pid`` still runs (a zombie waiting for its new parent to reap it does not)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rpartition(")")[2].split()[0] != "Z"
+    stat = proc_stat(pid)
+    return stat is not None and stat[0] != "Z"
 
 
 async def test_the_child_stops_when_its_parent_is_killed_without_cleanup() -> None:
@@ -151,10 +157,7 @@ async def test_the_child_stops_when_its_parent_is_killed_without_cleanup() -> No
     line = await asyncio.wait_for(parent.stdout.readline(), DEADLINE)
     assert int(line) == parent.pid
 
-    def children() -> list[int]:
-        return [int(p) for p in Path(f"/proc/{parent.pid}/task/{parent.pid}/children").read_text().split()]
-
-    [child] = children()
+    [child] = control_plane_children(parent.pid)
     parent.kill()
     await parent.wait()
 
