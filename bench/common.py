@@ -215,15 +215,16 @@ def run_loop(main: Any, uvloop: bool) -> Any:
 
 
 @contextlib.contextmanager
-def callgrind_counting() -> Iterator[None]:
-    """Count instructions in the block only: this process runs under ``callgrind_instructions``
-    (counting off at start), and ``callgrind_control`` switches counting on and off around it."""
-    control = ["callgrind_control", "--instr"]
-    subprocess.run([*control, "on", str(os.getpid())], check=True, capture_output=True)
+def callgrind_counting(pid: int | None = None) -> Iterator[None]:
+    """Count instructions in the block only: process ``pid`` (default this one) runs under
+    callgrind with counting off at start (as ``callgrind_instructions`` runs it), and
+    ``callgrind_control`` switches counting on and off around the block."""
+    control, target = ["callgrind_control", "--instr"], str(pid or os.getpid())
+    subprocess.run([*control, "on", target], check=True, capture_output=True)
     try:
         yield
     finally:
-        subprocess.run([*control, "off", str(os.getpid())], check=True, capture_output=True)
+        subprocess.run([*control, "off", target], check=True, capture_output=True)
 
 
 def callgrind_instructions(argv: Sequence[str], env: dict[str, str] | None = None) -> int:
