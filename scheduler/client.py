@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, overload
 from urllib.parse import quote
 
 import aiohttp
@@ -134,7 +134,9 @@ class ApiClient:
         return self._session
 
     async def _request(self, method: str, path: str, *, params: dict[str, str] | None = None,
-                       body: Any = None, content_type: str = "application/json") -> Any:
+                       body: Any = None, content_type: str = "application/json", result: bool = True) -> Any:
+        """The decoded answer; with ``result`` false None (the body is read but not decoded unless
+        it is an error's Status)."""
         data = None
         headers = {}
         if body is not None:
@@ -143,10 +145,9 @@ class ApiClient:
         async with self.session.request(method, self.base_url + path, params=params, data=data,
                                         headers=headers, timeout=_REQUEST_TIMEOUT) as resp:
             raw = await resp.read()
-            payload = _decode(raw)
             if resp.status >= 400:
-                raise _status_error(resp.status, payload, raw)
-            return payload
+                raise _status_error(resp.status, _decode(raw), raw)
+            return _decode(raw) if result else None
 
     async def get(self, gvr: GVR, namespace: str | None, name: str) -> dict:
         return await self._request("GET", gvr.path(namespace, name))
@@ -196,10 +197,18 @@ class ApiClient:
             if buffer.strip():
                 yield _watch_event(orjson.loads(buffer))
 
+    @overload
     async def create(self, gvr: GVR, namespace: str | None, body: dict, *,
-                     field_manager: str | None = None) -> dict:
+                     field_manager: str | None = None, result: Literal[True] = True) -> dict: ...
+    @overload
+    async def create(self, gvr: GVR, namespace: str | None, body: dict, *,
+                     field_manager: str | None = None, result: Literal[False]) -> None: ...
+
+    async def create(self, gvr: GVR, namespace: str | None, body: dict, *,
+                     field_manager: str | None = None, result: bool = True) -> dict | None:
+        """POST; ``result=False`` for a caller that does not read the created object (None then)."""
         return await self._request("POST", gvr.path(namespace), body=body,
-                                   params=_query(fieldManager=field_manager))
+                                   params=_query(fieldManager=field_manager), result=result)
 
     async def update(self, gvr: GVR, namespace: str | None, body: dict, *,
                      subresource: str | None = None) -> dict:
@@ -207,13 +216,24 @@ class ApiClient:
         name = body["metadata"]["name"]
         return await self._request("PUT", gvr.path(namespace, name, subresource), body=body)
 
+    @overload
+    async def patch(self, gvr: GVR, namespace: str | None, name: str, body: Any, *,
+                    patch_type: str = "merge", subresource: str | None = None, field_manager: str | None = None,
+                    force: bool | None = None, result: Literal[True] = True) -> dict: ...
+    @overload
+    async def patch(self, gvr: GVR, namespace: str | None, name: str, body: Any, *,
+                    patch_type: str = "merge", subresource: str | None = None, field_manager: str | None = None,
+                    force: bool | None = None, result: Literal[False]) -> None: ...
+
     async def patch(self, gvr: GVR, namespace: str | None, name: str, body: Any, *,
                     patch_type: str = "merge", subresource: str | None = None,
-                    field_manager: str | None = None, force: bool | None = None) -> dict:
-        """``patch_type`` is one of ``merge``, ``strategic``, ``json`` or ``apply``."""
+                    field_manager: str | None = None, force: bool | None = None,
+                    result: bool = True) -> dict | None:
+        """``patch_type`` is one of ``merge``, ``strategic``, ``json`` or ``apply``; ``result=False``
+        for a caller that does not read the patched object (None then)."""
         return await self._request("PATCH", gvr.path(namespace, name, subresource), body=body,
                                    content_type=_PATCH_CONTENT_TYPES[patch_type],
-                                   params=_query(fieldManager=field_manager, force=force))
+                                   params=_query(fieldManager=field_manager, force=force), result=result)
 
     async def delete(self, gvr: GVR, namespace: str | None, name: str, *,
                      preconditions: dict | None = None, propagation_policy: str | None = None,
@@ -235,7 +255,7 @@ class ApiClient:
             metadata["uid"] = pod_uid
         body = {"apiVersion": "v1", "kind": "Binding", "metadata": metadata,
                 "target": {"apiVersion": "v1", "kind": "Node", "name": node_name}}
-        await self._request("POST", PODS.path(namespace, pod_name, "binding"), body=body)
+        await self._request("POST", PODS.path(namespace, pod_name, "binding"), body=body, result=False)
 
 
 def outcome_unknown(exc: BaseException) -> bool:

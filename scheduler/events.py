@@ -165,7 +165,7 @@ class EventRecorder:
         if record.name is not None:
             try:
                 await self._api.patch(EVENTS, namespace, record.name,
-                                      {"count": count, "lastTimestamp": record.last})
+                                      {"count": count, "lastTimestamp": record.last}, result=False)
                 record.written_count = count
                 return
             except NotFound:
@@ -180,6 +180,6 @@ class EventRecorder:
             "reportingComponent": self._component, "reportingInstance": self._component,
             "firstTimestamp": record.first, "lastTimestamp": record.last, "count": count,
         }
-        await self._api.create(EVENTS, namespace, body)
+        await self._api.create(EVENTS, namespace, body, result=False)
         record.name = name
         record.written_count = count

@@ -167,6 +167,9 @@ class Kubelet:
         uid = pod["metadata"].get("uid", "")
         self._ips.release(uid)
         self._reported.pop(uid, None)
+        self._drop_timer(uid)
+
+    def _drop_timer(self, uid: str) -> None:
         timer = self._timers.pop(uid, None)
         if timer is not None:
             timer.cancel()
@@ -210,6 +213,11 @@ class Kubelet:
             self._recorder.event(pod, WARNING, INVALID_LIFECYCLE, f"Ignored lifecycle annotations: {lifecycle.problem}")
         body = {"metadata": {"resourceVersion": meta["resourceVersion"]},
                 "status": running_status(pod, self._clock.rfc3339(), self._pod_ip(pod))}
+        if lifecycle.run_for is None and lifecycle.ready_after <= 0:
+            # Running and Ready at once, with no step to time: nothing reads the patched pod.
+            await self._api.patch(PODS, namespace, name, body, subresource="status", result=False)
+            self._drop_timer(meta["uid"])
+            return
         started = await self._api.patch(PODS, namespace, name, body, subresource="status")
         self._schedule(started, lifecycle)
 
@@ -239,9 +247,7 @@ class Kubelet:
     def _schedule(self, pod: dict, lifecycle: Lifecycle) -> None:
         """Re-check the pod when its next lifecycle step falls due."""
         uid = pod["metadata"]["uid"]
-        old = self._timers.pop(uid, None)
-        if old is not None:
-            old.cancel()
+        self._drop_timer(uid)
         step = due(pod, lifecycle, self._clock.now())
         if step is None or is_pod_terminal(pod):
             return
