@@ -161,27 +161,31 @@ def _with_named_parents(paths: set[FieldPath]) -> set[FieldPath]:
 def _owned(obj: dict, types: ListTypes, *, strict: bool) -> set[FieldPath]:
     """structured-merge-diff's ToFieldSet: the leaves, list items and empty objects of ``obj``."""
     paths: set[FieldPath] = set()
-
-    def visit_object(node: dict, spath: SchemaPath, fpath: FieldPath) -> None:
-        for name, value in node.items():
-            visit((*spath, name), (*fpath, f"f:{name}"), value)
-
-    def visit(spath: SchemaPath, fpath: FieldPath, value: Any) -> None:
-        if isinstance(value, dict) and value:
-            visit_object(value, spath, fpath)
-            return
-        elements = (fieldsv1.item_elements(value, types, spath, fpath, strict=strict) if isinstance(value, list)
-                    else None)
-        if elements is None:
-            paths.add(fpath)
-            return
-        for element, item in zip(elements, value, strict=True):
-            paths.add((*fpath, element))
-            if isinstance(item, dict):
-                visit_object(item, (*spath, "*"), (*fpath, element))
-
-    visit_object(obj, (), ())
+    _owned_object(obj, (), (), types, strict, paths)
     return paths
+
+
+# The walk of _owned as functions of the module: closures calling each other are a reference cycle.
+def _owned_object(node: dict, spath: SchemaPath, fpath: FieldPath, types: ListTypes, strict: bool,
+                  paths: set[FieldPath]) -> None:
+    for name, value in node.items():
+        _owned_value((*spath, name), (*fpath, f"f:{name}"), value, types, strict, paths)
+
+
+def _owned_value(spath: SchemaPath, fpath: FieldPath, value: Any, types: ListTypes, strict: bool,
+                 paths: set[FieldPath]) -> None:
+    if isinstance(value, dict) and value:
+        _owned_object(value, spath, fpath, types, strict, paths)
+        return
+    elements = (fieldsv1.item_elements(value, types, spath, fpath, strict=strict) if isinstance(value, list)
+                else None)
+    if elements is None:
+        paths.add(fpath)
+        return
+    for element, item in zip(elements, value, strict=True):
+        paths.add((*fpath, element))
+        if isinstance(item, dict):
+            _owned_object(item, (*spath, "*"), (*fpath, element), types, strict, paths)
 
 
 

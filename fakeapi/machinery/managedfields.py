@@ -318,51 +318,52 @@ def compare(old: dict, new: dict, types: ListTypes) -> Changes:
     lists themselves are only ever added or removed.
     """
     changes = Changes()
-    added, removed = changes.added, changes.removed
-
-    def diff(before: Any, after: Any, spath: SchemaPath, fpath: FieldPath) -> None:
-        # Both sides are present and differ (the caller checked, see _unchanged); a value only one
-        # side has is walked by _subtree_paths.
-        if isinstance(before, dict) and isinstance(after, dict):
-            for name, old_value in before.items():
-                new_value = after.get(name, ABSENT)
-                if new_value is ABSENT:
-                    _subtree_paths(old_value, types, (*spath, name), (*fpath, "f:" + name), removed)
-                elif _unchanged(old_value, new_value):
-                    continue
-                elif isinstance(old_value, _CONTAINERS) or isinstance(new_value, _CONTAINERS):
-                    diff(old_value, new_value, (*spath, name), (*fpath, "f:" + name))
-                elif _leaf_changed(old_value, new_value):  # two scalars (most changes): no call
-                    changes.modified.add((*fpath, "f:" + name))
-            for name, new_value in after.items():
-                if name not in before:
-                    _subtree_paths(new_value, types, (*spath, name), (*fpath, "f:" + name), added)
-            return
-        if isinstance(before, list) and isinstance(after, list):
-            if before == after and types.list_spec(spath).list_type in (MAP, SET):
-                return  # the same for keyed lists (atomic ones are leaves: see _leaf_changed)
-            keyed = _keyed_items(before, after, types, spath)
-            if keyed is not None:
-                old_items, new_items = keyed
-                items = (*spath, "*")
-                for element in {**old_items, **new_items}:
-                    old_item, new_item = old_items.get(element, ABSENT), new_items.get(element, ABSENT)
-                    if old_item is ABSENT:
-                        _subtree_paths(new_item, types, items, (*fpath, element), added)
-                    elif new_item is ABSENT:
-                        _subtree_paths(old_item, types, items, (*fpath, element), removed)
-                    elif not _unchanged(old_item, new_item):
-                        diff(old_item, new_item, items, (*fpath, element))
-                return
-        if _shape(before) is not _shape(after):
-            _subtree_paths(before, types, spath, fpath, removed)
-            _subtree_paths(after, types, spath, fpath, added)
-        elif _leaf_changed(before, after):
-            changes.modified.add(fpath)
-
     if not _unchanged(old, new):
-        diff(old, new, (), ())
+        _diff(old, new, (), (), types, changes)
     return changes
+
+
+def _diff(before: Any, after: Any, spath: SchemaPath, fpath: FieldPath, types: ListTypes, changes: Changes) -> None:
+    """``compare`` below two values both sides have and that differ (the caller checked, see
+    _unchanged); a value only one side has is walked by _subtree_paths.  A function of the module
+    rather than a closure in ``compare``: a recursive closure is a reference cycle, garbage for
+    the collector after every write."""
+    if isinstance(before, dict) and isinstance(after, dict):
+        for name, old_value in before.items():
+            new_value = after.get(name, ABSENT)
+            if new_value is ABSENT:
+                _subtree_paths(old_value, types, (*spath, name), (*fpath, "f:" + name), changes.removed)
+            elif _unchanged(old_value, new_value):
+                continue
+            elif isinstance(old_value, _CONTAINERS) or isinstance(new_value, _CONTAINERS):
+                _diff(old_value, new_value, (*spath, name), (*fpath, "f:" + name), types, changes)
+            elif _leaf_changed(old_value, new_value):  # two scalars (most changes): no call
+                changes.modified.add((*fpath, "f:" + name))
+        for name, new_value in after.items():
+            if name not in before:
+                _subtree_paths(new_value, types, (*spath, name), (*fpath, "f:" + name), changes.added)
+        return
+    if isinstance(before, list) and isinstance(after, list):
+        if before == after and types.list_spec(spath).list_type in (MAP, SET):
+            return  # the same for keyed lists (atomic ones are leaves: see _leaf_changed)
+        keyed = _keyed_items(before, after, types, spath)
+        if keyed is not None:
+            old_items, new_items = keyed
+            items = (*spath, "*")
+            for element in {**old_items, **new_items}:
+                old_item, new_item = old_items.get(element, ABSENT), new_items.get(element, ABSENT)
+                if old_item is ABSENT:
+                    _subtree_paths(new_item, types, items, (*fpath, element), changes.added)
+                elif new_item is ABSENT:
+                    _subtree_paths(old_item, types, items, (*fpath, element), changes.removed)
+                elif not _unchanged(old_item, new_item):
+                    _diff(old_item, new_item, items, (*fpath, element), types, changes)
+            return
+    if _shape(before) is not _shape(after):
+        _subtree_paths(before, types, spath, fpath, changes.removed)
+        _subtree_paths(after, types, spath, fpath, changes.added)
+    elif _leaf_changed(before, after):
+        changes.modified.add(fpath)
 
 
 def _shape(value: Any) -> type:
