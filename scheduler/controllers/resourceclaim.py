@@ -326,9 +326,13 @@ class ResourceClaimController:
                 new_statuses[pod_claim["name"]] = generated
         if new_statuses:
             current = (pod.get("status") or {}).get("resourceClaimStatuses") or []
+            statuses = rc.merged_claim_statuses(current, new_statuses)
             body = {"metadata": {"resourceVersion": _meta(pod)["resourceVersion"]},
-                    "status": {"resourceClaimStatuses": rc.merged_claim_statuses(current, new_statuses)}}
-            pod = await self._api.patch(PODS, namespace, name, body, subresource="status")
+                    "status": {"resourceClaimStatuses": statuses}}
+            await self._api.patch(PODS, namespace, name, body, subresource="status", result=False)
+            # The resourceVersion precondition makes the patched pod the listed one with these
+            # statuses: nothing else in the answer is read.
+            pod = {**pod, "status": {**(pod.get("status") or {}), "resourceClaimStatuses": statuses}}
         if is_assigned(pod):
             await self._reserve_for_bound_pod(pod)
 
