@@ -226,6 +226,7 @@ Decoder = Callable[[Any, LazyPath, list[str]], Any]
 
 # Go types whose JSON strings are kept verbatim: a string value needs no call.
 _CHECKED_STRINGS = frozenset({"[]byte", *_TIMES})
+_JSON_SCALARS = frozenset({str, int, float, bool})
 _STRUCTS: dict[tuple[type[BaseModel], bool], Decoder] = {}
 # Times as written -> as stored, per Go type: a status write carries back the same few timestamps
 # (conditions, container starts) every time, and parsing one costs more than the rest of its field.
@@ -256,6 +257,17 @@ def _compile(node: Node, struct: str, patch: bool) -> Decoder:
         return lambda value, path, unknown: deep_copy(value)
     if isinstance(node, Scalar):
         return _compile_scalar(node.go, mismatch)
+    elements = node.item if isinstance(node, ListOf) else node.value if isinstance(node, MapOf) else None
+    if isinstance(elements, Opaque):
+        # Every element kept verbatim and a null stays null (an opaque zero value is null), so the
+        # container is one copy, not one per element (a Pod's containerStatuses are open maps).
+        shape = list if isinstance(node, ListOf) else dict
+
+        def decode_opaque_elements(value: Any, path: LazyPath, unknown: list[str]) -> Any:
+            if not isinstance(value, shape):
+                raise mismatch(value, path)
+            return deep_copy(value)
+        return decode_opaque_elements
     if isinstance(node, ListOf):
         item_node = node.item
         item, (fast_type, fast) = _compile(item_node, struct, patch), _fast_path(item_node, patch)
@@ -351,7 +363,8 @@ def _struct_decoder(model: type[BaseModel], patch: bool) -> Decoder:
                 out[key] = value  # a deletion or a strategic-merge directive, applied later
             elif field is None:
                 if is_open:
-                    out[key] = deep_copy(value)
+                    # Scalars are immutable, and every body's are JSON's (bodies are parsed as JSON).
+                    out[key] = value if type(value) in _JSON_SCALARS else deep_copy(value)
                 else:
                     unknown.append(_render((path, key)))
             elif value is not None:  # null clears an optional field, as omitempty re-encoding would

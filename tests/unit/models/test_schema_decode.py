@@ -53,6 +53,14 @@ GOOD = [
      _schema({"a": {"properties": {"b": {"type": "string"}}}}),
      ['unknown field "spec.versions[0].schema.openAPIV3Schema.properties.a.typo"',
       'unknown field "spec.versions[0].schema.openAPIV3Schema.properties.a.properties.b.typo2"']),
+    (POD, {"status": {"containerStatuses": [{"name": "c", "ready": None, "state": {"running": {"x": [1, None]}}},
+                                            None]}}, False,
+     {"status": {"containerStatuses": [{"name": "c", "ready": None, "state": {"running": {"x": [1, None]}}},
+                                       None]}}, []),
+    (POD, {"status": {"containerStatuses": [{"name": "c", "restartCount": None}]}}, True,
+     {"status": {"containerStatuses": [{"name": "c", "restartCount": None}]}}, []),
+    (CRD, _schema({"a": {"enum": ["x", 1, None, {"k": None}, [True]]}}), False,
+     _schema({"a": {"enum": ["x", 1, None, {"k": None}, [True]]}}), []),
 ]
 
 
@@ -60,7 +68,8 @@ GOOD = [
     "null-map-value-is-zero", "null-map-value-in-patch-deletes", "null-list-items-are-zero-values",
     "time-to-utc-seconds", "microtime-keeps-microseconds", "base64-with-padding-and-newline",
     "numeric-quantity-to-string-null-to-zero", "opaque-kept-verbatim", "patch-keeps-directives-and-nulls",
-    "directive-outside-patch-is-unknown", "recursive-model-unknown-paths"])
+    "directive-outside-patch-is-unknown", "recursive-model-unknown-paths", "open-maps-kept-with-their-nulls",
+    "open-map-in-patch-keeps-nulls", "opaque-list-kept-with-its-nulls"])
 def test_good_bodies_decode(model: Any, body: dict, patch: bool, decoded: dict, warnings: list[str]) -> None:
     assert decode(model, body, "Warn", patch=patch) == (decoded, warnings)
 
@@ -100,6 +109,15 @@ BAD = [
      "json: cannot unmarshal number into Go struct field JSONSchemaProps.spec.versions.schema.openAPIV3Schema"
      ".properties.properties.type of type string"),
     (POD, [1], "json: cannot unmarshal array into Go value of type v1.Pod"),
+    (POD, {"status": {"containerStatuses": [{"name": "c"}, "c"]}},
+     "json: cannot unmarshal string into Go struct field PodStatus.status.containerStatuses of type "
+     "map[string]interface {}"),
+    (POD, {"status": {"containerStatuses": {"name": "c"}}},
+     "json: cannot unmarshal object into Go struct field PodStatus.status.containerStatuses of type "
+     "[]map[string]interface {}"),
+    (CRD, _schema({"a": {"enum": {"x": 1}}}),
+     "json: cannot unmarshal object into Go struct field JSONSchemaProps.spec.versions.schema.openAPIV3Schema"
+     ".properties.enum of type []runtime.RawExtension"),
 ]
 
 
@@ -107,7 +125,7 @@ BAD = [
     "string-for-int32", "bool-for-int32", "fraction-for-int32", "number-in-string-list", "number-in-string-map",
     "array-in-string-map", "string-for-list", "array-for-struct", "array-for-quantity", "bool-for-quantity",
     "bad-time", "microtime-too-precise", "bad-base64", "number-for-bytes", "recursive-model-type-error",
-    "array-for-object"])
+    "array-for-object", "string-for-open-map", "object-for-list-of-open-maps", "object-for-opaque-list"])
 @pytest.mark.parametrize("patch", [False, True], ids=["body", "patch"])
 def test_bad_bodies_name_the_field(model: Any, body: Any, message: str, patch: bool) -> None:
     kind = model.gvk[2]
@@ -118,15 +136,19 @@ def test_bad_bodies_name_the_field(model: Any, body: Any, message: str, patch: b
 
 def test_decoded_objects_share_nothing_with_the_body() -> None:
     body = {"metadata": {"name": "p", "labels": {"a": "b"}, "finalizers": ["x/y"]},
-            "spec": {"containers": [{"name": "c", "args": ["a"], "livenessProbe": {"exec": {"command": ["true"]}}}]}}
+            "spec": {"containers": [{"name": "c", "args": ["a"], "livenessProbe": {"exec": {"command": ["true"]}}}]},
+            "status": {"containerStatuses": [{"name": "c", "state": {"running": {}}}]}}
     decoded, _ = decode(POD, body)
+    decoded["status"]["containerStatuses"][0]["state"]["running"]["startedAt"] = "now"
+    decoded["status"]["containerStatuses"][0]["name"] = "d"
     decoded["metadata"]["labels"]["a"] = "changed"
     decoded["metadata"]["finalizers"].append("z/w")
     decoded["spec"]["containers"][0]["args"].append("b")
     decoded["spec"]["containers"][0]["livenessProbe"]["exec"]["command"].append("false")
     assert body == {"metadata": {"name": "p", "labels": {"a": "b"}, "finalizers": ["x/y"]},
                     "spec": {"containers": [{"name": "c", "args": ["a"],
-                                             "livenessProbe": {"exec": {"command": ["true"]}}}]}}
+                                             "livenessProbe": {"exec": {"command": ["true"]}}}]},
+                    "status": {"containerStatuses": [{"name": "c", "state": {"running": {}}}]}}
 
 
 def test_times_are_remembered_per_go_type_and_errors_never(monkeypatch: pytest.MonkeyPatch) -> None:
