@@ -120,10 +120,15 @@ def validate_create(strategy: Strategy, obj: dict[str, Any], ctx: AdmissionConte
 
 def validate_update(strategy: Strategy, new: dict[str, Any], old: dict[str, Any], ctx: AdmissionContext, *,
                     namespaced: bool) -> list[FieldError]:
-    """What an update checks: ObjectMeta and its update rules, then the kind's (status) rules."""
-    errors = validate_object_meta(new.get("metadata"), "metadata", namespaced=namespaced,
-                                  name_check=strategy.validate_name)
-    errors += validate_object_meta_update(new.get("metadata"), old.get("metadata"))
+    """What an update checks: ObjectMeta and its update rules, then the kind's (status) rules.
+
+    Metadata equal to the stored object's (a status write's, a binding's) passed these checks
+    when it was stored, and cannot break an update rule, so it is not walked again."""
+    new_meta, old_meta = new.get("metadata"), old.get("metadata")
+    errors: list[FieldError] = []
+    if new_meta != old_meta:
+        errors += validate_object_meta(new_meta, "metadata", namespaced=namespaced, name_check=strategy.validate_name)
+        errors += validate_object_meta_update(new_meta, old_meta)
     if ctx.subresource == "status":
         return errors + strategy.validate_status_update(new, old, ctx)
     return errors + strategy.validate_update(new, old, ctx)
