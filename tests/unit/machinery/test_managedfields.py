@@ -21,6 +21,7 @@ from tests.unit.machinery.ssa_builders import (
     pod,
     update,
     with_image,
+    without_managed_fields,
 )
 
 # --- updates ------------------------------------------------------------------------------------
@@ -87,6 +88,30 @@ def test_random_creates_match_the_diff_against_an_empty_object() -> None:
             obj["spec"]["containers"].append({"name": rng.choice("ab"), "ports": [{"containerPort": 80}]})
         obj = _reordered(obj, rng)
         assert _created(obj) == _diffed(obj)
+
+
+def test_creates_of_equal_specs_share_a_tree_that_updates_leave_alone() -> None:
+    # Equal specs (pods of one template) get one created FieldsV1 subtree; an update that takes
+    # a field from one pod's creator edits a copy, so the other pod's entry stays as it was.
+    first = update(None, pod(container("c", image="i", ports=[{"containerPort": 80}])), "creator")
+    second = update(None, pod(container("c", image="i", ports=[{"containerPort": 80}])), "creator")
+    shared = owned(first, "creator", "Update")["f:spec"]
+    assert owned(second, "creator", "Update")["f:spec"] is shared
+    before = orjson.dumps(second["metadata"]["managedFields"])
+    changed = update(first, with_image(first, "c", "j"), "editor", now="T2")
+    assert "f:image" not in owned(changed, "creator", "Update")["f:spec"]["f:containers"][C_KEY]
+    assert orjson.dumps(second["metadata"]["managedFields"]) == before
+    assert orjson.dumps(shared) == orjson.dumps(owned(_created_once(second), "creator", "Update")["f:spec"])
+    # Equal in Python but not in JSON (80 and 80.0 key the port differently): not the same tree.
+    float_port = pod(container("c", image="i", ports=[{"containerPort": 80.0}]))
+    assert owned(update(None, float_port, "creator"), "creator", "Update")["f:spec"] is not shared
+    assert _created(float_port) == _diffed(float_port)
+
+
+def _created_once(obj: dict) -> dict:
+    """``obj`` created again with the spec memo empty (the walk's own result)."""
+    managedfields._CREATED_SPECS.clear()
+    return update(None, without_managed_fields(obj), "creator")
 
 
 def test_update_takes_changed_fields_from_others() -> None:
