@@ -16,6 +16,7 @@ from fakeapi.validation import names
 from fakeapi.validation.common import (
     get,
     immutable,
+    remember_valid,
     validate_immutable_data,
     validate_labels,
     validate_list,
@@ -232,6 +233,9 @@ def validate_pod_spec(spec: dict[str, Any]) -> list[FieldError]:
     return errs + _group_reference(spec)
 
 
+_valid_pod_spec = remember_valid(validate_pod_spec)
+
+
 def _masked_spec(spec: dict[str, Any]) -> dict[str, Any]:
     """The spec without the fields a pod update may change."""
     masked = {k: v for k, v in spec.items() if k not in (
@@ -291,7 +295,7 @@ class PodStrategy(Strategy):
             admit_pod_priority(obj, old, ctx)
 
     def validate(self, obj: dict[str, Any], ctx: AdmissionContext) -> list[FieldError]:
-        return validate_pod_spec(obj.get("spec") or {})
+        return _valid_pod_spec(obj.get("spec") or {})
 
     def validate_update(self, new: dict[str, Any], old: dict[str, Any],
                         ctx: AdmissionContext) -> list[FieldError]:

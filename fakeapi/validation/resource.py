@@ -28,6 +28,7 @@ from fakeapi.validation.cel import check_selectors
 from fakeapi.validation.common import (
     get,
     immutable,
+    remember_valid,
     validate_annotations,
     validate_labels,
     validate_list,
@@ -229,6 +230,9 @@ def validate_claim_spec(spec: dict[str, Any] | None, path: str, compile_cel: boo
     return errs
 
 
+_valid_claim_spec = remember_valid(lambda spec: validate_claim_spec(spec, "spec"))
+
+
 def _uses_admin_access(spec: dict[str, Any] | None) -> bool:
     return any(get(r, "exactly", "adminAccess") for r in get(spec, "devices", "requests") or [])
 
@@ -400,7 +404,7 @@ class ResourceClaimStrategy(Strategy):
         drop_disabled_claim_fields(ensure_spec(new), get(old, "spec"), ctx)
 
     def validate(self, obj: dict[str, Any], ctx: AdmissionContext) -> list[FieldError]:
-        errs = validate_claim_spec(obj.get("spec"), "spec")
+        errs = _valid_claim_spec(obj.get("spec"))
         return errs + _admin_access_errors(obj.get("spec"), "spec", ctx)
 
     def validate_update(self, new: dict[str, Any], old: dict[str, Any],
