@@ -280,6 +280,16 @@ def _decode(raw: bytes) -> Any:
         return None
 
 
+def trim_managed_fields(obj: dict) -> dict:
+    """``obj`` (freshly decoded, so not shared yet) without ``metadata.managedFields``, as
+    kube-scheduler's and kube-controller-manager's informers keep objects: no loop reads them, and
+    a write of such an object leaves the stored ones in place."""
+    meta = obj.get("metadata")
+    if meta:
+        meta.pop("managedFields", None)
+    return obj
+
+
 def _watch_event(event: dict) -> dict:
     if event.get("type") == "ERROR":
         raise StatusError.from_status(event.get("object") or {})

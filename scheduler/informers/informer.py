@@ -17,20 +17,12 @@ import asyncio
 import logging
 from collections.abc import Callable
 
-from fakeapi.scheduler.client import GVR, ApiClient
+from fakeapi.scheduler.client import GVR, ApiClient, trim_managed_fields
 from fakeapi.scheduler.informers.cache import IndexFunc, Lister, Store
 from fakeapi.scheduler.informers.reflector import Reflector
 from fakeapi.scheduler.rules.keys import object_key
 
 log = logging.getLogger(__name__)
-
-
-def _trimmed(obj: dict) -> dict:
-    """``obj`` (freshly decoded, so not shared yet) without its managedFields."""
-    meta = obj.get("metadata")
-    if meta:
-        meta.pop("managedFields", None)
-    return obj
 
 
 def _resource_version(obj: dict) -> str:
@@ -84,7 +76,7 @@ class Informer:
 
     def replace(self, items: list[dict], resource_version: str) -> None:
         """Install a fresh list, telling handlers what changed since the previous state."""
-        items = [_trimmed(obj) for obj in items]
+        items = [trim_managed_fields(obj) for obj in items]
         fresh = {object_key(obj): obj for obj in items}
         for key, old in self._store.items():
             if key not in fresh:
@@ -99,7 +91,7 @@ class Informer:
         self._synced.set()
 
     def apply(self, event_type: str, obj: dict) -> None:
-        obj = _trimmed(obj)
+        obj = trim_managed_fields(obj)
         if event_type == "DELETED":
             old = self._store.remove(object_key(obj))
             # The event carries the final state; prefer it over what we cached.

@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fakeapi.scheduler.assume_cache import ClaimAssumeCache
-from fakeapi.scheduler.client import RESOURCE_CLAIMS, ApiClient, outcome_unknown
+from fakeapi.scheduler.client import RESOURCE_CLAIMS, ApiClient, outcome_unknown, trim_managed_fields
 from fakeapi.scheduler.dra.allocator import AllocationError, Allocator, DeviceIndex, GroupMatch, NodeAllocationError
 from fakeapi.scheduler.dra.group_values import (
     TypedValue,
@@ -565,7 +565,8 @@ class DynamicResources:
             if DELETE_PROTECTION_FINALIZER not in finalizers:
                 claim = {**claim, "metadata": {**meta, "finalizers": [*finalizers, DELETE_PROTECTION_FINALIZER]}}
                 try:
-                    claim = await self._api.update(RESOURCE_CLAIMS, namespace, claim)
+                    # Sent on in the status write below, which leaves the stored managedFields as they are.
+                    claim = trim_managed_fields(await self._api.update(RESOURCE_CLAIMS, namespace, claim))
                 except StatusError as exc:
                     if isinstance(exc, Conflict) or outcome_unknown(exc):
                         raise
@@ -574,8 +575,9 @@ class DynamicResources:
             status["allocation"] = allocation
         status["reservedFor"] = [*(status.get("reservedFor") or ()), consumer]
         try:
-            return await self._api.update(RESOURCE_CLAIMS, namespace, {**claim, "status": status},
-                                          subresource="status")
+            # Kept in the assume cache beside the informer's objects, trimmed as those are.
+            return trim_managed_fields(await self._api.update(RESOURCE_CLAIMS, namespace, {**claim, "status": status},
+                                                              subresource="status"))
         except StatusError as exc:
             if isinstance(exc, Conflict) or outcome_unknown(exc):
                 raise
