@@ -116,10 +116,15 @@ class ApiClient:
         """Create the session (idempotent); ``async with`` calls it for you."""
         if self._session is None:
             context = self.connection.ssl_context()
+            connector: aiohttp.BaseConnector | None = None
+            if self.connection.unix_socket is not None:
+                connector = aiohttp.UnixConnector("\0" + self.connection.unix_socket)
+            elif context is not None:
+                connector = aiohttp.TCPConnector(ssl=context)
             self._session = aiohttp.ClientSession(
                 headers={"User-Agent": self._user_agent, "Accept": "application/json", **self.connection.headers()},
                 json_serialize=lambda obj: _dumps(obj).decode(),
-                connector=None if context is None else aiohttp.TCPConnector(ssl=context),
+                connector=connector,
             )
 
     async def close(self) -> None:

@@ -19,13 +19,16 @@ from fakeapi.machinery.pem import load_cert_chain
 @dataclass(frozen=True)
 class Connection:
     """An API server URL, the CA that signed its certificate (PEM) and a bearer token or a client
-    certificate (PEM, as kind's and kubeadm's admin kubeconfigs carry)."""
+    certificate (PEM, as kind's and kubeadm's admin kubeconfigs carry).  ``unix_socket``: reach the
+    server (plain HTTP) through this abstract Unix socket name instead of the URL's address, which
+    still names the server in the requests (``FakeCluster``'s in-process control plane)."""
 
     server: str
     ca_pem: bytes | None = None
     token: str | None = None
     client_cert_pem: bytes | None = None
     client_key_pem: bytes | None = None
+    unix_socket: str | None = None
 
     def ssl_context(self) -> ssl.SSLContext | None:
         """TLS trusting only ``ca_pem`` (else the system's trust store) and presenting the client

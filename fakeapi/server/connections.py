@@ -317,6 +317,20 @@ async def _listen(host: str, port: int, backlog: int) -> list[socket.socket]:
     return sockets
 
 
+def _listen_unix(name: str, backlog: int) -> socket.socket:
+    """A listening, non-blocking socket at ``name`` in Linux's abstract Unix namespace (no file
+    to create or remove): only processes on this host can connect, as to a loopback port."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.bind("\0" + name)
+        sock.listen(backlog)
+        sock.setblocking(False)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
 class _Listener(asyncio.AbstractServer):
     """Listening sockets accepted by hand, a batch per wake-up (see the module)."""
 
@@ -375,16 +389,19 @@ class GuardedSite(web.BaseSite):
     """A TCP site whose connections follow the options' timeouts and connection limit.
 
     It builds the protocol objects itself, so the handlers' options are set here; the runner
-    keeps the server-wide ones (``handler_cancellation``).
+    keeps the server-wide ones (``handler_cancellation``).  ``unix_name``: also listen on this
+    abstract Unix socket name (Linux), for a client in the same process (``FakeCluster``'s
+    control plane): the same guard, handlers and HTTP, without TCP's connection set-up.
     """
 
-    __slots__ = ("_guard", "_handler_args", "_host", "_port")
+    __slots__ = ("_guard", "_handler_args", "_host", "_port", "_unix_name")
 
     def __init__(self, runner: web.BaseRunner, options: ServerOptions,
-                 ssl_context: ssl.SSLContext | None = None) -> None:
+                 ssl_context: ssl.SSLContext | None = None, *, unix_name: str | None = None) -> None:
         super().__init__(runner, ssl_context=ssl_context)
         self._host = options.host
         self._port = options.port
+        self._unix_name = unix_name
         self._guard = ConnectionGuard(options)
         # No lingering: aiohttp would read what is left of a body its handler did not read (one
         # that timed out) for up to 10 s more; the connection is closed after the response instead.
@@ -400,6 +417,14 @@ class GuardedSite(web.BaseSite):
         server = self._runner.server
         assert server is not None
         loop = asyncio.get_running_loop()
-        self._server = _Listener(await _listen(self._host, self._port, self._backlog), self._guard,
+        sockets = await _listen(self._host, self._port, self._backlog)
+        if self._unix_name is not None:  # after the TCP sockets, which name the site's address
+            try:
+                sockets.append(_listen_unix(self._unix_name, self._backlog))
+            except BaseException:
+                for sock in sockets:
+                    sock.close()
+                raise
+        self._server = _Listener(sockets, self._guard,
                                  lambda: _GuardedHandler(self._guard, server, loop=loop, **self._handler_args),
                                  self._ssl_context)

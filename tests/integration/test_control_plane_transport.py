@@ -1,0 +1,96 @@
+"""The in-process control plane reaches the server over an abstract Unix socket (Linux), with the
+same HTTP, handlers and connection guard as the TCP address that tests' clients keep using.
+
+What a process has open is read from ``/proc/net/unix``, as ``ss -x`` shows it: a listening
+socket named ``@fakeapi-<pid>-…`` and one connected socket under that name per accepted connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from fakeapi.scheduler.client import NAMESPACES, ApiClient
+
+from fakeapi.cluster import FakeCluster
+from fakeapi.config import ServerOptions
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="abstract Unix sockets are Linux's")
+
+LISTENING, CONNECTED = "01", "03"  # /proc/net/unix's St column
+SHORT = 0.3  # a shortened header-read timeout, seconds
+DEADLINE = 10.0
+
+
+def unix_sockets(state: str) -> list[str]:
+    """Abstract names (without the NUL) of this host's fakeapi Unix sockets in ``state``, one entry
+    per socket: ``Num RefCount Protocol Flags Type St Inode Path``."""
+    names = []
+    for line in Path("/proc/net/unix").read_text().splitlines()[1:]:
+        columns = line.split()
+        if len(columns) == 8 and columns[5] == state and columns[7].startswith("@fakeapi-"):
+            names.append(columns[7][1:])
+    return names
+
+
+def new_listener(before: list[str]) -> str | None:
+    """The one listening name of this process that was not in ``before``; None when there is none
+    (other processes on the host may run clusters meanwhile)."""
+    added = {name for name in unix_sockets(LISTENING) if name.startswith(f"fakeapi-{os.getpid()}-")} - set(before)
+    assert len(added) <= 1, added
+    return added.pop() if added else None
+
+
+async def test_the_control_plane_connects_over_a_unix_socket_and_clients_over_tcp() -> None:
+    before = unix_sockets(LISTENING)
+    async with FakeCluster() as cluster:
+        name = new_listener(before)
+        assert name is not None
+        # Synced informers hold a streaming list each, on connections of their own.
+        assert unix_sockets(CONNECTED).count(name) >= 10
+        # Tests' clients keep the TCP address.
+        assert cluster.url.startswith("http://127.0.0.1:")
+        async with ApiClient(cluster.url) as api:
+            assert (await api.get(NAMESPACES, None, "default"))["metadata"]["name"] == "default"
+    assert name not in unix_sockets(LISTENING)
+    assert name not in unix_sockets(CONNECTED)
+    with pytest.raises(ConnectionRefusedError):
+        await asyncio.open_unix_connection("\0" + name)
+
+
+async def test_the_unix_socket_serves_the_same_http() -> None:
+    before = unix_sockets(LISTENING)
+    async with FakeCluster():
+        name = new_listener(before)
+        assert name is not None
+        reader, writer = await asyncio.open_unix_connection("\0" + name)
+        writer.write(b"GET /api/v1/namespaces/default HTTP/1.1\r\nHost: fakeapi\r\nConnection: close\r\n\r\n")
+        response = await asyncio.wait_for(reader.read(), DEADLINE)
+        writer.close()
+        assert response.startswith(b"HTTP/1.1 200 OK\r\n")
+        assert b'"name":"default"' in response
+
+
+async def test_the_unix_socket_is_guarded_like_the_tcp_address() -> None:
+    before = unix_sockets(LISTENING)
+    async with FakeCluster(options=ServerOptions(header_read_timeout=SHORT)):
+        name = new_listener(before)
+        assert name is not None
+        reader, writer = await asyncio.open_unix_connection("\0" + name)
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        # Nothing sent: the header-read timeout closes the connection, as it would over TCP.
+        assert await asyncio.wait_for(reader.read(), DEADLINE) == b""
+        assert loop.time() - started >= SHORT * 0.8
+        writer.close()
+
+
+@pytest.mark.parametrize("cluster_args", [{"control_plane": False}, {"control_plane": True, "secure": True}],
+                         ids=["no-control-plane", "secure"])
+async def test_no_unix_socket_without_an_insecure_in_process_control_plane(cluster_args: dict) -> None:
+    before = unix_sockets(LISTENING)
+    async with FakeCluster(**cluster_args):
+        assert new_listener(before) is None
