@@ -207,7 +207,37 @@ def decode(tree: Any) -> set[FieldPath]:
     """The field set a FieldsV1 encodes (whatever its key order; anything but objects ignored)."""
     paths: set[FieldPath] = set()
     if isinstance(tree, dict):
-        _decode_into(tree, (), paths)
+        for element, member in tree.items():
+            known = _SHARED.get(id(member))
+            if known is not None and known[0] is member:
+                paths |= _shared_paths(element, member, known[1])
+            else:
+                _decode_into({element: member}, (), paths)
+    return paths
+
+
+# Members many entries share (``shared``), with the paths each decodes to under a top-level
+# element: an object's first update decodes its creator's entry, whose shared part (a spec made
+# from a template) is then decoded once for all objects.  Kept by identity, the member pinned.
+_SHARED: dict[int, tuple[dict, dict[str, frozenset[FieldPath]]]] = {}
+_SHARED_LIMIT = 1024
+
+
+def shared(member: dict) -> dict:
+    """Mark ``member``, a top-level FieldsV1 member that entries share (never edited in place),
+    so that ``decode`` remembers its paths; returns it."""
+    if len(_SHARED) >= _SHARED_LIMIT:
+        _SHARED.clear()
+    _SHARED[id(member)] = (member, {})
+    return member
+
+
+def _shared_paths(element: str, member: dict, by_element: dict[str, frozenset[FieldPath]]) -> frozenset[FieldPath]:
+    paths = by_element.get(element)
+    if paths is None:
+        found: set[FieldPath] = set()
+        _decode_into({element: member}, (), found)
+        paths = by_element[element] = frozenset(found)
     return paths
 
 

@@ -289,7 +289,7 @@ def _created_spec(spec: dict, types: ListTypes) -> dict:
         return hit[1]
     if len(_CREATED_SPECS) >= _CREATED_SPECS_LIMIT:
         _CREATED_SPECS.clear()
-    tree = _created_members(spec, types, ("spec",), {})
+    tree = fieldsv1.shared(_created_members(spec, types, ("spec",), {}))
     _CREATED_SPECS[key] = (types, tree)
     return tree
 

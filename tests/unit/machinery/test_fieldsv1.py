@@ -103,6 +103,18 @@ def test_rendered_field_sets_decode_to_themselves_in_render_order() -> None:
         assert all("." not in node or (node["."] == {} and len(node) > 1) for node in _nodes(rendered))
 
 
+def test_shared_members_decode_as_their_copies_under_any_element() -> None:
+    rng = random.Random(41)
+    elements = (A, B, C, 'k:{"name":"x"}', 'v:"y"')
+    for _ in range(100):
+        member = fieldsv1.render({tuple(rng.choice(elements) for _ in range(rng.randint(1, 4))) for _ in range(9)})
+        fieldsv1.shared(member)
+        for tree in ({"f:spec": member, "f:metadata": {"f:labels": {}}}, {"f:status": member}, {".": {}, A: member}):
+            copied = orjson.loads(orjson.dumps(tree))
+            assert fieldsv1.decode(tree) == fieldsv1.decode(copied)  # first decode of the member here
+            assert fieldsv1.decode(tree) == fieldsv1.decode(copied)  # then from what it remembered
+
+
 def _nodes(tree: dict) -> list[dict]:
     return [tree, *(node for child in tree.values() for node in _nodes(child))]
 
