@@ -138,7 +138,7 @@ class Manager:
                 if 2 * (len(gained) + len(lost)) <= len(self.source) and fieldsv1.is_canonical(self.raw):
                     fields_v1 = fieldsv1.edit(self.raw["fieldsV1"], gained, lost)
             if fields_v1 is None:
-                fields_v1 = fieldsv1.render(fields)
+                fields_v1 = fieldsv1.rendered(fields)
         entry = {"manager": self.manager, "operation": self.operation, "apiVersion": self.api_version}
         if self.time is not None:
             entry["time"] = self.time

@@ -108,6 +108,24 @@ def test_creates_of_equal_specs_share_a_tree_that_updates_leave_alone() -> None:
     assert _created(float_port) == _diffed(float_port)
 
 
+def test_equal_field_sets_share_a_rendering_that_updates_leave_alone() -> None:
+    # Two pods' first status writes by one manager own equal field sets: one rendering, shared;
+    # a later write taking a field from one of them edits a copy.
+    def status_write(name: str) -> dict:
+        created = update(None, pod(container("c", image="i")) | {"metadata": {"name": name}}, "creator")
+        return update(created, {**created, "status": {"phase": "Running", "podIP": "10.0.0.1"}}, "kubelet",
+                      subresource="status")
+    first, second = status_write("a"), status_write("b")
+    shared = owned(first, "kubelet", "Update")
+    assert owned(second, "kubelet", "Update") is shared
+    before = orjson.dumps(second["metadata"]["managedFields"])
+    changed = update(first, {**first, "status": {"phase": "Succeeded", "podIP": "10.0.0.1"}}, "other",
+                     subresource="status")
+    assert owned(changed, "kubelet", "Update") == {"f:status": {".": {}, "f:podIP": {}}}
+    assert orjson.dumps(second["metadata"]["managedFields"]) == before
+    assert shared == {"f:status": {".": {}, "f:phase": {}, "f:podIP": {}}}
+
+
 def _created_once(obj: dict) -> dict:
     """``obj`` created again with the spec memo empty (the walk's own result)."""
     managedfields._CREATED_SPECS.clear()
