@@ -40,6 +40,8 @@ INPUT_MEDIA_TYPES = (JSON, YAML, protobuf.MEDIA_TYPE)
 PATCH_SYNTAX = {"application/json-patch+json": JSON, "application/merge-patch+json": JSON,
                 "application/strategic-merge-patch+json": JSON, "application/apply-patch+yaml": YAML}
 
+TOO_LARGE = "the server has received a request that is too large"
+
 # go-yaml v2's alias budget (decode.go ``allowedAliasRatio``): nodes decoded through aliases may be
 # 99 % of a document up to 400,000 decoded nodes, falling linearly to 10 % at 4,000,000.
 _ALIAS_RATIO_LOW, _ALIAS_RATIO_HIGH = 400_000, 4_000_000
@@ -173,9 +175,17 @@ def parse_body(raw: bytes, media: str) -> Any:
     return value
 
 
+# Content-Type values that are already a bare media type, as clients send them: taken as they
+# are, without aiohttp parsing the header (parameters, case) on every request.
+_PLAIN_MEDIA_TYPES = frozenset((*INPUT_MEDIA_TYPES, *PATCH_SYNTAX))
+
+
 def body_media_type(request: web.Request) -> str:
     """The request body's media type; no Content-Type at all means JSON, as upstream assumes."""
-    return request.content_type if hdrs.CONTENT_TYPE in request.headers else JSON
+    raw = request.headers.get(hdrs.CONTENT_TYPE)
+    if raw is None:
+        return JSON
+    return raw if raw in _PLAIN_MEDIA_TYPES else request.content_type
 
 
 async def read_body(request: web.Request, *, allow_empty: bool = False) -> Any:
@@ -183,11 +193,19 @@ async def read_body(request: web.Request, *, allow_empty: bool = False) -> Any:
     type for PATCH, which implies JSON or YAML), else 415.  An empty body is a 400 unless
     ``allow_empty`` (then None whatever the Content-Type, as upstream's DELETE)."""
     media = None if allow_empty else syntax_of(request)
-    try:
-        raw = await request.read()
-    except web.HTTPRequestEntityTooLarge as exc:
-        raise RequestEntityTooLarge("the server has received a request that is too large") from exc
-    if not raw.strip():
+    content = request.content
+    if content.is_eof():
+        # The whole body is in already (nearly always: it came with the headers), so it is taken
+        # as it is rather than through read()'s loop of awaits and copies; the same limit applies.
+        raw = content.read_nowait()
+        if len(raw) > request.client_max_size:
+            raise RequestEntityTooLarge(TOO_LARGE)
+    else:
+        try:
+            raw = await request.read()
+        except web.HTTPRequestEntityTooLarge as exc:
+            raise RequestEntityTooLarge(TOO_LARGE) from exc
+    if not raw or raw.isspace():  # (strip() would copy the body)
         if allow_empty:
             return None
         raise BadRequest("the request body is empty; expected an object")

@@ -122,9 +122,9 @@ class RequestDeadlines:
         """Give the current request its deadline: its task, or None when it is long-running."""
         if long_running_request(request):
             return None
-        task = asyncio.current_task()
-        assert task is not None
         loop = asyncio.get_running_loop()
+        task = asyncio.current_task(loop)
+        assert task is not None
         deadline = self._deadlines[task] = loop.time() + self.seconds
         if self._timer is None:
             self._timer = loop.call_at(deadline, self._sweep)
@@ -137,7 +137,7 @@ class RequestDeadlines:
 
     def finish(self, task: asyncio.Task[Any]) -> None:
         """``task``'s request ended; a cancellation at its deadline that came too late is undone."""
-        if self._forget(task):
+        if self._deadlines.pop(task, None) is None and self._forget(task):  # in time: one pop
             task.uncancel()
 
     def _forget(self, task: asyncio.Task[Any]) -> bool:
@@ -263,13 +263,15 @@ class _GuardedHandler(web.RequestHandler):
         if not self._admitted:
             return
         super().data_received(data)
-        loop = asyncio.get_running_loop()
+        if not data:  # aiohttp resuming its parser as a handler reads the body: nothing arrived
+            return
         self._received = True
-        self.last_received = loop.time()
+        self.last_received = self._loop.time()
         if not self.waiting_for_request():  # the headers are complete: the request runs
-            self._cancel_header_timer()
+            if self._header_timer is not None:
+                self._cancel_header_timer()
         elif self._header_timer is None:  # the first bytes of a request after an idle gap
-            self._header_timer = loop.call_later(self._guard.header_read_timeout, self._header_deadline)
+            self._header_timer = self._loop.call_later(self._guard.header_read_timeout, self._header_deadline)
 
     def connection_lost(self, exc: BaseException | None) -> None:
         if not self._admitted:

@@ -6,10 +6,10 @@ and writes (the pipeline, and the subresource handlers a kind declares).
 
 from __future__ import annotations
 
-import functools
+from collections.abc import Awaitable
 from typing import Any
 
-from aiohttp import web
+from aiohttp import hdrs, web
 
 from fakeapi.errors import (
     BadRequest,
@@ -31,7 +31,7 @@ from fakeapi.registry.reads import encoded
 from fakeapi.registry.rest import Registry
 from fakeapi.registry.writes import WriteOptions
 from fakeapi.server import connect, tables
-from fakeapi.server.bodies import read_body
+from fakeapi.server.bodies import body_media_type, read_body
 from fakeapi.server.routes import Target, resolve
 from fakeapi.server.security import authenticate
 from fakeapi.server.state import ACCESS, REGISTRY
@@ -61,8 +61,7 @@ def _check_type_meta(body: Any, target: Target, kind: str | None = None, sub_api
         raise BadRequest("the request body must be a JSON object")
     rt = target.resource
     api_version, body_kind = body.get("apiVersion"), body.get("kind")
-    accepted = ("v1", rt.api_version, *((sub_api_version,) if sub_api_version else ()))
-    if api_version and api_version != rt.api_version and not (kind and api_version in accepted):
+    if api_version and api_version != rt.api_version and not (kind and api_version in ("v1", sub_api_version)):
         raise BadRequest(f"the API version in the data ({api_version}) does not match the expected API "
                          f"version ({rt.api_version})")
     expected = kind or rt.kind
@@ -80,7 +79,21 @@ def _field_manager(request: web.Request) -> str:
 
 
 def write_options(request: web.Request, subresource: str = "", *, apply: bool = False) -> WriteOptions:
-    """Write options from the query; apply patches must name their manager explicitly."""
+    """Write options from the query; apply patches must name their manager explicitly.
+
+    They depend on the query string and the User-Agent only, so requests that send the same share
+    one (WriteOptions are frozen), found without parsing the query again; a refused query is
+    refused every time."""
+    key = (request.raw_path.partition("?")[2], request.headers.get(hdrs.USER_AGENT), subresource, apply)
+    opts = _options_seen.get(key)
+    if opts is None:
+        if len(_options_seen) >= _OPTIONS_SEEN_LIMIT:
+            _options_seen.clear()
+        opts = _options_seen[key] = _parse_write_options(request, subresource, apply)
+    return opts
+
+
+def _parse_write_options(request: web.Request, subresource: str, apply: bool) -> WriteOptions:
     dry_run = request.query.getall("dryRun", [])
     for value in dry_run:
         if value != "All":
@@ -92,38 +105,37 @@ def write_options(request: web.Request, subresource: str = "", *, apply: bool = 
                          f'"Ignore", "Strict", "Warn"')
     force = request.query.get("force", "").lower() in ("1", "true")
     manager = request.query.get("fieldManager", "") if apply else _field_manager(request)
-    return _write_options(manager, bool(dry_run), validation, force, subresource)
+    return WriteOptions(manager, bool(dry_run), validation, force, subresource)
 
 
-# WriteOptions are frozen, so requests with the same options share one: building a frozen
-# dataclass (a setattr per field) costs several times the lookup.
-_write_options = functools.lru_cache(maxsize=256)(WriteOptions)
+# The write options of recent (query string, User-Agent, subresource, apply) keys.
+_options_seen: dict[tuple[str, str | None, str, bool], WriteOptions] = {}
+_OPTIONS_SEEN_LIMIT = 256
 
 
-def _namespace(target: Target) -> str:
-    return target.namespace or ""
-
-
-async def handle_resource(request: web.Request, group: str, version: str, tail: str) -> web.StreamResponse:
+def handle_resource(request: web.Request, group: str, version: str, tail: str) -> Awaitable[web.StreamResponse]:
+    """The handler's awaitable for a request to a resource path (``tail`` after the group/version).
+    A plain function: the verb's coroutine is awaited by the caller, one frame fewer per request."""
     registry = request.app[REGISTRY]
     target = resolve(registry, group, version, tail.split("/"))
     method = request.method
     if target.resource.review is not None:
-        return await _review(request, registry, target)
+        return _review(request, registry, target)
     if target.subresource:
-        return await _subresource(request, registry, target)
+        return _subresource(request, registry, target)
     if method == "GET":
-        return await _get(request, registry, target)
-    if method == "POST" and target.is_collection:
-        return await _create(request, registry, target)
-    if method == "PUT" and not target.is_collection:
-        return await _update(request, registry, target)
-    if method == "PATCH" and not target.is_collection:
-        return await _patch(request, registry, target)
+        return _get(request, registry, target)
+    collection = target.name is None
+    if method == "POST" and collection:
+        return _create(request, registry, target)
+    if method == "PUT" and not collection:
+        return _update(request, registry, target)
+    if method == "PATCH" and not collection:
+        return _patch(request, registry, target)
     if method == "DELETE":
-        if target.is_collection:
-            return await _delete_collection(request, registry, target)
-        return await _delete(request, registry, target)
+        if collection:
+            return _delete_collection(request, registry, target)
+        return _delete(request, registry, target)
     raise MethodNotAllowed("the server does not allow this method on the requested resource")
 
 
@@ -138,14 +150,14 @@ async def _review(request: web.Request, registry: Registry, target: Target) -> w
     opts = write_options(request)
     review, warnings = decode(rt.model, body, opts.field_validation)
     access = request.app[ACCESS]
-    answer = rt.review(access, authenticate(request, access), _namespace(target), review)
+    answer = rt.review(access, authenticate(request, access), target.namespace or "", review)
     return json_response({"kind": rt.kind, "apiVersion": rt.api_version, **answer}, 201, warnings)
 
 
 async def _get(request: web.Request, registry: Registry, target: Target) -> web.StreamResponse:
     rt = target.resource
-    accept = request.headers.get("Accept", "")
-    if target.is_collection:
+    accept = request.headers.get(hdrs.ACCEPT, "")
+    if target.name is None:
         opts = listing.parse_list_options(request.query, rt)
         if opts.watch:
             if opts.send_initial_events and tables.accepts_only_table(accept):
@@ -157,8 +169,8 @@ async def _get(request: web.Request, registry: Registry, target: Target) -> web.
             body = tables.to_table(rt, body["items"], body["metadata"],
                                    request.query.get("includeObject", "Metadata"))
         return json_response(body)
-    obj = registry.reads.get(rt, _namespace(target), target.name or "")
-    if tables.wants_table(accept):
+    obj = registry.reads.get(rt, target.namespace or "", target.name or "")
+    if "Table" in accept and tables.wants_table(accept):  # (the check without a call: nearly every GET)
         return json_response(tables.to_table(rt, [obj], {"resourceVersion": obj["metadata"]["resourceVersion"]},
                                              request.query.get("includeObject", "Metadata")))
     return json_response(obj)
@@ -168,7 +180,7 @@ async def _create(request: web.Request, registry: Registry, target: Target) -> w
     body = await read_body(request)
     _check_type_meta(body, target)
     opts = write_options(request)
-    obj, warnings = registry.writes.create(target.resource, _namespace(target), body, opts)
+    obj, warnings = registry.writes.create(target.resource, target.namespace or "", body, opts)
     return json_response(obj, 201, warnings)
 
 
@@ -176,13 +188,13 @@ async def _update(request: web.Request, registry: Registry, target: Target) -> w
     body = await read_body(request)
     _check_type_meta(body, target)
     opts = write_options(request, target.subresource)
-    obj, warnings = registry.writes.update(target.resource, _namespace(target), target.name or "", body, opts)
+    obj, warnings = registry.writes.update(target.resource, target.namespace or "", target.name or "", body, opts)
     return json_response(obj, 200, warnings)
 
 
 def _patch_type(request: web.Request, allowed: tuple[str, ...]) -> str:
     """The request's patch type, or 415 when it is not one of ``allowed``."""
-    patch_type = PATCH_TYPES.get(request.content_type)
+    patch_type = PATCH_TYPES.get(body_media_type(request))
     if patch_type not in allowed:
         raise UnsupportedMediaType(f"the body of the request was in an unknown format - accepted media types "
                                    f"include: {', '.join(PATCH_MEDIA)}")
@@ -195,7 +207,7 @@ async def _patch(request: web.Request, registry: Registry, target: Target) -> we
     if patch_type == "apply":
         _check_type_meta(body, target)
     opts = write_options(request, target.subresource, apply=patch_type == "apply")
-    obj, created, warnings = registry.writes.patch(target.resource, _namespace(target), target.name or "",
+    obj, created, warnings = registry.writes.patch(target.resource, target.namespace or "", target.name or "",
                                             patch_type, body, opts)
     return json_response(obj, 201 if created else 200, warnings)
 
@@ -223,7 +235,7 @@ async def _delete_options(request: web.Request) -> tuple[dict[str, Any], bool]:
 async def _delete(request: web.Request, registry: Registry, target: Target) -> web.Response:
     options, dry_run = await _delete_options(request)
     rt = target.resource
-    obj, gone = registry.writes.delete(rt, _namespace(target), target.name or "", options, dry_run)
+    obj, gone = registry.writes.delete(rt, target.namespace or "", target.name or "", options, dry_run)
     if not gone or rt.returns_deleted_object:
         return json_response(obj)
     details: dict[str, Any] = {"name": target.name, "kind": rt.plural, "uid": obj["metadata"]["uid"]}
@@ -264,7 +276,7 @@ async def _subresource(request: web.Request, registry: Registry, target: Target)
         handler = {"GET": _get, "PUT": _update, "PATCH": _patch}[method]
         return await handler(request, registry, target)
     if sub.view is not None and method in ("GET", "PATCH"):
-        view = sub.view(registry.reads, target.resource, _namespace(target), target.name or "")
+        view = sub.view(registry.reads, target.resource, target.namespace or "", target.name or "")
         if method == "GET":
             return json_response(view)
         patch_type = _patch_type(request, ("json", "merge", "strategic"))
@@ -274,7 +286,7 @@ async def _subresource(request: web.Request, registry: Registry, target: Target)
         body = await read_body(request)
     _check_type_meta(body, target, kind=sub.kind or None, sub_api_version=sub.api_version)
     opts = write_options(request, sub.name)
-    body, warnings = registry.writes.decode_subresource(target.resource, sub, _namespace(target), target.name or "",
+    body, warnings = registry.writes.decode_subresource(target.resource, sub, target.namespace or "", target.name or "",
                                                         body, opts, creating=method == "POST")
-    answer = sub.handler(registry.writes, target.resource, _namespace(target), target.name or "", body, opts)
+    answer = sub.handler(registry.writes, target.resource, target.namespace or "", target.name or "", body, opts)
     return json_response(answer, 201 if method == "POST" else 200, warnings)

@@ -39,15 +39,9 @@ def resolve(registry: Registry, group: str, version: str, segments: list[str]) -
     segs = [s for s in segments if s != ""] if segments and segments[-1] == "" else segments
     if not segs:
         raise _not_found()
-
-    def lookup(plural: str) -> ResourceType:
-        rt = registry.kinds.resource(group, version, plural)
-        if rt is None:
-            raise _not_found()
-        return rt
-
+    kinds = registry.kinds
     if segs[0] == "namespaces" and len(segs) >= 3:
-        rt = registry.kinds.resource(group, version, segs[2])
+        rt = kinds.resource(group, version, segs[2])
         if rt is not None and rt.namespaced:
             ns = segs[1]
             if len(segs) == 3:
@@ -57,7 +51,9 @@ def resolve(registry: Registry, group: str, version: str, segments: list[str]) -
             if len(segs) == 5 and rt.subresource(segs[4]) is not None:
                 return Target(rt, ns, segs[3], segs[4])
             raise _not_found()
-    rt = lookup(segs[0])
+    rt = kinds.resource(group, version, segs[0])
+    if rt is None:
+        raise _not_found()
     if len(segs) == 1:
         return Target(rt, None)
     if rt.namespaced:

@@ -3,12 +3,15 @@ budget, and the media types a request may use."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
+from unittest import mock
 
 import pytest
+from aiohttp import StreamReader
 from aiohttp.test_utils import make_mocked_request
 
-from fakeapi.errors import BadRequest, UnsupportedMediaType
+from fakeapi.errors import BadRequest, RequestEntityTooLarge, UnsupportedMediaType
 from fakeapi.machinery.jsonlimits import MAX_DEPTH
 from fakeapi.server.bodies import (
     JSON,
@@ -18,6 +21,7 @@ from fakeapi.server.bodies import (
     excessive_aliasing,
     load_yaml,
     parse_body,
+    read_body,
     syntax_of,
 )
 
@@ -123,12 +127,17 @@ MEDIA = [
     ("merge-patch", "PATCH", "application/merge-patch+json", JSON),
     ("apply-patch", "PATCH", "application/apply-patch+yaml", YAML),
     ("json-for-a-patch", "PATCH", "application/json", "application/json-patch+json, application/merge-patch+json"),
+    # Only the exact bare media types skip aiohttp's parse; any other spelling is parsed.
+    ("json-in-capitals", "POST", "Application/JSON", JSON),
+    ("merge-patch-with-charset", "PATCH", "application/merge-patch+json; charset=utf-8", JSON),
+    ("yaml-with-charset", "POST", "application/yaml;charset=utf-8", YAML),
+    ("empty-content-type", "POST", "", "application/json, application/yaml, application/vnd.kubernetes.protobuf"),
 ]
 
 
 @pytest.mark.parametrize(("method", "content_type", "expected"), [c[1:] for c in MEDIA], ids=[c[0] for c in MEDIA])
 def test_syntax_of_a_request(method: str, content_type: str | None, expected: str) -> None:
-    headers = {"Content-Type": content_type} if content_type else {}
+    headers = {"Content-Type": content_type} if content_type is not None else {}
     request = make_mocked_request(method, "/api/v1/namespaces/default/configmaps", headers=headers)
     if "," not in expected:
         assert syntax_of(request) == expected
@@ -137,3 +146,36 @@ def test_syntax_of_a_request(method: str, content_type: str | None, expected: st
         syntax_of(request)
     assert err.value.message.startswith("the body of the request was in an unknown format - accepted media types "
                                         f"include: {expected}")
+
+
+BODIES = [
+    # (id, body, all of it in before the handler reads, the server's limit, parsed value or error)
+    ("in-before-the-read", b'{"a": 1}', True, 100, {"a": 1}),
+    ("arriving-during-the-read", b'{"a": 1}', False, 100, {"a": 1}),
+    ("at-the-limit", b'{"a": "' + b"x" * 91 + b'"}', True, 100, {"a": "x" * 91}),  # 100 bytes
+    ("at-the-limit-arriving", b'{"a": "' + b"x" * 91 + b'"}', False, 100, {"a": "x" * 91}),
+    ("over-the-limit", b'{"a": "' + b"x" * 92 + b'"}', True, 100, RequestEntityTooLarge),
+    ("over-the-limit-arriving", b'{"a": "' + b"x" * 92 + b'"}', False, 100, RequestEntityTooLarge),
+    ("only-whitespace", b" \r\n\t ", True, 100, BadRequest),
+    ("nothing", b"", True, 100, BadRequest),
+]
+
+
+@pytest.mark.parametrize(("body", "complete", "limit", "expected"), [c[1:] for c in BODIES], ids=[c[0] for c in BODIES])
+async def test_read_body(body: bytes, complete: bool, limit: int, expected: Any) -> None:
+    loop = asyncio.get_running_loop()
+    payload = StreamReader(mock.Mock(_reading_paused=False), 2**16, loop=loop)
+    if body:
+        payload.feed_data(body)
+    if complete:
+        payload.feed_eof()
+    else:  # the rest of the request (its end) comes once the handler waits for it
+        loop.call_soon(payload.feed_eof)
+    request = make_mocked_request("POST", "/api/v1/namespaces/default/configmaps",
+                                  headers={"Content-Type": "application/json"}, payload=payload,
+                                  client_max_size=limit)
+    if isinstance(expected, type):
+        with pytest.raises(expected):
+            await read_body(request)
+    else:
+        assert await read_body(request) == expected
