@@ -121,7 +121,10 @@ class ClaimAssumeCache:
             current = None if key is None else (self._assumed.get(key) or self._informed.get(key))
             wanted = _allocation(current) if current and current["metadata"].get("uid") == uid else None
         counted = self._counted.get(uid)
-        if counted is wanted:
+        # The same allocation in another object (the pending one written, the written one
+        # informed) changes nothing: its pools' generations stay, and with them what the
+        # allocator and the node search remember of those nodes.
+        if counted is wanted or counted == wanted:
             return
         if counted is not None:
             self.allocated.remove_allocation(counted)

@@ -39,6 +39,21 @@ def test_pending_allocation_then_written_then_informed() -> None:
     assert not cache.allocated.is_allocated(DEV0)
 
 
+def test_the_same_allocation_in_a_new_object_leaves_the_pool_generation() -> None:
+    cache = ClaimAssumeCache()
+    pool = ("gpu.example.com", "n1")
+    cache.on_upsert(claim("c", rv="1"))
+    cache.signal_pending(claim("c", allocation=allocation("gpu-0")))
+    chosen = cache.allocated.pool_generation(pool)
+    cache.assume(claim("c", allocation=allocation("gpu-0"), rv="5"))     # written as chosen
+    cache.remove_pending("claim-c")
+    cache.on_upsert(claim("c", allocation=allocation("gpu-0"), rv="5"))  # informed as written
+    assert cache.allocated.pool_generation(pool) == chosen and cache.allocated.is_allocated(DEV0)
+    cache.on_upsert(claim("c", allocation=allocation("gpu-1"), rv="6"))  # another device: a change
+    assert cache.allocated.pool_generation(pool) > chosen
+    assert cache.allocated.is_allocated(DEV1) and not cache.allocated.is_allocated(DEV0)
+
+
 def test_unreserve_restores_informer_view() -> None:
     cache = ClaimAssumeCache()
     original = claim("c", rv="1")
