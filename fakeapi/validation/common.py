@@ -124,12 +124,18 @@ def validate_object_meta(meta: dict[str, Any] | None, path: str, *, namespaced: 
         errs.append(forbidden(f"{path}.namespace", "not allowed on this type"))
     if (meta.get("generation") or 0) < 0:
         errs.append(invalid(f"{path}.generation", meta["generation"], "must be greater than or equal to 0"))
-    errs += validate_labels(meta.get("labels"), f"{path}.labels")
-    errs += validate_annotations(meta.get("annotations"), f"{path}.annotations")
-    errs += validate_list(meta.get("finalizers"), f"{path}.finalizers", -1,
-                          lambda f, p: names.check(p, f, names.qualified_name), key=lambda f: f)
-    errs += validate_list(meta.get("ownerReferences"), f"{path}.ownerReferences", -1, _owner_reference)
-    controllers = [o for o in meta.get("ownerReferences") or [] if o.get("controller")]
+    # Most objects lack most of these: no path is formatted for what is absent.
+    if labels := meta.get("labels"):
+        errs += validate_labels(labels, f"{path}.labels")
+    if annotations := meta.get("annotations"):
+        errs += validate_annotations(annotations, f"{path}.annotations")
+    if finalizers := meta.get("finalizers"):
+        errs += validate_list(finalizers, f"{path}.finalizers", -1,
+                              lambda f, p: names.check(p, f, names.qualified_name), key=lambda f: f)
+    if not (owners := meta.get("ownerReferences")):
+        return errs
+    errs += validate_list(owners, f"{path}.ownerReferences", -1, _owner_reference)
+    controllers = [o for o in owners if o.get("controller")]
     if len(controllers) > 1:
         refs = " and ".join(f"{o.get('kind')}/{o.get('name')}" for o in controllers)
         errs.append(invalid(f"{path}.ownerReferences", meta["ownerReferences"],

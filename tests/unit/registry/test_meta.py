@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import uuid
 
-from fakeapi.registry.meta import new_uid
+import pytest
+
+from fakeapi.registry.meta import new_uid, set_identity
+from tests.unit.registry.builders import kind, new_registry
 
 
 def test_new_uids_are_distinct_version_4_uuids_in_canonical_form() -> None:
@@ -13,3 +16,22 @@ def test_new_uids_are_distinct_version_4_uuids_in_canonical_form() -> None:
     for uid in uids:
         parsed = uuid.UUID(uid)
         assert (str(parsed), parsed.version, parsed.variant) == (uid, 4, uuid.RFC_4122)
+
+
+CM = ("v1", "ConfigMap")
+CONFIGMAPS = kind(new_registry(), "configmaps")
+
+
+@pytest.mark.parametrize(("obj", "keys"), [
+    ({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {}, "data": {}}, ["apiVersion", "kind", "metadata", "data"]),
+    ({"metadata": {}, "kind": "ConfigMap", "apiVersion": "v1", "data": {}}, ["apiVersion", "kind", "metadata", "data"]),
+    ({"kind": "ConfigMap", "apiVersion": "v1"}, ["apiVersion", "kind"]),
+    ({"apiVersion": "v2", "kind": "ConfigMap", "data": {}}, ["apiVersion", "kind", "data"]),
+    ({"apiVersion": "v1", "kind": "Secret"}, ["apiVersion", "kind"]),
+    ({"apiVersion": "v1"}, ["apiVersion", "kind"]),
+    ({}, ["apiVersion", "kind"]),
+], ids=["already-first", "last", "swapped", "other-version", "other-kind", "no-kind", "empty"])
+def test_identity_is_the_served_kind_first(obj: dict, keys: list[str]) -> None:
+    set_identity(CONFIGMAPS, obj)
+    assert list(obj) == keys
+    assert (obj["apiVersion"], obj["kind"]) == CM
