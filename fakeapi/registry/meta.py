@@ -34,8 +34,10 @@ CARRIED_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGraceP
 def new_uid() -> str:
     """A random (version 4) UUID, as ``str(uuid.uuid4())`` writes it without building the object."""
     # The version nibble becomes 4 and the variant bits 10, as uuid.UUID(version=4) sets them.
-    bits = (int.from_bytes(os.urandom(16)) & ~(0xF000 << 64) & ~(0xC000 << 48)) | (0x4000 << 64) | (0x8000 << 48)
-    h = f"{bits:032x}"
+    raw = bytearray(os.urandom(16))
+    raw[6] = (raw[6] & 0x0F) | 0x40
+    raw[8] = (raw[8] & 0x3F) | 0x80
+    h = raw.hex()
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
