@@ -188,11 +188,12 @@ def body_media_type(request: web.Request) -> str:
     return raw if raw in _PLAIN_MEDIA_TYPES else request.content_type
 
 
-async def read_body(request: web.Request, *, allow_empty: bool = False) -> Any:
+async def read_body(request: web.Request, *, allow_empty: bool = False, syntax: str | None = None) -> Any:
     """The request body as JSON values.  Its Content-Type must be one the server reads (a patch
-    type for PATCH, which implies JSON or YAML), else 415.  An empty body is a 400 unless
-    ``allow_empty`` (then None whatever the Content-Type, as upstream's DELETE)."""
-    media = None if allow_empty else syntax_of(request)
+    type for PATCH, which implies JSON or YAML), else 415; ``syntax``: what the caller already
+    found it implies.  An empty body is a 400 unless ``allow_empty`` (then None whatever the
+    Content-Type, as upstream's DELETE)."""
+    media = syntax or (None if allow_empty else syntax_of(request))
     content = request.content
     if content.is_eof():
         # The whole body is in already (nearly always: it came with the headers), so it is taken

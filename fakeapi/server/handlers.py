@@ -28,10 +28,11 @@ from fakeapi.models.schema import decode
 from fakeapi.registry import listing, patching
 from fakeapi.registry.patching import PATCH_MEDIA, PATCH_TYPES
 from fakeapi.registry.reads import encoded
+from fakeapi.registry.resource import Subresource
 from fakeapi.registry.rest import Registry
 from fakeapi.registry.writes import WriteOptions
 from fakeapi.server import connect, tables
-from fakeapi.server.bodies import body_media_type, read_body
+from fakeapi.server.bodies import JSON, YAML, body_media_type, read_body
 from fakeapi.server.routes import Target, resolve
 from fakeapi.server.security import authenticate
 from fakeapi.server.state import ACCESS, REGISTRY
@@ -39,8 +40,8 @@ from fakeapi.server.watch_stream import stream_watch
 
 MAX_BODY = 3 * 1024 * 1024  # upstream's request body limit
 FIELD_VALIDATION = ("Ignore", "Warn", "Strict")
-# The HTTP method of each verb a subresource may declare.
-VERB_METHODS = {"get": "GET", "create": "POST", "update": "PUT", "patch": "PATCH"}
+# The verb of each HTTP method a subresource may declare.
+METHOD_VERBS = {"GET": "get", "POST": "create", "PUT": "update", "PATCH": "patch"}
 
 
 def json_response(body: Any, status: int = 200, warnings: list[str] | None = None) -> web.Response:
@@ -203,7 +204,7 @@ def _patch_type(request: web.Request, allowed: tuple[str, ...]) -> str:
 
 async def _patch(request: web.Request, registry: Registry, target: Target) -> web.Response:
     patch_type = _patch_type(request, ("json", "merge", "strategic", "apply"))
-    body = await read_body(request)
+    body = await read_body(request, syntax=YAML if patch_type == "apply" else JSON)
     if patch_type == "apply":
         _check_type_meta(body, target)
     opts = write_options(request, target.subresource, apply=patch_type == "apply")
@@ -262,19 +263,26 @@ async def _delete_collection(request: web.Request, registry: Registry, target: T
                           "items": deleted})
 
 
-async def _subresource(request: web.Request, registry: Registry, target: Target) -> web.StreamResponse:
+def _subresource(request: web.Request, registry: Registry, target: Target) -> Awaitable[web.StreamResponse]:
     """A subresource answers the verbs it declares: through its own handler, or (status) as the
-    generic pipeline's read and write of the object."""
+    generic pipeline's read and write of the object.  Like :func:`handle_resource`, it returns
+    the coroutine that serves the request."""
     sub = target.resource.subresource(target.subresource)
     assert sub is not None  # resolve() only returns declared subresources
     method = request.method
-    if method not in {VERB_METHODS[verb] for verb in sub.verbs}:
+    if METHOD_VERBS.get(method) not in sub.verbs:
         raise MethodNotAllowed("the server does not allow this method on the requested resource")
     if sub.connect:
-        return await connect.serve(request, registry, target)
+        return connect.serve(request, registry, target)
     if sub.handler is None:
-        handler = {"GET": _get, "PUT": _update, "PATCH": _patch}[method]
-        return await handler(request, registry, target)
+        return _GENERIC_SUBRESOURCE[method](request, registry, target)
+    return _own_subresource(request, registry, target, sub)
+
+
+async def _own_subresource(request: web.Request, registry: Registry, target: Target,
+                           sub: Subresource) -> web.StreamResponse:
+    """A subresource with a handler of its own (binding, eviction, scale, a view's patch...)."""
+    method = request.method
     if sub.view is not None and method in ("GET", "PATCH"):
         view = sub.view(registry.reads, target.resource, target.namespace or "", target.name or "")
         if method == "GET":
@@ -290,3 +298,7 @@ async def _subresource(request: web.Request, registry: Registry, target: Target)
                                                         body, opts, creating=method == "POST")
     answer = sub.handler(registry.writes, target.resource, target.namespace or "", target.name or "", body, opts)
     return json_response(answer, 201 if method == "POST" else 200, warnings)
+
+
+# The generic read and writes of a subresource without a handler of its own (status).
+_GENERIC_SUBRESOURCE = {"GET": _get, "PUT": _update, "PATCH": _patch}

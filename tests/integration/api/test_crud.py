@@ -236,3 +236,13 @@ async def test_bad_bodies_are_400_never_500(api: Api) -> None:
     assert status == 400 and "kind" in body["message"]
     status, body = await api.request("POST", CM, b"x" * (3 * 1024 * 1024 + 10))
     assert status == 413
+
+
+@pytest.mark.parametrize(("method", "path"), [
+    ("DELETE", f"{PODS}/p/status"), ("POST", f"{PODS}/p/status"), ("GET", f"{PODS}/p/binding"),
+    ("PUT", f"{PODS}/p/binding"), ("PATCH", f"{PODS}/p/eviction"),
+], ids=["delete-status", "post-status", "get-binding", "put-binding", "patch-eviction"])
+async def test_a_subresource_answers_only_its_verbs(api: Api, method: str, path: str) -> None:
+    await api.ok("POST", PODS, pod("p"))
+    status, body = await api.request(method, path, {"metadata": {"name": "p"}})
+    assert (status, body["reason"]) == (405, "MethodNotAllowed")
