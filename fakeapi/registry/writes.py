@@ -35,6 +35,7 @@ from fakeapi.machinery.timestamps import now_rfc3339
 from fakeapi.machinery.tokens import TokenIssuer
 from fakeapi.models.listtypes import list_types_for
 from fakeapi.models.meta import FINALIZER_FOREGROUND, FINALIZER_ORPHAN
+from fakeapi.models.schema import decode, fill_value_structs
 from fakeapi.registry import meta as m
 from fakeapi.registry import patching
 from fakeapi.registry.reads import Reader
@@ -152,8 +153,6 @@ class Writer:
         (returns a private copy)."""
         if rt.model is None:
             return rt.strategy.decode(obj, field_validation, patch=patch)
-        from fakeapi.models.schema import decode
-
         return decode(rt.model, obj, field_validation, patch=patch)
 
     def decode_subresource(self, rt: ResourceType, sub: Subresource, namespace: str, name: str,
@@ -165,7 +164,6 @@ class Writer:
         (creates say "name in URL does not match name in Binding object", as upstream's binding
         and eviction storage do)."""
         from fakeapi.models import MODELS
-        from fakeapi.models.schema import decode
 
         if not sub.kind:
             body, warnings = self._decode(rt, body, opts.field_validation)
@@ -183,8 +181,6 @@ class Writer:
     def _fill_value_structs(rt: ResourceType, obj: dict[str, Any]) -> None:
         """Go value structs the object lacks become ``{}`` (``spec: {}``), as upstream stores them."""
         if rt.model is not None:
-            from fakeapi.models.schema import fill_value_structs
-
             fill_value_structs(rt.model, obj)
 
     def _commit(self, rt: ResourceType, event_type: str, obj: dict[str, Any]) -> dict[str, Any]:
