@@ -33,6 +33,7 @@ from fakeapi.machinery.listtypes import ListTypes
 from fakeapi.machinery.servicenet import ServiceNetwork
 from fakeapi.machinery.timestamps import now_rfc3339
 from fakeapi.machinery.tokens import TokenIssuer
+from fakeapi.models import MODELS
 from fakeapi.models.listtypes import list_types_for
 from fakeapi.models.meta import FINALIZER_FOREGROUND, FINALIZER_ORPHAN
 from fakeapi.models.schema import decode, fill_value_structs
@@ -163,8 +164,6 @@ class Writer:
         sees well-typed bodies.  A namespace in it must be the request's, a name the URL's
         (creates say "name in URL does not match name in Binding object", as upstream's binding
         and eviction storage do)."""
-        from fakeapi.models import MODELS
-
         if not sub.kind:
             body, warnings = self._decode(rt, body, opts.field_validation)
         else:
