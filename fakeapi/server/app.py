@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from functools import partial
+from urllib.parse import unquote
 
 from aiohttp import web
 from aiohttp.typedefs import Handler
@@ -131,44 +133,42 @@ def _grouped(request: web.Request) -> Awaitable[web.StreamResponse]:
     return handle_resource(request, info["group"], info["version"], info["tail"])
 
 
-async def _api(request: web.Request) -> web.Response:
+def _api(request: web.Request) -> web.Response:
     return json_response(discovery.api_versions())
 
 
-async def _apis(request: web.Request) -> web.Response:
+def _apis(request: web.Request) -> web.Response:
     return json_response(discovery.api_group_list(request.app[REGISTRY]))
 
 
-async def _api_group(request: web.Request) -> web.Response:
-    doc = discovery.api_group(request.app[REGISTRY], request.match_info["group"])
+def _api_group(request: web.Request, group: str) -> web.Response:
+    doc = discovery.api_group(request.app[REGISTRY], group)
     if doc is None:
         raise NotFound(NOT_FOUND_MESSAGE, details={})
     return json_response(doc)
 
 
-async def _resources(request: web.Request) -> web.Response:
-    group = request.match_info.get("group", "")
-    version = request.match_info.get("version", "v1")
+def _resources(request: web.Request, group: str = "", version: str = "v1") -> web.Response:
     doc = discovery.api_resource_list(request.app[REGISTRY], group, version)
     if doc is None:
         raise NotFound(NOT_FOUND_MESSAGE, details={})
     return json_response(doc)
 
 
-async def _version(request: web.Request) -> web.Response:
+def _version(request: web.Request) -> web.Response:
     return json_response(discovery.version_info())
 
 
-async def _health(request: web.Request) -> web.Response:
+def _health(request: web.Request) -> web.Response:
     return _text("ok")
 
 
-async def _openapi_root(request: web.Request) -> web.Response:
+def _openapi_root(request: web.Request) -> web.Response:
     return json_response(request.app[OPENAPI].root())
 
 
-async def _openapi_gv(request: web.Request) -> web.Response:
-    parts = request.match_info["tail"].strip("/").split("/")
+def _openapi_gv(request: web.Request, tail: str) -> web.Response:
+    parts = tail.strip("/").split("/")
     if len(parts) == 2 and parts[0] == "api":
         doc = request.app[OPENAPI].document("", parts[1])
     elif len(parts) == 3 and parts[0] == "apis":
@@ -180,26 +180,58 @@ async def _openapi_gv(request: web.Request) -> web.Response:
     return web.Response(body=doc, content_type="application/json")
 
 
-async def _openapi_v2(request: web.Request) -> web.Response:
+def _openapi_v2(request: web.Request) -> web.Response:
     body, content_type = openapi.swagger_document(request.headers.get("Accept", ""))
     return web.Response(body=body, headers={"Content-Type": content_type})
+
+
+# Discovery, health and OpenAPI paths (GET and HEAD only), each but /openapi/v2 also with a
+# trailing slash (kr8s asks so).  One catch-all route serves them through this table: two aiohttp
+# routes per path (and their HEAD twins) were half of building an application.
+_DOCUMENTS: dict[str, Callable[[web.Request], web.Response]] = {"/openapi/v2": _openapi_v2}
+for _path, _handler in (("/api", _api), ("/apis", _apis), ("/api/v1", _resources), ("/version", _version),
+                        ("/healthz", _health), ("/livez", _health), ("/readyz", _health),
+                        ("/openapi/v3", _openapi_root)):
+    _DOCUMENTS[_path] = _DOCUMENTS[_path + "/"] = _handler
+OPENAPI_V3_PREFIX = "/openapi/v3/"
+
+
+def document_handler(path: str) -> Callable[[web.Request], web.Response] | None:
+    """What serves ``path`` (aiohttp's matching form of it) among the discovery, health and
+    OpenAPI documents, as the routes ``/apis/{group}``, ``/apis/{group}/{version}`` (each with an
+    optional trailing slash) and ``/openapi/v3/{tail:.+}`` would match it; None for other paths."""
+    handler = _DOCUMENTS.get(path)
+    if handler is not None:
+        return handler
+    if path.startswith(OPENAPI_V3_PREFIX):
+        return partial(_openapi_gv, tail=path[len(OPENAPI_V3_PREFIX):])
+    parts = path.split("/")
+    if parts[-1] == "":  # one trailing slash
+        parts.pop()
+    if len(parts) in (3, 4) and parts[1] == "apis" and all(parts[2:]):
+        if len(parts) == 3:
+            return partial(_api_group, group=unquote(parts[2]))
+        return partial(_resources, group=unquote(parts[2]), version=unquote(parts[3]))
+    return None
+
+
+async def _documents(request: web.Request) -> web.StreamResponse:
+    """The catch-all route: a document (see :func:`document_handler`), else 405 or 404."""
+    handler = document_handler(request.rel_url.path_safe)
+    if handler is None:
+        return await _unrouted(request)
+    if request.method not in ("GET", "HEAD"):
+        raise MethodNotAllowed("the server does not allow this method on the requested resource")
+    return handler(request)
 
 
 def _routes(app: web.Application, wrap: Callable[[Handler], Handler]) -> None:
     r = app.router
     # Resource paths first: aiohttp tries the routes indexed under one prefix (``/api/v1``,
     # ``/apis``) in the order they were added, and these are nearly every request; none of the
-    # discovery routes under the same prefixes matches a path they match (``.+`` needs a tail).
+    # documents' paths matches them (``.+`` needs a tail).
     r.add_route("*", "/api/v1/{tail:.+}", wrap(_core))
     r.add_route("*", "/apis/{group}/{version}/{tail:.+}", wrap(_grouped))
-    for path, handler in (("/api", _api), ("/apis", _apis), ("/api/v1", _resources), ("/version", _version),
-                          ("/healthz", _health), ("/livez", _health), ("/readyz", _health),
-                          ("/openapi/v3", _openapi_root), ("/apis/{group}", _api_group),
-                          ("/apis/{group}/{version}", _resources)):
-        r.add_get(path, wrap(handler))
-        r.add_get(path + "/", wrap(handler))  # kr8s asks with a trailing slash
-    r.add_get("/openapi/v3/{tail:.+}", wrap(_openapi_gv))
-    r.add_get("/openapi/v2", wrap(_openapi_v2))
 
 
 async def _run_crd_controller(app: web.Application) -> AsyncIterator[None]:
@@ -238,7 +270,7 @@ def create_app(options: ServerOptions | None = None, *,
     _routes(app, wrap)
     if options.enable_faults:
         add_admin_routes(app, wrap)
-    app.router.add_route("*", "/{tail:.*}", wrap(_unrouted))  # last: tried only when no other route matches
+    app.router.add_route("*", "/{tail:.*}", wrap(_documents))  # last: tried only when no other route matches
     app.on_startup.append(_render_outer_errors)
     app[REGISTRY] = registry
     app[ACCESS] = access
