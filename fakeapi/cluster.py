@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("fakeapi")
 READY_TIMEOUT = 30.0  # seconds the control plane process may take to sync its caches
 STOP_TIMEOUT = 10.0  # seconds it may take to stop after SIGTERM before it gets SIGKILL
+DRAIN_TIMEOUT = 1.0  # seconds the server may take to see the in-process control plane's connections close
 
 
 class ControlPlaneExited(RuntimeError):
@@ -190,6 +191,7 @@ class FakeCluster(KubeHelpers):
         self._kubeconfig_arg = Path(kubeconfig_path) if kubeconfig_path else None
         self._tmpdir: tempfile.TemporaryDirectory[str] | None = None
         self._runner: web.AppRunner | None = None
+        self._site: GuardedSite | None = None
         self._control_plane: Any = None
         self.url = ""
         self.kubeconfig_path = Path()
@@ -292,7 +294,8 @@ class FakeCluster(KubeHelpers):
         unix_name = None
         if self.control_plane_enabled is True and serving is None and sys.platform == "linux":
             unix_name = f"fakeapi-{os.getpid()}-{secrets.token_hex(8)}"
-        await GuardedSite(self._runner, self.options, serving.server if serving else None, unix_name=unix_name).start()
+        self._site = GuardedSite(self._runner, self.options, serving.server if serving else None, unix_name=unix_name)
+        await self._site.start()
         host, port = self._runner.addresses[0][:2]
         self.url = server_url(host, port, secure=serving is not None)
         if self._kubeconfig_arg is None:
@@ -344,8 +347,10 @@ class FakeCluster(KubeHelpers):
         control_plane, self._control_plane = self._control_plane, None
         if control_plane is not None:
             await control_plane.stop()
+            if self._site is not None:  # its requests end as their client left, not by the shutdown
+                await self._site.unix_closed(DRAIN_TIMEOUT)
         await self.close_helpers()
-        runner, self._runner = self._runner, None
+        runner, self._runner, self._site = self._runner, None, None
         if runner is not None:
             await runner.cleanup()
         kubeconfig, self._kubeconfig = self._kubeconfig, None

@@ -187,6 +187,7 @@ class ConnectionGuard:
         self.limit = connection_limit(options.max_connections)
         self.header_read_timeout = options.header_read_timeout
         self._open: dict[_GuardedHandler, None] = {}  # an insertion-ordered set
+        self._unix_drained: asyncio.Event | None = None  # set when the last Unix connection closes
         self.closed = False  # the site stopped: connections accepted before arrive too late
         status = ServiceUnavailable(f"too many open connections (limit {self.limit}), all of them busy; retry")
         body = json.dumps(status.to_status()).encode()
@@ -219,16 +220,35 @@ class ConnectionGuard:
 
     def release(self, handler: _GuardedHandler) -> None:
         self._open.pop(handler, None)
+        if handler.unix and self._unix_drained is not None and not self._unix_open():
+            self._unix_drained.set()
+
+    def _unix_open(self) -> bool:
+        return any(h.unix for h in self._open)
+
+    async def unix_closed(self, timeout: float) -> None:
+        """Return once no connection accepted on the Unix socket is open, or after ``timeout``."""
+        if not self._unix_open():
+            return
+        self._unix_drained = drained = asyncio.Event()
+        try:
+            async with asyncio.timeout(timeout):
+                await drained.wait()
+        except TimeoutError:
+            pass
+        finally:
+            self._unix_drained = None
 
 
 class _GuardedHandler(web.RequestHandler):
     """aiohttp's HTTP/1.1 protocol plus the guard's limit and a header-read timer."""
 
-    __slots__ = ("_admitted", "_guard", "_header_timer", "_received", "last_received")
+    __slots__ = ("_admitted", "_guard", "_header_timer", "_received", "last_received", "unix")
 
-    def __init__(self, guard: ConnectionGuard, manager: web.Server, **kwargs: Any) -> None:
+    def __init__(self, guard: ConnectionGuard, manager: web.Server, *, unix: bool = False, **kwargs: Any) -> None:
         super().__init__(manager, **kwargs)
         self._guard = guard
+        self.unix = unix  # accepted on the site's Unix socket
         self._header_timer: asyncio.TimerHandle | None = None
         self._admitted = False
         self._received = False
@@ -336,27 +356,27 @@ def _listen_unix(name: str, backlog: int) -> socket.socket:
 class _Listener(asyncio.AbstractServer):
     """Listening sockets accepted by hand, a batch per wake-up (see the module)."""
 
-    def __init__(self, sockets: list[socket.socket], guard: ConnectionGuard,
-                 protocol: Any, ssl_context: ssl.SSLContext | None) -> None:
+    def __init__(self, listening: dict[socket.socket, Any], guard: ConnectionGuard,
+                 ssl_context: ssl.SSLContext | None) -> None:
+        """``listening``: each listening socket with the protocol factory of its connections."""
         self._loop = asyncio.get_running_loop()
-        self._sockets = sockets
+        self._listening = listening
         self._guard = guard
-        self._protocol = protocol
         self._ssl_context = ssl_context
         self._connecting: set[asyncio.Task[Any]] = set()
-        for sock in sockets:
+        for sock in listening:
             self._loop.add_reader(sock.fileno(), self._accept, sock)
 
     @property
     def sockets(self) -> tuple[socket.socket, ...]:
-        return tuple(self._sockets)
+        return tuple(self._listening)
 
     def close(self) -> None:
         self._guard.closed = True
-        for sock in self._sockets:
+        for sock in self._listening:
             self._loop.remove_reader(sock.fileno())
             sock.close()
-        self._sockets = []
+        self._listening = {}
 
     def _accept(self, sock: socket.socket) -> None:
         for _ in range(ACCEPT_BATCH):
@@ -372,7 +392,7 @@ class _Listener(asyncio.AbstractServer):
                 self._loop.call_later(ACCEPT_RETRY_DELAY, self._resume, sock)
                 return
             conn.setblocking(False)
-            task = self._loop.create_task(self._loop.connect_accepted_socket(self._protocol, conn,
+            task = self._loop.create_task(self._loop.connect_accepted_socket(self._listening[sock], conn,
                                                                                ssl=self._ssl_context))
             self._connecting.add(task)
             task.add_done_callback(self._connected)
@@ -383,7 +403,7 @@ class _Listener(asyncio.AbstractServer):
             log.warning("setting up an accepted connection failed: %s", task.exception())
 
     def _resume(self, sock: socket.socket) -> None:
-        if sock in self._sockets:
+        if sock in self._listening:
             self._loop.add_reader(sock.fileno(), self._accept, sock)
 
 
@@ -420,13 +440,20 @@ class GuardedSite(web.BaseSite):
         assert server is not None
         loop = asyncio.get_running_loop()
         sockets = await _listen(self._host, self._port, self._backlog)
+        listening = dict.fromkeys(sockets, lambda: _GuardedHandler(self._guard, server, loop=loop,
+                                                                   **self._handler_args))
         if self._unix_name is not None:  # after the TCP sockets, which name the site's address
             try:
-                sockets.append(_listen_unix(self._unix_name, self._backlog))
+                unix = _listen_unix(self._unix_name, self._backlog)
             except BaseException:
                 for sock in sockets:
                     sock.close()
                 raise
-        self._server = _Listener(sockets, self._guard,
-                                 lambda: _GuardedHandler(self._guard, server, loop=loop, **self._handler_args),
-                                 self._ssl_context)
+            listening[unix] = lambda: _GuardedHandler(self._guard, server, unix=True, loop=loop, **self._handler_args)
+        self._server = _Listener(listening, self._guard, self._ssl_context)
+
+    async def unix_closed(self, timeout: float) -> None:
+        """Return once no connection accepted on the Unix socket is open, or after ``timeout`` seconds:
+        a client in this process that closed its connections lets the server end their requests
+        before a shutdown would (ending a watch at shutdown costs more than its client going away)."""
+        await self._guard.unix_closed(timeout)

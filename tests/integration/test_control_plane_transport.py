@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from aiohttp import web
 from fakeapi.scheduler.client import NAMESPACES, ApiClient
 
 from fakeapi.cluster import FakeCluster
@@ -94,3 +95,40 @@ async def test_no_unix_socket_without_an_insecure_in_process_control_plane(clust
     before = unix_sockets(LISTENING)
     async with FakeCluster(**cluster_args):
         assert new_listener(before) is None
+
+
+async def test_the_control_planes_connections_are_closed_before_the_server_shuts_down(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # Its watches then end as their client left, not by the shutdown's ending every watch.
+    before = unix_sockets(LISTENING)
+    open_at_cleanup: list[int] = []
+    cleanup = web.AppRunner.cleanup
+
+    async def recording_cleanup(runner: web.AppRunner) -> None:
+        open_at_cleanup.append(unix_sockets(CONNECTED).count(name))
+        await cleanup(runner)
+
+    monkeypatch.setattr(web.AppRunner, "cleanup", recording_cleanup)
+    async with FakeCluster():
+        name = new_listener(before)
+        assert name is not None and unix_sockets(CONNECTED).count(name) >= 10
+    assert open_at_cleanup == [0]
+
+
+async def test_waiting_for_the_unix_connections_to_close() -> None:
+    before = unix_sockets(LISTENING)
+    async with FakeCluster() as cluster:
+        name = new_listener(before)
+        assert name is not None and cluster._site is not None
+        _, writer = await asyncio.open_unix_connection("\0" + name)
+        await asyncio.sleep(0)  # the server accepts it
+        await cluster.pause_control_plane()
+        # Still open: the wait ends by its timeout.
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        await cluster._site.unix_closed(SHORT)
+        assert loop.time() - started >= SHORT * 0.8
+        # Closed by its client: the wait ends before its (long) timeout.
+        writer.close()
+        await asyncio.wait_for(cluster._site.unix_closed(DEADLINE * 3), DEADLINE)
+        await cluster.resume_control_plane()
