@@ -10,8 +10,8 @@ import asyncio
 import contextlib
 import logging
 import os
-import secrets
 import signal
+import socket
 import sys
 import tempfile
 from dataclasses import replace
@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("fakeapi")
 READY_TIMEOUT = 30.0  # seconds the control plane process may take to sync its caches
 STOP_TIMEOUT = 10.0  # seconds it may take to stop after SIGTERM before it gets SIGKILL
+CONTROL_PLANE_SOCKET = "control-plane.sock"  # in the cluster's temporary directory
 DRAIN_TIMEOUT = 1.0  # seconds the server may take to see the in-process control plane's connections close
 
 
@@ -289,17 +290,18 @@ class FakeCluster(KubeHelpers):
         # A client that goes away cancels its handler: abandoned watches close at once.
         self._runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=1.0, handler_cancellation=True)
         await self._runner.setup()
-        # The in-process control plane's ~23 watch connections skip TCP's set-up (a third of an
-        # enter + exit's CPU); tests' clients keep the TCP address.
-        unix_name = None
-        if self.control_plane_enabled is True and serving is None and sys.platform == "linux":
-            unix_name = f"fakeapi-{os.getpid()}-{secrets.token_hex(8)}"
-        self._site = GuardedSite(self._runner, self.options, serving.server if serving else None, unix_name=unix_name)
+        # The in-process control plane's ~23 watch connections skip TCP's set-up, through a Unix
+        # socket in this cluster's private directory; tests' clients keep the TCP address.
+        unix = self.control_plane_enabled is True and serving is None and hasattr(socket, "AF_UNIX")
+        if self._kubeconfig_arg is None or unix:
+            self._tmpdir = tempfile.TemporaryDirectory(prefix="fakeapi-")
+        unix_path = str(Path(self._tmpdir.name) / CONTROL_PLANE_SOCKET) if unix and self._tmpdir else None
+        self._site = GuardedSite(self._runner, self.options, serving.server if serving else None, unix_path=unix_path)
         await self._site.start()
         host, port = self._runner.addresses[0][:2]
         self.url = server_url(host, port, secure=serving is not None)
         if self._kubeconfig_arg is None:
-            self._tmpdir = tempfile.TemporaryDirectory(prefix="fakeapi-")
+            assert self._tmpdir is not None
             self.kubeconfig_path = Path(self._tmpdir.name) / "kubeconfig"
         else:
             self.kubeconfig_path = self._kubeconfig_arg
@@ -322,7 +324,7 @@ class FakeCluster(KubeHelpers):
         elif self.control_plane_enabled:
             from fakeapi.scheduler.controlplane import ControlPlane
 
-            self._control_plane = ControlPlane(Connection(self.url, ca_pem, token, unix_socket=unix_name),
+            self._control_plane = ControlPlane(Connection(self.url, ca_pem, token, unix_socket=unix_path),
                                                gates=self.gates, **self._control_plane_options)
             await self._control_plane.start()
 

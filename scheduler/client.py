@@ -118,7 +118,7 @@ class ApiClient:
             context = self.connection.ssl_context()
             connector: aiohttp.BaseConnector | None = None
             if self.connection.unix_socket is not None:
-                connector = aiohttp.UnixConnector("\0" + self.connection.unix_socket)
+                connector = aiohttp.UnixConnector(self.connection.unix_socket)
             elif context is not None:
                 connector = aiohttp.TCPConnector(ssl=context)
             self._session = aiohttp.ClientSession(

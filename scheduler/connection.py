@@ -20,7 +20,7 @@ from fakeapi.machinery.pem import load_cert_chain
 class Connection:
     """An API server URL, the CA that signed its certificate (PEM) and a bearer token or a client
     certificate (PEM, as kind's and kubeadm's admin kubeconfigs carry).  ``unix_socket``: reach the
-    server (plain HTTP) through this abstract Unix socket name instead of the URL's address, which
+    server (plain HTTP) through the Unix socket at this path instead of the URL's address, which
     still names the server in the requests (``FakeCluster``'s in-process control plane)."""
 
     server: str

@@ -339,12 +339,12 @@ async def _listen(host: str, port: int, backlog: int) -> list[socket.socket]:
     return sockets
 
 
-def _listen_unix(name: str, backlog: int) -> socket.socket:
-    """A listening, non-blocking socket at ``name`` in Linux's abstract Unix namespace (no file
-    to create or remove): only processes on this host can connect, as to a loopback port."""
+def _listen_unix(path: str, backlog: int) -> socket.socket:
+    """A listening, non-blocking Unix socket at ``path`` (a new file, which its directory's owner
+    removes: uvloop connects to no abstract Linux name)."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        sock.bind("\0" + name)
+        sock.bind(path)
         sock.listen(backlog)
         sock.setblocking(False)
     except BaseException:
@@ -411,19 +411,19 @@ class GuardedSite(web.BaseSite):
     """A TCP site whose connections follow the options' timeouts and connection limit.
 
     It builds the protocol objects itself, so the handlers' options are set here; the runner
-    keeps the server-wide ones (``handler_cancellation``).  ``unix_name``: also listen on this
-    abstract Unix socket name (Linux), for a client in the same process (``FakeCluster``'s
-    control plane): the same guard, handlers and HTTP, without TCP's connection set-up.
+    keeps the server-wide ones (``handler_cancellation``).  ``unix_path``: also listen on a Unix
+    socket there, for a client in the same process (``FakeCluster``'s control plane): the same
+    guard, handlers and HTTP, without TCP's connection set-up.
     """
 
-    __slots__ = ("_guard", "_handler_args", "_host", "_port", "_unix_name")
+    __slots__ = ("_guard", "_handler_args", "_host", "_port", "_unix_path")
 
     def __init__(self, runner: web.BaseRunner, options: ServerOptions,
-                 ssl_context: ssl.SSLContext | None = None, *, unix_name: str | None = None) -> None:
+                 ssl_context: ssl.SSLContext | None = None, *, unix_path: str | None = None) -> None:
         super().__init__(runner, ssl_context=ssl_context)
         self._host = options.host
         self._port = options.port
-        self._unix_name = unix_name
+        self._unix_path = unix_path
         self._guard = ConnectionGuard(options)
         # No lingering: aiohttp would read what is left of a body its handler did not read (one
         # that timed out) for up to 10 s more; the connection is closed after the response instead.
@@ -442,9 +442,9 @@ class GuardedSite(web.BaseSite):
         sockets = await _listen(self._host, self._port, self._backlog)
         listening = dict.fromkeys(sockets, lambda: _GuardedHandler(self._guard, server, loop=loop,
                                                                    **self._handler_args))
-        if self._unix_name is not None:  # after the TCP sockets, which name the site's address
+        if self._unix_path is not None:  # after the TCP sockets, which name the site's address
             try:
-                unix = _listen_unix(self._unix_name, self._backlog)
+                unix = _listen_unix(self._unix_path, self._backlog)
             except BaseException:
                 for sock in sockets:
                     sock.close()
