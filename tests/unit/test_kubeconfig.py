@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fakeapi.kubeconfig import is_loopback, server_url, write_kubeconfig
+from fakeapi.auth.tls import KeyPair
+from fakeapi.kubeconfig import _kubeconfig_yaml, is_loopback, kubeconfig_text, server_url, write_kubeconfig
 
 
 @pytest.mark.parametrize(("bound", "url"), [
@@ -61,3 +62,29 @@ def test_remove_deletes_only_the_file_it_wrote(tmp_path: Path) -> None:
     theirs.remove()
     assert not target.exists()
     theirs.remove()  # already gone: nothing to do
+
+
+CA = b"-----BEGIN CERTIFICATE-----\nca\n-----END CERTIFICATE-----\n"
+CLIENT = KeyPair(b"-----BEGIN CERTIFICATE-----\ncert\n", b"-----BEGIN PRIVATE KEY-----\nkey\n")
+
+
+@pytest.mark.parametrize(("url", "namespace", "ca_pem", "client"), [
+    ("http://127.0.0.1:6443", "default", None, None),
+    ("http://127.0.0.1:40001", "default", None, None),
+    ("http://[::1]:6443", "default", None, None),
+    ("http://[2001:db8::7]:80", "team-a", None, None),
+    ("http://localhost:8080", "null", None, None),
+    ("https://kind-control-plane.example:6443", "default", CA, CLIENT),
+    ("https://127.0.0.1:6443", "default", CA, None),
+    ("http://127.0.0.1:6443/prefix", "default", None, None),
+    ("http://127.0.0.1:6443/#x", "default", None, None),
+    ("http://a b", "default", None, None),
+], ids=["ipv4", "another-port", "ipv6", "ipv6-namespace", "hostname-odd-namespace", "tls-client-cert",
+        "tls-token", "with-path", "with-fragment", "with-space"])
+def test_the_kubeconfig_text_is_what_yaml_writes(url: str, namespace: str, ca_pem: bytes | None,
+                                                 client: KeyPair | None) -> None:
+    text = kubeconfig_text(url, namespace, ca_pem=ca_pem, client=client)
+    assert text == _kubeconfig_yaml(url, namespace, ca_pem, client, "fakeapi")
+    config = yaml.safe_load(text)
+    assert config["clusters"][0]["cluster"]["server"] == url
+    assert config["contexts"][0]["context"]["namespace"] == namespace
