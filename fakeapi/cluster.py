@@ -44,6 +44,7 @@ log = logging.getLogger("fakeapi")
 READY_TIMEOUT = 30.0  # seconds the control plane process may take to sync its caches
 STOP_TIMEOUT = 10.0  # seconds it may take to stop after SIGTERM before it gets SIGKILL
 CONTROL_PLANE_SOCKET = "control-plane.sock"  # in the cluster's temporary directory
+UNIX_PATH_MAX = 103  # bytes of a Unix socket's path (sun_path: 108 on Linux, 104 on macOS, with the NUL)
 DRAIN_TIMEOUT = 1.0  # seconds the server may take to see the in-process control plane's connections close
 
 
@@ -296,6 +297,8 @@ class FakeCluster(KubeHelpers):
         if self._kubeconfig_arg is None or unix:
             self._tmpdir = tempfile.TemporaryDirectory(prefix="fakeapi-")
         unix_path = str(Path(self._tmpdir.name) / CONTROL_PLANE_SOCKET) if unix and self._tmpdir else None
+        if unix_path is not None and len(os.fsencode(unix_path)) > UNIX_PATH_MAX:
+            unix_path = None  # a long TMPDIR: a socket cannot be bound there
         self._site = GuardedSite(self._runner, self.options, serving.server if serving else None, unix_path=unix_path)
         await self._site.start()
         host, port = self._runner.addresses[0][:2]

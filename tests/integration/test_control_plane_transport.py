@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 from aiohttp import web
+from fakeapi.fixtures import wait_for
 from fakeapi.scheduler.client import NAMESPACES, ApiClient
 
 from fakeapi.cluster import CONTROL_PLANE_SOCKET, FakeCluster
@@ -133,3 +135,19 @@ def test_the_control_plane_connects_over_the_unix_socket_on_uvloop() -> None:
             return unix_sockets(CONNECTED).count(name)
 
     assert uvloop.run(connected()) >= 10
+
+
+async def test_a_temporary_directory_too_deep_for_a_socket_keeps_the_control_plane_on_tcp(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    deep = tmp_path / ("d" * 100)
+    deep.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(deep))
+    async with FakeCluster() as cluster:
+        assert str(cluster.kubeconfig_path).startswith(str(deep))
+        assert control_plane_socket(cluster) is None
+        async with ApiClient(cluster.url) as api:  # the control plane works: it made the default ServiceAccount
+            async def default_service_account() -> bool:
+                listed = await api.get_path("/api/v1/namespaces/default/serviceaccounts")
+                return any(sa["metadata"]["name"] == "default" for sa in listed["items"])
+
+            assert await wait_for(default_service_account, timeout=DEADLINE, message="the default ServiceAccount")
