@@ -153,7 +153,9 @@ class FakeCluster(KubeHelpers):
 
     ``control_plane`` runs the scheduler, controllers and kubelet emulation in this event loop
     (True), not at all (False), or in a child process (``"process"``: both cores work, which
-    roughly 1.5x's scheduling throughput on 2 cores).
+    roughly 1.5x's scheduling throughput on 2 cores).  In this event loop it speaks HTTP to the
+    server through a Unix socket in the cluster's temporary directory (:data:`CONTROL_PLANE_SOCKET`,
+    same handlers and limits; TCP when the server is secure), while :attr:`url` stays TCP.
 
     A child control plane that exits unexpectedly is not restarted: a restart would hide the
     crash from the test that caused it (upstream restarts kube-scheduler from its supervisor,
