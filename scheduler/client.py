@@ -19,6 +19,7 @@ from urllib.parse import quote
 import aiohttp
 import orjson
 from fakeapi.scheduler.connection import Connection
+from yarl import URL
 
 from fakeapi.errors import StatusError
 
@@ -102,6 +103,10 @@ class ApiClient:
     def __init__(self, server: str | Connection, *, user_agent: str = "fakeapi-control-plane") -> None:
         self.connection = server if isinstance(server, Connection) else Connection(server)
         self.base_url = self.connection.server.rstrip("/")
+        # The server's origin for url(); a server URL with a path, query or fragment of its own
+        # is joined as a string.
+        base = URL(self.base_url)
+        self._origin = base if base.raw_path == "/" and not base.raw_query_string and not base.raw_fragment else None
         self._user_agent = user_agent
         self._session: aiohttp.ClientSession | None = None
 
@@ -138,16 +143,26 @@ class ApiClient:
             raise RuntimeError("ApiClient is not open; use `async with ApiClient(url)`")
         return self._session
 
+    def url(self, path: str, encoded: bool = True) -> URL | str:
+        """The URL of ``path`` on the server, as aiohttp would parse ``base_url + path``.
+        ``encoded``: ``path`` is percent-encoded already (GVR.path's); one without escapes or dot
+        segments, which yarl's parsing would leave as it is, joins the server's origin without
+        being parsed and quoted again."""
+        if not encoded or self._origin is None or "%" in path or "/." in path:
+            return self.base_url + path
+        return self._origin.with_path(path, encoded=True)
+
     async def _request(self, method: str, path: str, *, params: dict[str, str] | None = None,
-                       body: Any = None, content_type: str = "application/json", result: bool = True) -> Any:
+                       body: Any = None, content_type: str = "application/json", result: bool = True,
+                       encoded: bool = True) -> Any:
         """The decoded answer; with ``result`` false None (the body is read but not decoded unless
-        it is an error's Status)."""
+        it is an error's Status); ``encoded`` as in :meth:`url`."""
         data = None
         headers = {}
         if body is not None:
             data = body.encode() if isinstance(body, str) else _dumps(body)
             headers["Content-Type"] = content_type
-        async with self.session.request(method, self.base_url + path, params=params, data=data,
+        async with self.session.request(method, self.url(path, encoded), params=params, data=data,
                                         headers=headers, timeout=_REQUEST_TIMEOUT) as resp:
             raw = await resp.read()
             if resp.status >= 400:
@@ -159,7 +174,7 @@ class ApiClient:
 
     async def get_path(self, path: str) -> Any:
         """GET any path of the server (discovery documents, ``/version``) as JSON."""
-        return await self._request("GET", path)
+        return await self._request("GET", path, encoded=False)
 
     async def list(self, gvr: GVR, namespace: str | None = None, *, label_selector: str | None = None,
                    field_selector: str | None = None, limit: int | None = None,
