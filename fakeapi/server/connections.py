@@ -32,8 +32,8 @@ import math
 import resource
 import socket
 import ssl
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, Generic, TypeVar
 
 from aiohttp import web
 from yarl import URL
@@ -44,6 +44,7 @@ from fakeapi.config import ServerOptions
 from fakeapi.errors import ServiceUnavailable
 
 log = logging.getLogger("fakeapi")
+K = TypeVar("K")
 
 # Descriptors kept for the process's own files, listening sockets and child pipes.
 FD_RESERVE = 128
@@ -97,6 +98,45 @@ def long_running_request(request: web.Request) -> bool:
     return long_running(request.method, request.path, request.query)
 
 
+class DeadlineSweep(Generic[K]):
+    """Deadlines ``seconds`` after each key was added, swept by one timer: a timer handle per key
+    (scheduled and cancelled, its bookkeeping in Python) costs more than the work it guards on
+    short requests and connections.  Every key gets the same ``seconds``, so insertion order is
+    deadline order and a sweep stops at the first key still in time; ``expire`` is called with
+    each key whose deadline passed (it is forgotten first)."""
+
+    def __init__(self, seconds: float, expire: Callable[[K], None]) -> None:
+        self.seconds = seconds
+        self._expire = expire
+        self._deadlines: dict[K, float] = {}
+        self._timer: asyncio.TimerHandle | None = None
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._deadlines
+
+    def add(self, key: K, loop: asyncio.AbstractEventLoop) -> None:
+        """Give ``key`` its deadline, ``seconds`` from now (a key already in keeps its own)."""
+        deadline = self._deadlines.setdefault(key, loop.time() + self.seconds)
+        if self._timer is None:
+            self._timer = loop.call_at(deadline, self._sweep, loop)
+
+    def discard(self, key: K) -> bool:
+        """Forget ``key``; whether it was waiting for its deadline."""
+        return self._deadlines.pop(key, None) is not None
+
+    def _sweep(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._timer = None
+        now = loop.time()
+        deadlines = self._deadlines
+        while deadlines:
+            key, deadline = next(iter(deadlines.items()))
+            if deadline > now:
+                self._timer = loop.call_at(deadline, self._sweep, loop)
+                return
+            del deadlines[key]
+            self._expire(key)
+
+
 class RequestDeadlines:
     """kube-apiserver's ``--request-timeout``: a request that is not long-running gets a 504
     ``Timeout`` Status when reading its body and handling it take longer than ``seconds``, so a
@@ -104,19 +144,16 @@ class RequestDeadlines:
     connection out with 503).  Its response closes the connection, since the rest of an unread
     body would otherwise be taken for the next request.
 
-    The requests in flight are swept by one timer: ``asyncio.timeout`` per request (a timer
-    handle scheduled and cancelled, its bookkeeping in Python) cost about a seventh of a whole
-    GET.  Every request gets the same ``seconds``, so insertion order is deadline order and the
-    sweep stops at the first request still in time.  The server's middleware calls
+    The requests in flight are swept by one timer (:class:`DeadlineSweep`): ``asyncio.timeout``
+    per request cost about a seventh of a whole GET.  The server's middleware calls
     :meth:`start` before handling a request, :meth:`expired` when it is cancelled and
     :meth:`finish` when it ends.
     """
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
-        self._deadlines: dict[asyncio.Task[Any], float] = {}
+        self._deadlines: DeadlineSweep[asyncio.Task[Any]] = DeadlineSweep(seconds, self._cancel)
         self._expired: set[asyncio.Task[Any]] = set()
-        self._timer: asyncio.TimerHandle | None = None
 
     def start(self, request: web.Request) -> asyncio.Task[Any] | None:
         """Give the current request its deadline: its task, or None when it is long-running."""
@@ -125,9 +162,7 @@ class RequestDeadlines:
         loop = asyncio.get_running_loop()
         task = asyncio.current_task(loop)
         assert task is not None
-        deadline = self._deadlines[task] = loop.time() + self.seconds
-        if self._timer is None:
-            self._timer = loop.call_at(deadline, self._sweep)
+        self._deadlines.add(task, loop)
         return task
 
     def expired(self, task: asyncio.Task[Any]) -> bool:
@@ -137,29 +172,20 @@ class RequestDeadlines:
 
     def finish(self, task: asyncio.Task[Any]) -> None:
         """``task``'s request ended; a cancellation at its deadline that came too late is undone."""
-        if self._deadlines.pop(task, None) is None and self._forget(task):  # in time: one pop
+        if not self._deadlines.discard(task) and self._forget(task):  # in time: one pop
             task.uncancel()
 
     def _forget(self, task: asyncio.Task[Any]) -> bool:
         """Forget ``task``; True when the sweep had cancelled it for its deadline."""
-        self._deadlines.pop(task, None)
+        self._deadlines.discard(task)
         if task in self._expired:
             self._expired.discard(task)
             return True
         return False
 
-    def _sweep(self) -> None:
-        self._timer = None
-        loop = asyncio.get_running_loop()
-        now = loop.time()
-        while self._deadlines:
-            task, deadline = next(iter(self._deadlines.items()))
-            if deadline > now:
-                self._timer = loop.call_at(deadline, self._sweep)
-                return
-            del self._deadlines[task]
-            self._expired.add(task)
-            task.cancel()
+    def _cancel(self, task: asyncio.Task[Any]) -> None:
+        self._expired.add(task)
+        task.cancel()
 
 
 class _Throttled:
@@ -186,6 +212,9 @@ class ConnectionGuard:
     def __init__(self, options: ServerOptions) -> None:
         self.limit = connection_limit(options.max_connections)
         self.header_read_timeout = options.header_read_timeout
+        # The connections waiting for a request's headers, each with its deadline.
+        self.header_deadlines: DeadlineSweep[_GuardedHandler] = DeadlineSweep(
+            options.header_read_timeout, _GuardedHandler.header_deadline)
         self._open: dict[_GuardedHandler, None] = {}  # an insertion-ordered set
         self._unix_drained: asyncio.Event | None = None  # set when the last Unix connection closes
         self.closed = False  # the site stopped: connections accepted before arrive too late
@@ -243,13 +272,13 @@ class ConnectionGuard:
 class _GuardedHandler(web.RequestHandler):
     """aiohttp's HTTP/1.1 protocol plus the guard's limit and a header-read timer."""
 
-    __slots__ = ("_admitted", "_guard", "_header_timer", "_received", "last_received", "unix")
+    __slots__ = ("_admitted", "_guard", "_header_due", "_received", "last_received", "unix")
 
     def __init__(self, guard: ConnectionGuard, manager: web.Server, *, unix: bool = False, **kwargs: Any) -> None:
         super().__init__(manager, **kwargs)
         self._guard = guard
         self.unix = unix  # accepted on the site's Unix socket
-        self._header_timer: asyncio.TimerHandle | None = None
+        self._header_due = False  # in the guard's header_deadlines
         self._admitted = False
         self._received = False
         self.last_received = 0.0
@@ -277,7 +306,8 @@ class _GuardedHandler(web.RequestHandler):
         self._admitted = True
         super().connection_made(transport)
         # Like upstream, the first request's headers are due within the header timeout of accept.
-        self._header_timer = loop.call_later(self._guard.header_read_timeout, self._header_deadline)
+        self._guard.header_deadlines.add(self, loop)
+        self._header_due = True
 
     def data_received(self, data: bytes) -> None:
         if not self._admitted:
@@ -288,28 +318,27 @@ class _GuardedHandler(web.RequestHandler):
         self._received = True
         self.last_received = self._loop.time()
         if not self.waiting_for_request():  # the headers are complete: the request runs
-            if self._header_timer is not None:
-                self._cancel_header_timer()
-        elif self._header_timer is None:  # the first bytes of a request after an idle gap
-            self._header_timer = self._loop.call_later(self._guard.header_read_timeout, self._header_deadline)
+            if self._header_due:
+                self._header_due = False
+                self._guard.header_deadlines.discard(self)
+        elif not self._header_due:  # the first bytes of a request after an idle gap
+            self._header_due = True
+            self._guard.header_deadlines.add(self, self._loop)
 
     def connection_lost(self, exc: BaseException | None) -> None:
         if not self._admitted:
             return
-        self._cancel_header_timer()
+        if self._header_due:
+            self._guard.header_deadlines.discard(self)
         self._guard.release(self)
         super().connection_lost(exc)
 
-    def _header_deadline(self) -> None:
-        self._header_timer = None
+    def header_deadline(self) -> None:
+        """The header-read timeout since accept or a request's first byte ran out."""
+        self._header_due = False
         if self.waiting_for_request():
-            self._guard.header_timeouts(asyncio.get_running_loop().time(), self._guard.header_read_timeout)
+            self._guard.header_timeouts(self._loop.time(), self._guard.header_read_timeout)
             self.force_close()
-
-    def _cancel_header_timer(self) -> None:
-        if self._header_timer is not None:
-            self._header_timer.cancel()
-            self._header_timer = None
 
 
 async def _listen(host: str, port: int, backlog: int) -> list[socket.socket]:

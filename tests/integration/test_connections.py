@@ -89,6 +89,23 @@ async def test_a_half_sent_request_is_closed_after_the_header_read_timeout(clust
 
 
 @options(header_read_timeout=SHORT, idle_timeout=LONG)
+async def test_the_header_deadline_of_one_connection_closes_no_other(cluster: FakeCluster) -> None:
+    """The header-read deadlines share one sweep: connections whose requests arrived before it
+    ran (one kept alive, one accepted later) are still served after a silent one is closed."""
+    served, served_writer = await connect(cluster)
+    silent, _ = await connect(cluster)
+    served_writer.write(request("/version"))
+    assert (await read_response(served))[0] == b"HTTP/1.1 200 OK"
+    later, later_writer = await connect(cluster)
+    later_writer.write(request("/version"))
+    assert (await read_response(later))[0] == b"HTTP/1.1 200 OK"
+    assert await closed_by_server(silent) >= 0
+    for reader, writer in ((served, served_writer), (later, later_writer)):
+        writer.write(request("/version"))
+        assert (await read_response(reader))[0] == b"HTTP/1.1 200 OK"
+
+
+@options(header_read_timeout=SHORT, idle_timeout=LONG)
 async def test_closed_half_sent_requests_are_logged_once_per_interval(cluster: FakeCluster,
                                                                       caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.WARNING, "fakeapi")

@@ -1,0 +1,74 @@
+"""DeadlineSweep: one timer for many keys' deadlines (the header-read and request timeouts), on a
+loop whose clock and timers the test drives."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from fakeapi.server.connections import DeadlineSweep
+
+
+class Clock:
+    """The two loop methods the sweep uses: ``time`` and ``call_at`` (timers kept, never run)."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.timers: list[tuple[float, Any, tuple[Any, ...]]] = []
+
+    def time(self) -> float:
+        return self.now
+
+    def call_at(self, when: float, callback: Any, *args: Any) -> tuple[float, Any, tuple[Any, ...]]:
+        timer = (when, callback, args)
+        self.timers.append(timer)
+        return timer  # the handle: the sweep only keeps it
+
+    def run_until(self, when: float) -> None:
+        """Advance to ``when``, running the timers due by then in deadline order."""
+        while due := sorted((t for t in self.timers if t[0] <= when), key=lambda t: t[0]):
+            timer = due[0]
+            self.timers.remove(timer)
+            self.now = timer[0]
+            timer[1](*timer[2])
+        self.now = when
+
+
+# (steps, expired keys in order, deadlines of the timers left): a step is (time, op, key).
+CASES = [
+    pytest.param([(0, "add", "a"), (1, "add", "b")], 10, ["a"], [11.0], id="first-due-then-rearmed"),
+    pytest.param([(0, "add", "a"), (1, "add", "b")], 11, ["a", "b"], [], id="both-due"),
+    pytest.param([(0, "add", "a"), (1, "add", "b"), (2, "discard", "a")], 10, [], [11.0], id="discarded-first"),
+    pytest.param([(0, "add", "a"), (5, "add", "a")], 10, ["a"], [], id="added-again-keeps-its-deadline"),
+    pytest.param([(0, "add", "a"), (1, "discard", "a"), (3, "add", "a")], 10, [], [13.0], id="re-added-after-discard"),
+    pytest.param([(0, "add", "a"), (1, "discard", "a")], 10, [], [], id="nothing-left"),
+    pytest.param([], 10, [], [], id="never-armed"),
+]
+
+
+@pytest.mark.parametrize(("steps", "until", "expired", "left"), CASES)
+def test_sweep(steps: list[tuple[float, str, str]], until: float, expired: list[str], left: list[float]) -> None:
+    clock = Clock()
+    seen: list[str] = []
+    sweep: DeadlineSweep[str] = DeadlineSweep(10.0, seen.append)
+    for at, op, key in steps:
+        clock.run_until(at)
+        if op == "add":
+            sweep.add(key, clock)  # type: ignore[arg-type]
+        else:
+            assert sweep.discard(key)
+    clock.run_until(until)
+    assert seen == expired
+    assert [t[0] for t in clock.timers] == left
+    assert all(key not in sweep for key in expired)
+    assert not sweep.discard("never-added")
+
+
+def test_one_timer_for_many_keys() -> None:
+    clock = Clock()
+    sweep: DeadlineSweep[int] = DeadlineSweep(10.0, lambda key: None)
+    for key in range(100):
+        sweep.add(key, clock)  # type: ignore[arg-type]
+    assert len(clock.timers) == 1
+    assert all(key in sweep for key in range(100))
