@@ -201,7 +201,7 @@ class ApiClient:
                         sendInitialEvents=send_initial_events or None,
                         resourceVersionMatch="NotOlderThan" if send_initial_events else None,
                         timeoutSeconds=timeout_seconds)
-        async with self.session.get(self.base_url + gvr.path(namespace), params=params,
+        async with self.session.get(self.url(gvr.path(namespace)), params=params,
                                     timeout=_WATCH_TIMEOUT) as resp:
             if resp.status >= 400:
                 raw = await resp.read()
