@@ -19,6 +19,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cached_property
 from typing import Any
 
 import orjson
@@ -90,11 +91,19 @@ class TokenIssuer:
     def __init__(self, issuer: str = DEFAULT_ISSUER, audiences: Sequence[str] = DEFAULT_AUDIENCES) -> None:
         self.issuer = issuer
         self.audiences = tuple(audiences)
-        self._key = ec.generate_private_key(ec.SECP256R1())
+
+    # The key is made when first needed: most servers (every test's cluster) never see a token,
+    # and a P-256 key pair costs about a tenth of a server's start.
+    @cached_property
+    def _key(self) -> ec.EllipticCurvePrivateKey:
+        return ec.generate_private_key(ec.SECP256R1())
+
+    @cached_property
+    def key_id(self) -> str:
+        """The apiserver's key id: the unpadded base64url SHA-256 of the DER public key."""
         public = self._key.public_key().public_bytes(serialization.Encoding.DER,
                                                      serialization.PublicFormat.SubjectPublicKeyInfo)
-        # The apiserver's key id: the unpadded base64url SHA-256 of the DER public key.
-        self.key_id = _b64(hashlib.sha256(public).digest())
+        return _b64(hashlib.sha256(public).digest())
 
     def issue_token(self, namespace: str, service_account: str, audiences: Sequence[str],
                     expiration_seconds: int, bound_object: BoundObject | None = None, *,

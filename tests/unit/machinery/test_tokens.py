@@ -57,3 +57,16 @@ def test_invalid_tokens_are_refused(token, audiences, at, problem):
 def test_a_requested_audience_is_accepted_when_the_caller_names_it():
     token, _ = ISSUER.issue_token("ns", "sa", ["vault"], 600, now=NOW)
     assert ISSUER.verify_token(token, ["vault"], now=NOW).audiences == ("vault",)
+
+
+def test_each_issuer_has_its_own_key_made_when_first_needed():
+    """The key pair is generated lazily: an issuer that has issued nothing yet still refuses
+    another's tokens, and its key id stays the one its tokens carry."""
+    first, second = TokenIssuer(), TokenIssuer()
+    token, _ = first.issue_token("ns", "sa", [], 600, now=NOW)
+    with pytest.raises(InvalidToken, match="not signed by this server"):
+        second.verify_token(token, now=NOW)
+    assert first.key_id != second.key_id
+    own, _ = second.issue_token("ns", "sa", [], 600, now=NOW)
+    assert second.verify_token(own, now=NOW).service_account == "sa"
+    assert json.loads(base64.urlsafe_b64decode(own.split(".")[0] + "=="))["kid"] == second.key_id
