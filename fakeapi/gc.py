@@ -68,24 +68,30 @@ class GarbageCollector:
     # -- indexes, fed at commit time -------------------------------------------------------------
 
     def _on_event(self, event: Event) -> None:
-        obj, ref = event.obj, (event.storage, event.key)
-        uid = _uid(obj)
-        for owner in _owner_uids(event.prev) - _owner_uids(obj if event.type != DELETED else None):
-            self._dependents.get(owner, set()).discard(ref)
+        obj, ref, prev = event.obj, (event.storage, event.key), event.prev
+        meta = obj.get("metadata") or {}
+        uid = meta.get("uid", "")
         if event.type == DELETED:
+            for owner in _owner_uids(prev):
+                self._dependents.get(owner, set()).discard(ref)
             self._objects.pop(uid, None)
             self._enqueue(("uid", uid))  # its dependents may now be orphans
             for owner in _owner_uids(obj):
                 self._dependents.get(owner, set()).discard(ref)
                 self._enqueue(("uid", owner))  # a foreground owner may be unblocked
         else:
-            self._objects[uid] = ref
-            owners = _owner_uids(obj)
-            for owner in owners:
-                self._dependents.setdefault(owner, set()).add(ref)
-            if any(self._target(obj, r) is None for r in (obj.get("metadata") or {}).get("ownerReferences") or []):
+            refs = meta.get("ownerReferences")
+            # An update that keeps the ownerReferences of an object indexed already (most writes)
+            # leaves both indexes as they are: every event since it was indexed was seen here.
+            if (prev is None or refs != (prev.get("metadata") or {}).get("ownerReferences")
+                    or self._objects.get(uid) != ref):
+                for owner in _owner_uids(prev) - _owner_uids(obj):
+                    self._dependents.get(owner, set()).discard(ref)
+                self._objects[uid] = ref
+                for owner in _owner_uids(obj):
+                    self._dependents.setdefault(owner, set()).add(ref)
+            if refs and any(self._target(obj, r) is None for r in refs):
                 self._enqueue(("uid", uid))
-            meta = obj.get("metadata") or {}
             if meta.get("deletionTimestamp") and {FINALIZER_ORPHAN, FINALIZER_FOREGROUND} & set(
                     meta.get("finalizers") or []):
                 self._enqueue(("uid", uid))

@@ -144,3 +144,48 @@ async def test_foreground_deletion_leaves_dependents_in_other_namespaces(registr
     await until(registry, lambda: registry.reads.find(cms, "team", "owner") is None,
                 what="the foreground deletion to finish")
     assert registry.reads.find(cms, "team", "child") is None and exists(registry, "stranger")
+
+
+def relabel(registry: Registry, name: str, **meta: Any) -> None:
+    """An update of ``name`` with a new label (and ``meta`` set), keeping the rest as stored."""
+    obj = get(registry, name)
+    labels = {**obj["metadata"].get("labels", {}), "n": str(int(obj["metadata"].get("labels", {}).get("n", 0)) + 1)}
+    body = {**obj, "metadata": {**obj["metadata"], "labels": labels, **meta}}
+    registry.writes.update(kind(registry, "configmaps"), "default", name, body, OPTS)
+
+
+async def test_updates_keeping_the_references_keep_the_dependent_indexed(registry: Registry) -> None:
+    owner = create(registry, "owner")
+    create(registry, "child", owner)
+    for _ in range(3):
+        relabel(registry, "child")
+        relabel(registry, "owner")
+    delete(registry, "owner")
+    await until(registry, lambda: not exists(registry, "child"), what="the dependent to go with its owner")
+
+
+async def test_an_update_moving_the_owner_reference_moves_the_dependent(registry: Registry) -> None:
+    first, second = create(registry, "first"), create(registry, "second")
+    create(registry, "child", first)
+    create(registry, "witness", first)  # gone once the collector has processed the first owner's deletion
+    relabel(registry, "child", ownerReferences=[owner_ref(second)])
+    delete(registry, "first")
+    await until(registry, lambda: not exists(registry, "witness"), what="the first owner's dependents to go")
+    assert exists(registry, "child")
+    delete(registry, "second")
+    await until(registry, lambda: not exists(registry, "child"), what="the dependent to go with its new owner")
+
+
+async def test_objects_written_before_the_collector_are_indexed_by_their_next_update() -> None:
+    registry = new_registry()
+    owner = create(registry, "owner")
+    create(registry, "child", owner)
+    collector = GarbageCollector(registry)
+    collector.start()
+    try:
+        relabel(registry, "owner")
+        relabel(registry, "child")  # its references unchanged, but the collector never saw it
+        delete(registry, "owner")
+        await until(registry, lambda: not exists(registry, "child"), what="the dependent to go with its owner")
+    finally:
+        await collector.stop()
