@@ -4,10 +4,12 @@
 - **One worker per key:** while a key is being processed (``processing`` set) a re-add is only
   remembered; the key goes back into the queue when the worker calls ``done``.
 - **Rate-limited re-add:** ``add_rate_limited`` delays a failing key exponentially per key until
-  ``forget`` resets it; ``add_after`` is a plain delayed add.
+  ``forget`` resets it, in real time.
+- **Delayed add:** ``add_after`` adds a key after a delay of the queue's clock (a controller's
+  requeue, e.g. at a deadline): like client-go's ``AddAfter``, a key waits on one timer, the
+  earliest asked for, however many syncs asked.
 
-The time source is the running loop's clock, so delays are tested by awaiting ``get`` with a
-deadline; the backoff arithmetic lives in :class:`~fakeapi.scheduler.backoff.Backoff`.
+The backoff arithmetic lives in :class:`~fakeapi.scheduler.backoff.Backoff`.
 """
 
 from __future__ import annotations
@@ -17,15 +19,20 @@ import contextlib
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Generic, TypeVar
 
 from fakeapi.scheduler.backoff import Backoff
 from fakeapi.scheduler.client import TRANSPORT_ERRORS
+from fakeapi.scheduler.clock import Clock, Timer
 
 from fakeapi.errors import StatusError
 
 K = TypeVar("K")
 log = logging.getLogger(__name__)
+# Rate-limited retries wait in real time even when a test drives the control plane's clock by
+# hand: a write refused by a conflict is retried without the test advancing time.
+_REAL_TIME = Clock()
 
 
 class ShutDown(Exception):
@@ -35,12 +42,16 @@ class ShutDown(Exception):
 class WorkQueue(Generic[K]):
     """FIFO of unique keys for any number of asyncio workers."""
 
-    def __init__(self, backoff: Backoff[K] | None = None) -> None:
-        """``backoff`` times :meth:`add_rate_limited` (default: 5 ms doubling up to 30 s per key)."""
+    def __init__(self, backoff: Backoff[K] | None = None, clock: Clock | None = None) -> None:
+        """``backoff`` times :meth:`add_rate_limited` (default: 5 ms doubling up to 30 s per key);
+        ``clock`` times :meth:`add_after` (default: real time)."""
         self._queue: deque[K] = deque()
         self._dirty: set[K] = set()
         self._processing: set[K] = set()
-        self._waiting: dict[K, asyncio.TimerHandle] = {}
+        self._clock = clock or _REAL_TIME
+        # Per key, the pending timer and when it is due: rate-limited retries, delayed adds.
+        self._retrying: dict[K, tuple[float, Timer]] = {}
+        self._delayed: dict[K, tuple[float, Timer]] = {}
         self._backoff: Backoff[K] = backoff or Backoff(0.005, 30.0)
         self._waiters: deque[asyncio.Future[None]] = deque()
         self._shutting_down = False
@@ -59,24 +70,26 @@ class WorkQueue(Generic[K]):
         self._wake()
 
     def add_after(self, key: K, delay: float) -> None:
-        """Add ``key`` after ``delay`` seconds; an earlier pending delayed add wins."""
+        """Add ``key`` after ``delay`` seconds of the queue's clock; an earlier pending one wins."""
+        self._add_later(self._delayed, self._clock, key, delay)
+
+    def add_rate_limited(self, key: K) -> None:
+        """Re-add a key that failed, after its per-key exponential backoff (real time)."""
+        self._add_later(self._retrying, _REAL_TIME, key, self._backoff.when(key))
+
+    def _add_later(self, pending: dict[K, tuple[float, Timer]], clock: Clock, key: K, delay: float) -> None:
         if self._shutting_down:
             return
         if delay <= 0:
             self.add(key)
             return
-        loop = asyncio.get_running_loop()
-        when = loop.time() + delay
-        pending = self._waiting.get(key)
-        if pending is not None:
-            if pending.when() <= when:
+        due = clock.now() + delay
+        current = pending.get(key)
+        if current is not None:
+            if current[0] <= due:
                 return
-            pending.cancel()
-        self._waiting[key] = loop.call_at(when, self._fire, key)
-
-    def add_rate_limited(self, key: K) -> None:
-        """Re-add a key that failed, after its per-key exponential backoff."""
-        self.add_after(key, self._backoff.when(key))
+            current[1].cancel()
+        pending[key] = (due, clock.call_later(delay, partial(self._fire, pending, key)))
 
     def forget(self, key: K) -> None:
         """The key succeeded: reset its backoff."""
@@ -119,9 +132,10 @@ class WorkQueue(Generic[K]):
     def shut_down(self) -> None:
         """Stop accepting keys and drop queued ones; waiting workers get :class:`ShutDown`."""
         self._shutting_down = True
-        for handle in self._waiting.values():
-            handle.cancel()
-        self._waiting.clear()
+        for pending in (self._retrying, self._delayed):
+            for _, timer in pending.values():
+                timer.cancel()
+            pending.clear()
         self._queue.clear()
         self._dirty.clear()
         waiters, self._waiters = self._waiters, deque()
@@ -133,8 +147,8 @@ class WorkQueue(Generic[K]):
     def shutting_down(self) -> bool:
         return self._shutting_down
 
-    def _fire(self, key: K) -> None:
-        self._waiting.pop(key, None)
+    def _fire(self, pending: dict[K, tuple[float, Timer]], key: K) -> None:
+        pending.pop(key, None)
         self.add(key)
 
     def _wake(self) -> None:

@@ -64,7 +64,7 @@ class CronJobController:
         self._api = api
         self._clock = clock
         self._recorder = recorder
-        self._queue: WorkQueue[Key] = WorkQueue()
+        self._queue: WorkQueue[Key] = WorkQueue(clock=clock)
         self._cronjobs = factory.informer(CRONJOBS)
         self._jobs = factory.informer(JOBS)
         index_by_controller(self._jobs)
@@ -121,10 +121,7 @@ class CronJobController:
         # From the clock's time now, not the sync's start: a manual clock may have moved while this
         # sync awaited its writes, and a timer set from the old time would run a whole period late.
         delay = schedule.next_after(now).timestamp() - self._clock.now()
-        if delay <= 0:
-            self._queue.add(key)
-        else:
-            self._clock.call_later(delay + NEXT_SCHEDULE_DELTA, lambda: self._queue.add(key))
+        self._queue.add_after(key, delay + NEXT_SCHEDULE_DELTA if delay > 0 else 0.0)
 
     def _reconcile_active(self, cj: dict[str, Any], children: list[dict[str, Any]]) -> None:
         status = cj["status"]

@@ -59,7 +59,7 @@ class DeploymentController:
         self._api = api
         self._clock = clock
         self._recorder = recorder
-        self._queue: WorkQueue[Key] = WorkQueue()
+        self._queue: WorkQueue[Key] = WorkQueue(clock=clock)
         self._deployments = factory.informer(DEPLOYMENTS)
         self._sets = factory.informer(REPLICASETS)
         self._pods = factory.informer(PODS)
@@ -428,7 +428,7 @@ class DeploymentController:
 
     def _queue_after(self, d: dict[str, Any], seconds: float) -> None:
         key = owner_key(d)
-        self._clock.call_later(max(seconds, 0.0), lambda: self._queue.add(key))
+        self._queue.add_after(key, seconds)
 
     async def _patch_status(self, d: dict[str, Any], status: dict[str, Any]) -> None:
         meta = d["metadata"]

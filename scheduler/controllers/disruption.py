@@ -44,7 +44,7 @@ class DisruptionController:
         self._api = api
         self._clock = clock
         self._recorder = recorder
-        self._queue: WorkQueue[Key] = WorkQueue()
+        self._queue: WorkQueue[Key] = WorkQueue(clock=clock)
         self._budgets = factory.informer(PDBS)
         self._pods = factory.informer(PODS)
         self._sets = factory.informer(REPLICASETS)
@@ -151,7 +151,7 @@ class DisruptionController:
             started = parse_time(when) or now
             if started + DELETION_TIMEOUT > now:
                 disrupted[name] = when
-                self._clock.call_later(started + DELETION_TIMEOUT - now, lambda: self._queue.add(key))
+                self._queue.add_after(key, started + DELETION_TIMEOUT - now)
         try:
             expected, desired = self._expected(pdb, pods)
         except ScaleUnknown as exc:

@@ -88,7 +88,7 @@ class JobController:
         self._control = PodControl(api, recorder)
         self._expectations = Expectations(clock)
         self._workload_gate = gates.WorkloadWithJob and gates.GenericWorkload
-        self._queue: WorkQueue[Key] = WorkQueue()
+        self._queue: WorkQueue[Key] = WorkQueue(clock=clock)
         # Job UID -> (failures since the last success, when the last one was counted).
         self._failures: dict[str, tuple[int, float]] = {}
         self._jobs = factory.informer(JOBS)
@@ -140,7 +140,7 @@ class JobController:
 
     def _after(self, job: dict[str, Any], seconds: float) -> None:
         key = owner_key(job)
-        self._clock.call_later(max(seconds, 0.0), lambda: self._queue.add(key))
+        self._queue.add_after(key, seconds)
 
     # -- sync -------------------------------------------------------------------------------------
     async def _sync(self, key: Key) -> None:

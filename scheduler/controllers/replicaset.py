@@ -77,7 +77,7 @@ class ReplicaSetController:
         self._recorder = recorder
         self._control = PodControl(api, recorder)
         self._expectations = Expectations(clock)
-        self._queue: WorkQueue[Key] = WorkQueue()
+        self._queue: WorkQueue[Key] = WorkQueue(clock=clock)
         self._sets = factory.informer(REPLICASETS)
         self._pods = factory.informer(PODS)
         index_by_controller(self._pods)
@@ -136,7 +136,7 @@ class ReplicaSetController:
 
     def _queue_after(self, rs: dict[str, Any], seconds: float) -> None:
         key = owner_key(rs)
-        self._clock.call_later(seconds, lambda: self._queue.add(key))
+        self._queue.add_after(key, seconds)
 
     # -- sync -------------------------------------------------------------------------------------
     async def _sync(self, key: Key) -> None:

@@ -23,7 +23,7 @@ class TTLAfterFinishedController:
     def __init__(self, api: ApiClient, factory: InformerFactory, clock: Clock) -> None:
         self._api = api
         self._clock = clock
-        self._queue: WorkQueue[Key] = WorkQueue()
+        self._queue: WorkQueue[Key] = WorkQueue(clock=clock)
         self._jobs = factory.informer(JOBS)
         self._jobs.add_event_handler(self._on_job, lambda old, new: self._on_job(new))
 
@@ -45,7 +45,7 @@ class TTLAfterFinishedController:
             return
         expiry = (parse_time(finished[1].get("lastTransitionTime")) or self._clock.now()) + int(ttl)
         if expiry > self._clock.now():
-            self._clock.call_later(expiry - self._clock.now(), lambda: self._queue.add(key))
+            self._queue.add_after(key, expiry - self._clock.now())
             return
         try:
             await self._api.delete(JOBS, key[0], key[1], preconditions={"uid": job["metadata"]["uid"]},

@@ -68,6 +68,23 @@ async def _settled(api: ApiClient) -> bool:
     return all(p["status"].get("phase") == "Running" for p in pods)
 
 
+async def test_a_rollout_waiting_for_its_deadline_holds_one_timer_however_often_it_syncs() -> None:
+    # Every sync of an unfinished rollout asks to be requeued at its progress deadline; as
+    # client-go's AddAfter, the key waits on one timer (each sync had added one).
+    async with cluster_with_clock() as (_, api, clock):
+        await api.create(DEPLOYMENTS, NS, deployment("web", 2, template("web", annotations={
+            "fakeapi.dev/ready-after": "1h"})))
+        await wait_for(lambda: _running(api, "app=web", 2), message="2 running pods")
+        await wait_status(api, DEPLOYMENTS, "web", lambda d: d["status"].get("observedGeneration") == 1)
+        timers = clock.pending
+        for generation in range(2, 7):  # each patch a new generation, so a sync the status shows
+            await api.patch(DEPLOYMENTS, NS, "web", {"spec": {"revisionHistoryLimit": generation}})
+            await wait_status(api, DEPLOYMENTS, "web",
+                              lambda d, g=generation: d["status"].get("observedGeneration") == g)
+        assert clock.pending == timers
+        assert not has_condition(await api.get(DEPLOYMENTS, NS, "web"), "Available")
+
+
 async def test_deleted_pod_is_replaced_and_scale_down_picks_the_least_valuable(api: ApiClient) -> None:
     await api.create(REPLICASETS, NS, {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "rs"},
                                        "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "rs"}},

@@ -4,6 +4,7 @@ import asyncio
 
 import pytest
 from fakeapi.scheduler.backoff import Backoff
+from fakeapi.scheduler.clock import ManualClock
 from fakeapi.scheduler.workqueue import ShutDown, WorkQueue
 
 DEADLINE = 1.0
@@ -72,6 +73,35 @@ async def test_add_after_keeps_earliest_deadline():
     queue: WorkQueue[str] = WorkQueue()
     queue.add_after("a", 0.01)
     queue.add_after("a", 60)
+    assert await next_key(queue) == "a"
+
+
+async def test_add_after_waits_on_the_queues_clock_with_one_timer_per_key():
+    # client-go's AddAfter: a key waits on one timer, the earliest asked for, however many syncs
+    # ask (a controller requeueing at a deadline on every sync had stacked a timer per sync).
+    clock = ManualClock()
+    queue: WorkQueue[str] = WorkQueue(clock=clock)
+    for delay in (20, 30, 10, 40):
+        queue.add_after("a", delay)
+    assert clock.pending == 1
+    await clock.advance(9)
+    assert len(queue) == 0
+    await clock.advance(1)
+    assert await next_key(queue) == "a"
+    queue.done("a")
+    assert clock.pending == 0
+    queue.add_after("a", 5)
+    queue.add_after("b", 5)
+    assert clock.pending == 2
+    await clock.advance(5)
+    assert {await next_key(queue), await next_key(queue)} == {"a", "b"}
+
+
+async def test_rate_limited_retries_keep_real_time_under_a_manual_clock():
+    clock = ManualClock()
+    queue: WorkQueue[str] = WorkQueue(Backoff(0.001, 0.01), clock=clock)
+    queue.add_rate_limited("a")
+    assert clock.pending == 0
     assert await next_key(queue) == "a"
 
 
