@@ -21,6 +21,7 @@ import orjson
 
 from fakeapi.machinery.listtypes import MAP, SET, ListSpec, ListTypes
 from fakeapi.machinery.listtypes import Path as SchemaPath
+from fakeapi.machinery.memo import Memo
 from fakeapi.machinery.patch import PatchError
 
 FieldPath = tuple[str, ...]
@@ -167,8 +168,7 @@ def render(paths: Iterable[FieldPath]) -> dict:
 
 # Renderings by field set: the managers of objects alike own equal sets (the kubelet's first
 # status write of every pod), and a set's hash costs a few percent of rendering it.
-_RENDERED: dict[frozenset[FieldPath], dict] = {}
-_RENDERED_LIMIT = 1024
+_RENDERED: Memo[frozenset[FieldPath], dict] = Memo(1024)
 
 
 def rendered(fields: frozenset[FieldPath]) -> dict:
@@ -176,9 +176,7 @@ def rendered(fields: frozenset[FieldPath]) -> dict:
     edited in place: ``edit`` copies what it changes)."""
     tree = _RENDERED.get(fields)
     if tree is None:
-        if len(_RENDERED) >= _RENDERED_LIMIT:
-            _RENDERED.clear()
-        tree = _RENDERED[fields] = render(fields)
+        tree = _RENDERED.keep(fields, render(fields))
     return tree
 
 
@@ -236,16 +234,13 @@ def decode(tree: Any) -> set[FieldPath]:
 # Members many entries share (``shared``), with the paths each decodes to under a top-level
 # element: an object's first update decodes its creator's entry, whose shared part (a spec made
 # from a template) is then decoded once for all objects.  Kept by identity, the member pinned.
-_SHARED: dict[int, tuple[dict, dict[str, frozenset[FieldPath]]]] = {}
-_SHARED_LIMIT = 1024
+_SHARED: Memo[int, tuple[dict, dict[str, frozenset[FieldPath]]]] = Memo(1024)
 
 
 def shared(member: dict) -> dict:
     """Mark ``member``, a top-level FieldsV1 member that entries share (never edited in place),
     so that ``decode`` remembers its paths; returns it."""
-    if len(_SHARED) >= _SHARED_LIMIT:
-        _SHARED.clear()
-    _SHARED[id(member)] = (member, {})
+    _SHARED.keep(id(member), (member, {}))
     return member
 
 
@@ -283,15 +278,12 @@ def is_member(node: dict) -> bool:
 # not checked yet).  Stored objects are never mutated and unchanged entries are carried over from
 # version to version, and the entries the server writes are entered as they are made, so most
 # writes find every manager here.  The entry itself is kept to pin its id.
-_DECODED: dict[int, tuple[dict, frozenset[FieldPath] | None, bool | None]] = {}
-_DECODED_LIMIT = 50_000
+_DECODED: Memo[int, tuple[dict, frozenset[FieldPath] | None, bool | None]] = Memo(50_000)
 
 
 def remember_entry(raw: dict, fields: frozenset[FieldPath] | None, canonical: bool | None) -> dict:
     """Enter what is known of the managedFields entry ``raw`` in the memo; returns ``raw``."""
-    if len(_DECODED) >= _DECODED_LIMIT:
-        _DECODED.clear()
-    _DECODED[id(raw)] = (raw, fields, canonical)
+    _DECODED.keep(id(raw), (raw, fields, canonical))
     return raw
 
 

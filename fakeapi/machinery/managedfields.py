@@ -24,6 +24,7 @@ from fakeapi.machinery.fieldsv1 import FieldPath, json_text
 from fakeapi.machinery.jsoncopy import deep_copy
 from fakeapi.machinery.listtypes import MAP, SET, ListTypes
 from fakeapi.machinery.listtypes import Path as SchemaPath
+from fakeapi.machinery.memo import Memo
 
 APPLY, UPDATE = "Apply", "Update"
 
@@ -275,8 +276,7 @@ def _created_fields_v1(body: dict, types: ListTypes) -> dict:
 # one template (a Deployment's pods, a claim template's claims) have equal specs, and serializing
 # one costs a fraction of walking it.  FieldsV1 trees are never edited in place (an update's edit
 # copies what it changes), so stored entries may share these.
-_CREATED_SPECS: dict[tuple[int, bytes], tuple[ListTypes, dict]] = {}
-_CREATED_SPECS_LIMIT = 1024
+_CREATED_SPECS: Memo[tuple[int, bytes], tuple[ListTypes, dict]] = Memo(1024)
 
 
 def _created_spec(spec: dict, types: ListTypes) -> dict:
@@ -287,10 +287,8 @@ def _created_spec(spec: dict, types: ListTypes) -> dict:
     hit = _CREATED_SPECS.get(key)
     if hit is not None and hit[0] is types:
         return hit[1]
-    if len(_CREATED_SPECS) >= _CREATED_SPECS_LIMIT:
-        _CREATED_SPECS.clear()
     tree = fieldsv1.shared(_created_members(spec, types, ("spec",), {}))
-    _CREATED_SPECS[key] = (types, tree)
+    _CREATED_SPECS.keep(key, (types, tree))
     return tree
 
 
@@ -308,17 +306,14 @@ def _created_members(obj: dict, types: ListTypes, spath: SchemaPath, members: di
 
 # The fields of an object in sorted order with their path elements, by the object's keys in their
 # order: objects of one kind come in few shapes, so most creates sort and prefix no name.
-_SORTED: dict[tuple[str, ...], list[tuple[str, str]]] = {}
-_SORTED_LIMIT = 10_000
+_SORTED: Memo[tuple[str, ...], list[tuple[str, str]]] = Memo(10_000)
 
 
 def _sorted_elements(obj: dict) -> list[tuple[str, str]]:
     keys = tuple(obj)
     pairs = _SORTED.get(keys)
     if pairs is None:
-        if len(_SORTED) >= _SORTED_LIMIT:
-            _SORTED.clear()
-        pairs = _SORTED[keys] = [(name, "f:" + name) for name in sorted(keys)]
+        pairs = _SORTED.keep(keys, [(name, "f:" + name) for name in sorted(keys)])
     return pairs
 
 

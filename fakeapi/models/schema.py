@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from fakeapi.errors import BadRequest
 from fakeapi.machinery.jsoncopy import deep_copy
+from fakeapi.machinery.memo import Memo
 from fakeapi.machinery.timestamps import TimeParseError, normalize_go_time
 from fakeapi.models.base import GoType
 
@@ -230,8 +231,7 @@ _JSON_SCALARS = frozenset({str, int, float, bool})
 _STRUCTS: dict[tuple[type[BaseModel], bool], Decoder] = {}
 # Times as written -> as stored, per Go type: a status write carries back the same few timestamps
 # (conditions, container starts) every time, and parsing one costs more than the rest of its field.
-_NORMALIZED_TIMES: dict[str, dict[str, str]] = {go: {} for go in _TIMES}
-_NORMALIZED_TIMES_KEPT = 4096
+_NORMALIZED_TIMES: dict[str, Memo[str, str]] = {go: Memo(4096) for go in _TIMES}
 
 
 def _verbatim_string(node: Node) -> bool:
@@ -322,9 +322,7 @@ def _compile_scalar(go: str, mismatch: Callable[[Any, LazyPath], _TypeMismatch])
                     normalized = normalize_go_time(value, micro=micro)
                 except TimeParseError as exc:
                     raise _DecodeError(str(exc)) from None
-                if len(seen) >= _NORMALIZED_TIMES_KEPT:
-                    seen.clear()
-                seen[value] = normalized
+                seen.keep(value, normalized)
             return normalized
         return decode_time
     if go == "[]byte":

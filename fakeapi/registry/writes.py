@@ -30,6 +30,7 @@ from fakeapi.errors import (
 from fakeapi.machinery import managedfields
 from fakeapi.machinery.jsoncopy import deep_copy
 from fakeapi.machinery.listtypes import ListTypes
+from fakeapi.machinery.memo import Memo
 from fakeapi.machinery.servicenet import ServiceNetwork
 from fakeapi.machinery.timestamps import now_rfc3339
 from fakeapi.machinery.tokens import TokenIssuer
@@ -46,7 +47,6 @@ from fakeapi.store.objects import ObjectStore
 from fakeapi.validation.strategy import AdmissionContext, validate_create, validate_update
 
 PROPAGATION_POLICIES = ("Foreground", "Background", "Orphan")
-_CONTEXTS_KEPT = 1024
 
 
 @dataclass(frozen=True)
@@ -103,7 +103,7 @@ class Writer:
         # them): a context is immutable, so writes share it while that labels object is the
         # stored one (a namespace write stores new labels; keeping them here keeps the identity
         # test sound).
-        self._contexts: dict[tuple[str, str, str], tuple[Any, AdmissionContext]] = {}
+        self._contexts: Memo[tuple[str, str, str], tuple[Any, AdmissionContext]] = Memo(1024)
 
     # -- admission -----------------------------------------------------------------------------
 
@@ -119,12 +119,10 @@ class Writer:
         cached = self._contexts.get(key)
         if cached is not None and cached[0] is labels:
             return cached[1]
-        if len(self._contexts) >= _CONTEXTS_KEPT:
-            self._contexts.clear()
         ctx = AdmissionContext(gates=self.gates, operation=operation, subresource=subresource,
                                namespace_labels=labels or {}, lookup=self._lookup, list_all=self._list_all,
                                service_network=self.network)
-        self._contexts[key] = (labels, ctx)
+        self._contexts.keep(key, (labels, ctx))
         return ctx
 
     def _lookup(self, group: str, plural: str, ns: str, name: str) -> dict[str, Any] | None:

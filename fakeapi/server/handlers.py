@@ -23,6 +23,7 @@ from fakeapi.errors import (
     too_long,
 )
 from fakeapi.machinery.listtypes import ListTypes
+from fakeapi.machinery.memo import Memo
 from fakeapi.models.options import DeleteOptions
 from fakeapi.models.schema import decode
 from fakeapi.registry import listing, patching
@@ -88,9 +89,7 @@ def write_options(request: web.Request, subresource: str = "", *, apply: bool = 
     key = (request.raw_path.partition("?")[2], request.headers.get(hdrs.USER_AGENT), subresource, apply)
     opts = _options_seen.get(key)
     if opts is None:
-        if len(_options_seen) >= _OPTIONS_SEEN_LIMIT:
-            _options_seen.clear()
-        opts = _options_seen[key] = _parse_write_options(request, subresource, apply)
+        opts = _options_seen.keep(key, _parse_write_options(request, subresource, apply))
     return opts
 
 
@@ -110,8 +109,7 @@ def _parse_write_options(request: web.Request, subresource: str, apply: bool) ->
 
 
 # The write options of recent (query string, User-Agent, subresource, apply) keys.
-_options_seen: dict[tuple[str, str | None, str, bool], WriteOptions] = {}
-_OPTIONS_SEEN_LIMIT = 256
+_options_seen: Memo[tuple[str, str | None, str, bool], WriteOptions] = Memo(256)
 
 
 def handle_resource(request: web.Request, group: str, version: str, tail: str) -> Awaitable[web.StreamResponse]:

@@ -13,6 +13,7 @@ from typing import Any
 import orjson
 
 from fakeapi.errors import FieldError, duplicate, forbidden, invalid, required, too_many
+from fakeapi.machinery.memo import Memo
 from fakeapi.validation import names
 
 IMMUTABLE = "field is immutable"
@@ -46,7 +47,7 @@ def remember_valid(check: Callable[[Any], list[FieldError]], limit: int = 1024) 
     Values are known by their JSON, which tells ``1``, ``1.0`` and ``true`` apart: objects made
     from one template (a Deployment's pods, a claim template's claims) come with equal specs, and
     serializing one costs a tenth of checking it.  Up to ``limit`` values are kept."""
-    valid: set[bytes] = set()
+    valid: Memo[bytes, bool] = Memo(limit)
 
     def checked(value: Any) -> list[FieldError]:
         try:
@@ -57,9 +58,7 @@ def remember_valid(check: Callable[[Any], list[FieldError]], limit: int = 1024) 
             return []
         errs = check(value)
         if not errs:
-            if len(valid) >= limit:
-                valid.clear()
-            valid.add(key)
+            valid.keep(key, True)
         return errs
     return checked
 

@@ -6,6 +6,7 @@ import re
 from collections.abc import Callable
 
 from fakeapi.errors import FieldError, invalid, required, too_long
+from fakeapi.machinery.memo import Memo
 from fakeapi.machinery.resourcelimits import DRIVER_NAME_MAX
 
 _DNS_LABEL = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
@@ -102,8 +103,7 @@ def c_identifier(value: str) -> list[str]:
 
 # The checkers are pure functions of the value, and the same names and label keys come back on
 # every write; answers are remembered (cleared when full, as values are user data).
-_CHECKED: dict[tuple[Checker, str], tuple[str, ...]] = {}
-_CHECKED_LIMIT = 8192
+_CHECKED: Memo[tuple[Checker, str], tuple[str, ...]] = Memo(8192)
 
 
 def check(path: str, value: str, checker: Checker) -> list[FieldError]:
@@ -113,9 +113,7 @@ def check(path: str, value: str, checker: Checker) -> list[FieldError]:
     key = (checker, value)
     messages = _CHECKED.get(key)
     if messages is None:
-        if len(_CHECKED) >= _CHECKED_LIMIT:
-            _CHECKED.clear()
-        messages = _CHECKED[key] = tuple(checker(value))
+        messages = _CHECKED.keep(key, tuple(checker(value)))
     return [invalid(path, value, msg) for msg in messages] if messages else []
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from fakeapi.errors import BadRequest
-from fakeapi.models import MODELS
+from fakeapi.models import MODELS, schema
 from fakeapi.models.schema import decode
 
 POD = MODELS[("", "v1", "Pod")]
@@ -152,7 +152,8 @@ def test_decoded_objects_share_nothing_with_the_body() -> None:
 
 
 def test_times_are_remembered_per_go_type_and_errors_never(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("fakeapi.models.schema._NORMALIZED_TIMES_KEPT", 2)
+    for memo in schema._NORMALIZED_TIMES.values():
+        monkeypatch.setattr(memo, "limit", 2)
     moment = "2026-12-01T10:00:00.123456+00:00"
     for _ in range(2):  # the second round hits what the first remembered
         assert decode(POD, {"metadata": {"creationTimestamp": moment}})[0] == {

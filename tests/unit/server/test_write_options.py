@@ -58,7 +58,7 @@ def test_a_refused_query_is_refused_every_time(query: str) -> None:
 
 def test_options_stay_right_past_the_memo_limit(monkeypatch: pytest.MonkeyPatch) -> None:
     # More distinct queries than are remembered: the memo starts again, answers stay right.
-    monkeypatch.setattr(handlers, "_OPTIONS_SEEN_LIMIT", 3)
+    monkeypatch.setattr(handlers._options_seen, "limit", 3)
     for n in [*range(8), *range(8)]:
         request = make_mocked_request("POST", f"/api/v1/namespaces/default/configmaps?fieldManager=m{n}")
         assert write_options(request).manager == f"m{n}"
