@@ -15,6 +15,7 @@ from fakeapi.machinery.patch import (
     apply_strategic_merge_patch,
 )
 from fakeapi.models.listtypes import list_types_for
+from tests.unit.json_trees import containers
 
 POD_TYPES = list_types_for("", "Pod")
 
@@ -280,15 +281,6 @@ def test_patches_never_mutate_their_inputs(apply, patch) -> None:
     assert patched != obj
 
 
-def _containers(value: object) -> list[object]:
-    """Every dict and list in ``value``, itself included."""
-    if isinstance(value, dict):
-        return [value, *(c for v in value.values() for c in _containers(v))]
-    if isinstance(value, list):
-        return [value, *(c for v in value for c in _containers(v))]
-    return []
-
-
 @pytest.mark.parametrize("share", [False, True], ids=["private", "shared"])
 def test_merge_patch_shares_only_what_it_is_asked_to(share: bool) -> None:
     obj = {"metadata": {"name": "p", "labels": {"a": "b"}}, "spec": {"containers": [{"name": "c"}]},
@@ -299,8 +291,8 @@ def test_merge_patch_shares_only_what_it_is_asked_to(share: bool) -> None:
                                      "podIPs": [{"ip": "10.0.0.1"}]}}
     # The objects on the patched path are always new, so a caller may edit them.
     assert out is not obj and out["status"] is not obj["status"]
-    inputs = {id(c) for c in _containers(obj) + _containers(patch)}
-    shared = [c for c in _containers(out) if id(c) in inputs]
+    inputs = {id(c) for c in containers(obj) + containers(patch)}
+    shared = [c for c in containers(out) if id(c) in inputs]
     if share:
         assert out["spec"] is obj["spec"] and out["status"]["conditions"] is obj["status"]["conditions"]
         assert out["status"]["podIPs"] is patch["status"]["podIPs"]

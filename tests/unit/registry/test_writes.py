@@ -11,6 +11,7 @@ import pytest
 from fakeapi.errors import AlreadyExists, BadRequest, Conflict, Forbidden, Invalid, StatusError
 from fakeapi.registry import meta as m
 from fakeapi.registry.writes import WriteOptions
+from tests.unit.json_trees import containers
 from tests.unit.registry.builders import OPTS, configmap, events_of, kind, new_registry, pod
 
 
@@ -173,14 +174,6 @@ def test_patch_types(patch_type: str, patch: Any, data: dict) -> None:
     assert patched["data"] == data and created is False
 
 
-def _containers(value: Any) -> list[Any]:
-    if isinstance(value, dict):
-        return [value, *(c for v in value.values() for c in _containers(v))]
-    if isinstance(value, list):
-        return [value, *(c for v in value for c in _containers(v))]
-    return []
-
-
 def test_status_merge_patch_never_edits_or_shares_the_stored_object() -> None:
     # A status merge patch merges without copying the stored pod first, and a status write keeps
     # the stored spec uncopied: the write must still end with metadata and status of its own,
@@ -204,9 +197,9 @@ def test_status_merge_patch_never_edits_or_shares_the_stored_object() -> None:
     assert second["status"]["conditions"] == first["status"]["conditions"] and second["status"]["podIP"] == "10.0.0.1"
     # Only what a status write never edits is shared: the spec and the managedFields entries.
     assert second["spec"] is first["spec"]
-    never_edited = _containers(first["spec"]) + _containers(first["metadata"].get("managedFields"))
-    old_ids = {id(c) for c in _containers(first)} - {id(c) for c in never_edited}
-    assert [c for c in _containers(second) if id(c) in old_ids] == []
+    never_edited = containers(first["spec"]) + containers(first["metadata"].get("managedFields"))
+    old_ids = {id(c) for c in containers(first)} - {id(c) for c in never_edited}
+    assert [c for c in containers(second) if id(c) in old_ids] == []
     # The main resource's merge patch is still checked whole: the spec it touches is validated.
     with pytest.raises(Invalid, match=r"spec\.containers"):
         registry.writes.patch(pods, "default", "p", "merge", {"spec": {"containers": [{"name": "c", "image": ""}]}},
