@@ -11,7 +11,6 @@ import contextlib
 import logging
 import os
 import signal
-import socket
 import sys
 import tempfile
 from dataclasses import replace
@@ -43,8 +42,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("fakeapi")
 READY_TIMEOUT = 30.0  # seconds the control plane process may take to sync its caches
 STOP_TIMEOUT = 10.0  # seconds it may take to stop after SIGTERM before it gets SIGKILL
-CONTROL_PLANE_SOCKET = "control-plane.sock"  # in the cluster's temporary directory
-UNIX_PATH_MAX = 103  # bytes of a Unix socket's path (sun_path: 108 on Linux, 104 on macOS, with the NUL)
 DRAIN_TIMEOUT = 1.0  # seconds the server may take to see the in-process control plane's connections close
 
 
@@ -154,8 +151,8 @@ class FakeCluster(KubeHelpers):
     ``control_plane`` runs the scheduler, controllers and kubelet emulation in this event loop
     (True), not at all (False), or in a child process (``"process"``: both cores work, which
     roughly 1.5x's scheduling throughput on 2 cores).  In this event loop it speaks HTTP to the
-    server through a Unix socket in the cluster's temporary directory (:data:`CONTROL_PLANE_SOCKET`,
-    same handlers and limits; TCP when the server is secure), while :attr:`url` stays TCP.
+    server through in-memory pipes (``GuardedSite.connect``: the same HTTP bytes, handlers and
+    limits without a socket; TCP when the server is secure), while :attr:`url` stays TCP.
 
     A child control plane that exits unexpectedly is not restarted: a restart would hide the
     crash from the test that caused it (upstream restarts kube-scheduler from its supervisor,
@@ -293,15 +290,9 @@ class FakeCluster(KubeHelpers):
         # A client that goes away cancels its handler: abandoned watches close at once.
         self._runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=1.0, handler_cancellation=True)
         await self._runner.setup()
-        # The in-process control plane's ~23 watch connections skip TCP's set-up, through a Unix
-        # socket in this cluster's private directory; tests' clients keep the TCP address.
-        unix = self.control_plane_enabled is True and serving is None and hasattr(socket, "AF_UNIX")
-        if self._kubeconfig_arg is None or unix:
+        if self._kubeconfig_arg is None:
             self._tmpdir = tempfile.TemporaryDirectory(prefix="fakeapi-")
-        unix_path = str(Path(self._tmpdir.name) / CONTROL_PLANE_SOCKET) if unix and self._tmpdir else None
-        if unix_path is not None and len(os.fsencode(unix_path)) > UNIX_PATH_MAX:
-            unix_path = None  # a long TMPDIR: a socket cannot be bound there
-        self._site = GuardedSite(self._runner, self.options, serving.server if serving else None, unix_path=unix_path)
+        self._site = GuardedSite(self._runner, self.options, serving.server if serving else None)
         await self._site.start()
         host, port = self._runner.addresses[0][:2]
         self.url = server_url(host, port, secure=serving is not None)
@@ -329,7 +320,10 @@ class FakeCluster(KubeHelpers):
         elif self.control_plane_enabled:
             from fakeapi.scheduler.controlplane import ControlPlane
 
-            self._control_plane = ControlPlane(Connection(self.url, ca_pem, token, unix_socket=unix_path),
+            # Its ~23 watch connections skip the socket's set-up through in-memory pipes to the
+            # site (the same HTTP); tests' clients keep the TCP address, and TLS keeps TCP too.
+            piped = self._site.connect if serving is None else None
+            self._control_plane = ControlPlane(Connection(self.url, ca_pem, token, connect=piped),
                                                gates=self.gates, **self._control_plane_options)
             await self._control_plane.start()
 
@@ -355,7 +349,7 @@ class FakeCluster(KubeHelpers):
         if control_plane is not None:
             await control_plane.stop()
             if self._site is not None:  # its requests end as their client left, not by the shutdown
-                await self._site.unix_closed(DRAIN_TIMEOUT)
+                await self._site.pipes_closed(DRAIN_TIMEOUT)
         await self.close_helpers()
         runner, self._runner, self._site = self._runner, None, None
         if runner is not None:

@@ -11,13 +11,15 @@ failed writes may have been committed all the same.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+import asyncio
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, overload
 from urllib.parse import quote
 
 import aiohttp
 import orjson
+from aiohttp.client_proto import ResponseHandler
 from fakeapi.scheduler.connection import Connection
 from yarl import URL
 
@@ -97,6 +99,21 @@ def _query(**params: Any) -> dict[str, str]:
     return out
 
 
+class _ConnectedBy(aiohttp.BaseConnector):
+    """aiohttp's connector whose connections a function makes (:attr:`Connection.connect`): it
+    gets each new connection's client protocol and returns the transport it connected it to."""
+
+    def __init__(self, connect: Callable[[asyncio.Protocol], asyncio.Transport]) -> None:
+        super().__init__()
+        self._connect = connect
+
+    async def _create_connection(self, req: aiohttp.ClientRequest, traces: list[Any],
+                                 timeout: aiohttp.ClientTimeout) -> ResponseHandler:
+        protocol = ResponseHandler(self._loop)
+        self._connect(protocol)
+        return protocol
+
+
 class ApiClient:
     """One ``aiohttp.ClientSession`` against one API server; use as ``async with``."""
 
@@ -122,8 +139,8 @@ class ApiClient:
         if self._session is None:
             context = self.connection.ssl_context()
             connector: aiohttp.BaseConnector | None = None
-            if self.connection.unix_socket is not None:
-                connector = aiohttp.UnixConnector(self.connection.unix_socket)
+            if self.connection.connect is not None:
+                connector = _ConnectedBy(self.connection.connect)
             elif context is not None:
                 connector = aiohttp.TCPConnector(ssl=context)
             self._session = aiohttp.ClientSession(

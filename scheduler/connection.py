@@ -4,10 +4,12 @@ secure server the CA to trust and a bearer token — given directly or read from
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import os
 import ssl
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,16 +21,18 @@ from fakeapi.machinery.pem import load_cert_chain
 @dataclass(frozen=True)
 class Connection:
     """An API server URL, the CA that signed its certificate (PEM) and a bearer token or a client
-    certificate (PEM, as kind's and kubeadm's admin kubeconfigs carry).  ``unix_socket``: reach the
-    server (plain HTTP) through the Unix socket at this path instead of the URL's address, which
-    still names the server in the requests (``FakeCluster``'s in-process control plane)."""
+    certificate (PEM, as kind's and kubeadm's admin kubeconfigs carry).  ``connect``: reach the
+    server (plain HTTP) by handing each new connection's protocol to this function, which connects
+    it in the same event loop and returns its transport, instead of the URL's address, which still
+    names the server in the requests (``FakeCluster``'s in-process control plane, through
+    ``GuardedSite.connect``)."""
 
     server: str
     ca_pem: bytes | None = None
     token: str | None = None
     client_cert_pem: bytes | None = None
     client_key_pem: bytes | None = None
-    unix_socket: str | None = None
+    connect: Callable[[asyncio.Protocol], asyncio.Transport] | None = None
 
     def ssl_context(self) -> ssl.SSLContext | None:
         """TLS trusting only ``ca_pem`` (else the system's trust store) and presenting the client

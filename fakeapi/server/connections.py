@@ -42,6 +42,7 @@ from fakeapi.auth.attributes import request_attributes
 from fakeapi.auth.users import INSECURE_SUPERUSER
 from fakeapi.config import ServerOptions
 from fakeapi.errors import ServiceUnavailable
+from fakeapi.server.pipe import pipe
 
 log = logging.getLogger("fakeapi")
 K = TypeVar("K")
@@ -216,7 +217,7 @@ class ConnectionGuard:
         self.header_deadlines: DeadlineSweep[_GuardedHandler] = DeadlineSweep(
             options.header_read_timeout, _GuardedHandler.header_deadline)
         self._open: dict[_GuardedHandler, None] = {}  # an insertion-ordered set
-        self._unix_drained: asyncio.Event | None = None  # set when the last Unix connection closes
+        self._pipes_drained: asyncio.Event | None = None  # set when the last piped connection closes
         self.closed = False  # the site stopped: connections accepted before arrive too late
         status = ServiceUnavailable(f"too many open connections (limit {self.limit}), all of them busy; retry")
         body = json.dumps(status.to_status()).encode()
@@ -249,35 +250,35 @@ class ConnectionGuard:
 
     def release(self, handler: _GuardedHandler) -> None:
         self._open.pop(handler, None)
-        if handler.unix and self._unix_drained is not None and not self._unix_open():
-            self._unix_drained.set()
+        if handler.piped and self._pipes_drained is not None and not self._pipes_open():
+            self._pipes_drained.set()
 
-    def _unix_open(self) -> bool:
-        return any(h.unix for h in self._open)
+    def _pipes_open(self) -> bool:
+        return any(h.piped for h in self._open)
 
-    async def unix_closed(self, timeout: float) -> None:
-        """Return once no connection accepted on the Unix socket is open, or after ``timeout``."""
-        if not self._unix_open():
+    async def pipes_closed(self, timeout: float) -> None:
+        """Return once no piped connection is open, or after ``timeout``."""
+        if not self._pipes_open():
             return
-        self._unix_drained = drained = asyncio.Event()
+        self._pipes_drained = drained = asyncio.Event()
         try:
             async with asyncio.timeout(timeout):
                 await drained.wait()
         except TimeoutError:
             pass
         finally:
-            self._unix_drained = None
+            self._pipes_drained = None
 
 
 class _GuardedHandler(web.RequestHandler):
     """aiohttp's HTTP/1.1 protocol plus the guard's limit and a header-read timer."""
 
-    __slots__ = ("_admitted", "_guard", "_header_due", "_received", "last_received", "unix")
+    __slots__ = ("_admitted", "_guard", "_header_due", "_received", "last_received", "piped")
 
-    def __init__(self, guard: ConnectionGuard, manager: web.Server, *, unix: bool = False, **kwargs: Any) -> None:
+    def __init__(self, guard: ConnectionGuard, manager: web.Server, *, piped: bool = False, **kwargs: Any) -> None:
         super().__init__(manager, **kwargs)
         self._guard = guard
-        self.unix = unix  # accepted on the site's Unix socket
+        self.piped = piped  # made by GuardedSite.connect, not accepted on a socket
         self._header_due = False  # in the guard's header_deadlines
         self._admitted = False
         self._received = False
@@ -368,20 +369,6 @@ async def _listen(host: str, port: int, backlog: int) -> list[socket.socket]:
     return sockets
 
 
-def _listen_unix(path: str, backlog: int) -> socket.socket:
-    """A listening, non-blocking Unix socket at ``path`` (a new file, which its directory's owner
-    removes: uvloop connects to no abstract Linux name)."""
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        sock.bind(path)
-        sock.listen(backlog)
-        sock.setblocking(False)
-    except BaseException:
-        sock.close()
-        raise
-    return sock
-
-
 class _Listener(asyncio.AbstractServer):
     """Listening sockets accepted by hand, a batch per wake-up (see the module)."""
 
@@ -440,19 +427,18 @@ class GuardedSite(web.BaseSite):
     """A TCP site whose connections follow the options' timeouts and connection limit.
 
     It builds the protocol objects itself, so the handlers' options are set here; the runner
-    keeps the server-wide ones (``handler_cancellation``).  ``unix_path``: also listen on a Unix
-    socket there, for a client in the same process (``FakeCluster``'s control plane): the same
-    guard, handlers and HTTP, without TCP's connection set-up.
+    keeps the server-wide ones (``handler_cancellation``).  :meth:`connect` opens a connection
+    without a socket for a client in the same event loop (``FakeCluster``'s control plane): the
+    same guard, handlers and HTTP through an in-memory :func:`~fakeapi.server.pipe.pipe`.
     """
 
-    __slots__ = ("_guard", "_handler_args", "_host", "_port", "_unix_path")
+    __slots__ = ("_guard", "_handler_args", "_host", "_port")
 
     def __init__(self, runner: web.BaseRunner, options: ServerOptions,
-                 ssl_context: ssl.SSLContext | None = None, *, unix_path: str | None = None) -> None:
+                 ssl_context: ssl.SSLContext | None = None) -> None:
         super().__init__(runner, ssl_context=ssl_context)
         self._host = options.host
         self._port = options.port
-        self._unix_path = unix_path
         self._guard = ConnectionGuard(options)
         # No lingering: aiohttp would read what is left of a body its handler did not read (one
         # that timed out) for up to 10 s more; the connection is closed after the response instead.
@@ -471,18 +457,21 @@ class GuardedSite(web.BaseSite):
         sockets = await _listen(self._host, self._port, self._backlog)
         listening = dict.fromkeys(sockets, lambda: _GuardedHandler(self._guard, server, loop=loop,
                                                                    **self._handler_args))
-        if self._unix_path is not None:  # after the TCP sockets, which name the site's address
-            try:
-                unix = _listen_unix(self._unix_path, self._backlog)
-            except BaseException:
-                for sock in sockets:
-                    sock.close()
-                raise
-            listening[unix] = lambda: _GuardedHandler(self._guard, server, unix=True, loop=loop, **self._handler_args)
         self._server = _Listener(listening, self._guard, self._ssl_context)
 
-    async def unix_closed(self, timeout: float) -> None:
-        """Return once no connection accepted on the Unix socket is open, or after ``timeout`` seconds:
+    def connect(self, protocol: asyncio.Protocol) -> asyncio.Transport:
+        """Connect the client ``protocol`` (of this event loop) to the server through a pipe, as if
+        it had connected to the TCP address (plain HTTP, admitted by the same guard, refused once
+        the site stopped); the client's end of the pipe."""
+        server = self._runner.server
+        assert server is not None, "the site is not started"
+        loop = asyncio.get_running_loop()
+        handler = _GuardedHandler(self._guard, server, piped=True, loop=loop, **self._handler_args)
+        _, client_end = pipe(loop, handler, protocol)
+        return client_end
+
+    async def pipes_closed(self, timeout: float) -> None:
+        """Return once no connection made by :meth:`connect` is open, or after ``timeout`` seconds:
         a client in this process that closed its connections lets the server end their requests
         before a shutdown would (ending a watch at shutdown costs more than its client going away)."""
-        await self._guard.unix_closed(timeout)
+        await self._guard.pipes_closed(timeout)
