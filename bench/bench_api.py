@@ -1,6 +1,6 @@
 """API server benchmarks: start-up, request throughput, watch fan-out, a slow watcher.
 
-    python bench/bench_api.py [--quick] [--runs N] [--profile] [--write] [--uvloop]
+    python bench/bench_api.py [--quick] [--runs N] [--profile] [--write] [--uvloop] [--throughput]
 
 Everything runs in this process and on one event loop, as ``FakeCluster`` is used in tests: the
 HTTP client's own cost is inside every figure.  That is why throughput is compared, in the same
@@ -18,7 +18,8 @@ ratio (and the extra CPU microseconds per request) is the cost fakeapi adds over
    slow one must end with a 410 ERROR, and the other watchers' latency is compared across runs.
 
 ``--write`` replaces the generated part of the "API server" section of BENCHMARKS.md; ``--uvloop``
-runs everything (the child processes too) on uvloop's event loop instead of asyncio's.
+runs everything (the child processes too) on uvloop's event loop instead of asyncio's;
+``--throughput`` runs phase 2 alone and adds each fakeapi load's collections per 1,000 requests.
 
 ``--instructions`` measures something else, deterministically: valgrind's callgrind counts the
 instructions of one request (client included) on one keep-alive connection, for the bare server
@@ -181,12 +182,16 @@ async def start_bare_server() -> tuple[web.AppRunner, str]:
 
 @dataclass
 class Throughput:
-    """Rates per load, one per run."""
+    """Rates per load, one per run, and the collector's collections per generation during each load."""
 
     runs: dict[str, list[Rate]] = field(default_factory=dict)
+    collections: dict[str, list[int]] = field(default_factory=dict)
 
-    def add(self, load: str, rate: Rate) -> None:
+    def add(self, load: str, rate: Rate, collections: list[int] | None = None) -> None:
         self.runs.setdefault(load, []).append(rate)
+        if collections is not None:
+            totals = self.collections.setdefault(load, [0, 0, 0])
+            totals[:] = [a + b for a, b in zip(totals, collections, strict=True)]
 
     def wall(self, load: str) -> float:
         return statistics.median(r.wall for r in self.runs[load])
@@ -214,6 +219,11 @@ BARE_EQUIVALENT = {"create ConfigMap": "bare POST", "get ConfigMap": "bare GET",
                    "create Pod": "bare POST", "get Pod": "bare GET"}
 
 
+def _collections() -> list[int]:
+    """CPython's collections so far, per generation."""
+    return [generation["collections"] for generation in gc.get_stats()]
+
+
 async def throughput(mode: Mode, profile: cProfile.Profile | None) -> Throughput:
     """Alternate bare and fakeapi loads within every run, so drift hits both alike."""
     result = Throughput()
@@ -233,7 +243,9 @@ async def throughput(mode: Mode, profile: cProfile.Profile | None) -> Throughput
                 for name, requests in loads.items():
                     if profile is not None and last:
                         profile.enable()
-                    result.add(name, await drive(session, cluster.url, requests))
+                    before = _collections()
+                    rate = await drive(session, cluster.url, requests)
+                    result.add(name, rate, [b - a for a, b in zip(before, _collections(), strict=True)])
                     if profile is not None and last:
                         profile.disable()
     finally:
@@ -546,6 +558,15 @@ def _throughput_table(tp: Throughput) -> str:
                            "ratio, CPU (range)", "extra CPU µs/req"], rows)
 
 
+def throughput_report(mode: Mode, tp: Throughput) -> str:
+    """The throughput table alone (``--throughput``), with each fakeapi load's collections."""
+    lines = [f"Throughput, {mode.requests} requests per load, {mode.runs} runs:", "", _throughput_table(tp), ""]
+    lines += [f"{load}: collections (gen 0/1/2) per 1,000 requests "
+              + "/".join(f"{count * 1000 / (mode.requests * mode.runs):.1f}" for count in counts)
+              for load, counts in tp.collections.items()]
+    return "\n".join(lines)
+
+
 def _fanout_table(fanout: Latency) -> str:
     measures = (("each delivery", fanout.deliveries), ("last watcher per write", fanout.per_write_max))
     rows = [[f"{label} ({len(values)})", _ms(values, 50), _ms(values, 99), round(max(values), 2)]
@@ -662,6 +683,8 @@ def _parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--uvloop", action="store_true", help="run on uvloop's event loop")
     parser.add_argument("--instructions", action="store_true",
                         help="count instructions per request with callgrind instead (needs valgrind)")
+    parser.add_argument("--throughput", action="store_true",
+                        help="run only the throughput loads (with --runs, --quick, --uvloop)")
     parser.add_argument("--loads", default=",".join(INSTRUCTION_LOADS),
                         help="with --instructions: the loads to count, comma-separated")
     parser.add_argument("--slow-run", choices=("with", "without"), help=argparse.SUPPRESS)  # child process
@@ -690,4 +713,7 @@ if __name__ == "__main__":
     else:
         if args.runs:
             chosen = dataclasses.replace(chosen, runs=args.runs)
-        run_loop(main(chosen, args.profile, args.write, args.uvloop), args.uvloop)
+        if args.throughput:
+            print(throughput_report(chosen, run_loop(throughput(chosen, None), args.uvloop)))
+        else:
+            run_loop(main(chosen, args.profile, args.write, args.uvloop), args.uvloop)

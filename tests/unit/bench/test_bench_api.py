@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 
-from bench.bench_api import BEGIN, END, Latency, WatchReader, write_section
+from bench.bench_api import BEGIN, END, QUICK, Latency, Rate, Throughput, WatchReader, throughput_report, write_section
 
 
 def reader(**latencies_ns: int) -> WatchReader:
@@ -32,3 +33,15 @@ def test_write_section(tmp_path: Path, before: str, after: str) -> None:
     path.write_text(before)
     write_section("new", path)
     assert path.read_text() == after
+
+
+def test_throughput_report_gives_collections_per_thousand_requests() -> None:
+    tp = Throughput()
+    for run, collections in enumerate(([30, 3, 0], [20, 2, 1])):
+        for load in ("create ConfigMap", "get ConfigMap", "create Pod", "get Pod", "bare POST", "bare GET"):
+            fakeapi = not load.startswith("bare")
+            tp.add(load, Rate(wall=1000.0 + run, cpu=2000.0 + run), collections if fakeapi else None)
+    report = throughput_report(dataclasses.replace(QUICK, runs=2, requests=500), tp)
+    assert "create Pod: collections (gen 0/1/2) per 1,000 requests 50.0/5.0/1.0" in report
+    assert "bare POST: collections" not in report
+    assert "| create ConfigMap | 1000 | bare POST | 1000 | 100% | 100% (100%–100%) | 0 |" in report
