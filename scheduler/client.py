@@ -24,6 +24,7 @@ from fakeapi.scheduler.connection import Connection
 from yarl import URL
 
 from fakeapi.errors import StatusError
+from fakeapi.machinery.deadlines import TaskDeadlines
 
 
 @dataclass(frozen=True)
@@ -80,8 +81,12 @@ INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 # What a request fails with when no answer arrives: the connection broke, or the answer took too long.
 TRANSPORT_ERRORS: tuple[type[Exception], ...] = (aiohttp.ClientError, OSError, TimeoutError)
 
-# Ordinary requests must never hang a control loop; watches are bounded by timeoutSeconds instead.
-_REQUEST_TIMEOUT = aiohttp.ClientTimeout(total=30)
+# Ordinary requests must never hang a control loop: one without its answer this many seconds
+# after it began fails with TimeoutError.  Each client sweeps its requests' deadlines with one
+# timer (machinery.deadlines) instead of aiohttp's total timeout, a timer per request; watches
+# are bounded by timeoutSeconds instead.
+REQUEST_TIMEOUT = 30.0
+_NO_TIMEOUT = aiohttp.ClientTimeout()  # not the session's default, whose total sets a timer too
 _WATCH_TIMEOUT = aiohttp.ClientTimeout(total=None, sock_connect=10)
 
 
@@ -126,6 +131,7 @@ class ApiClient:
         self._origin = base if base.raw_path == "/" and not base.raw_query_string and not base.raw_fragment else None
         self._user_agent = user_agent
         self._session: aiohttp.ClientSession | None = None
+        self._deadlines = TaskDeadlines(REQUEST_TIMEOUT)
 
     async def __aenter__(self) -> ApiClient:
         self.open()
@@ -179,12 +185,20 @@ class ApiClient:
         if body is not None:
             data = body.encode() if isinstance(body, str) else _dumps(body)
             headers["Content-Type"] = content_type
-        async with self.session.request(method, self.url(path, encoded), params=params, data=data,
-                                        headers=headers, timeout=_REQUEST_TIMEOUT) as resp:
-            raw = await resp.read()
-            if resp.status >= 400:
-                raise _status_error(resp.status, _decode(raw), raw)
-            return _decode(raw) if result else None
+        task = self._deadlines.begin()
+        try:
+            async with self.session.request(method, self.url(path, encoded), params=params, data=data,
+                                            headers=headers, timeout=_NO_TIMEOUT) as resp:
+                raw = await resp.read()
+        except asyncio.CancelledError:
+            if self._deadlines.expired(task):
+                raise TimeoutError(f"no answer to {method} {path} in {self._deadlines.seconds:g} s") from None
+            raise
+        finally:
+            self._deadlines.finish(task)
+        if resp.status >= 400:
+            raise _status_error(resp.status, _decode(raw), raw)
+        return _decode(raw) if result else None
 
     async def get(self, gvr: GVR, namespace: str | None, name: str) -> dict:
         return await self._request("GET", gvr.path(namespace, name))

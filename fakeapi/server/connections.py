@@ -32,8 +32,8 @@ import math
 import resource
 import socket
 import ssl
-from collections.abc import Callable, Mapping
-from typing import Any, Generic, TypeVar
+from collections.abc import Mapping
+from typing import Any
 
 from aiohttp import web
 from yarl import URL
@@ -42,10 +42,10 @@ from fakeapi.auth.attributes import request_attributes
 from fakeapi.auth.users import INSECURE_SUPERUSER
 from fakeapi.config import ServerOptions
 from fakeapi.errors import ServiceUnavailable
+from fakeapi.machinery.deadlines import DeadlineSweep, TaskDeadlines
 from fakeapi.server.pipe import pipe
 
 log = logging.getLogger("fakeapi")
-K = TypeVar("K")
 
 # Descriptors kept for the process's own files, listening sockets and child pipes.
 FD_RESERVE = 128
@@ -99,94 +99,22 @@ def long_running_request(request: web.Request) -> bool:
     return long_running(request.method, request.path, request.query)
 
 
-class DeadlineSweep(Generic[K]):
-    """Deadlines ``seconds`` after each key was added, swept by one timer: a timer handle per key
-    (scheduled and cancelled, its bookkeeping in Python) costs more than the work it guards on
-    short requests and connections.  Every key gets the same ``seconds``, so insertion order is
-    deadline order and a sweep stops at the first key still in time; ``expire`` is called with
-    each key whose deadline passed (it is forgotten first)."""
-
-    def __init__(self, seconds: float, expire: Callable[[K], None]) -> None:
-        self.seconds = seconds
-        self._expire = expire
-        self._deadlines: dict[K, float] = {}
-        self._timer: asyncio.TimerHandle | None = None
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._deadlines
-
-    def add(self, key: K, loop: asyncio.AbstractEventLoop) -> None:
-        """Give ``key`` its deadline, ``seconds`` from now (a key already in keeps its own)."""
-        deadline = self._deadlines.setdefault(key, loop.time() + self.seconds)
-        if self._timer is None:
-            self._timer = loop.call_at(deadline, self._sweep, loop)
-
-    def discard(self, key: K) -> bool:
-        """Forget ``key``; whether it was waiting for its deadline."""
-        return self._deadlines.pop(key, None) is not None
-
-    def _sweep(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._timer = None
-        now = loop.time()
-        deadlines = self._deadlines
-        while deadlines:
-            key, deadline = next(iter(deadlines.items()))
-            if deadline > now:
-                self._timer = loop.call_at(deadline, self._sweep, loop)
-                return
-            del deadlines[key]
-            self._expire(key)
-
-
-class RequestDeadlines:
+class RequestDeadlines(TaskDeadlines):
     """kube-apiserver's ``--request-timeout``: a request that is not long-running gets a 504
     ``Timeout`` Status when reading its body and handling it take longer than ``seconds``, so a
     body that never arrives cannot keep a connection busy (and, enough of them, every new
     connection out with 503).  Its response closes the connection, since the rest of an unread
     body would otherwise be taken for the next request.
 
-    The requests in flight are swept by one timer (:class:`DeadlineSweep`): ``asyncio.timeout``
+    The requests in flight are swept by one timer (:class:`TaskDeadlines`): ``asyncio.timeout``
     per request cost about a seventh of a whole GET.  The server's middleware calls
-    :meth:`start` before handling a request, :meth:`expired` when it is cancelled and
-    :meth:`finish` when it ends.
+    :meth:`start` before handling a request, :meth:`expired` when it is cancelled (then the
+    client gets its 504) and :meth:`finish` when it ends.
     """
-
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
-        self._deadlines: DeadlineSweep[asyncio.Task[Any]] = DeadlineSweep(seconds, self._cancel)
-        self._expired: set[asyncio.Task[Any]] = set()
 
     def start(self, request: web.Request) -> asyncio.Task[Any] | None:
         """Give the current request its deadline: its task, or None when it is long-running."""
-        if long_running_request(request):
-            return None
-        loop = asyncio.get_running_loop()
-        task = asyncio.current_task(loop)
-        assert task is not None
-        self._deadlines.add(task, loop)
-        return task
-
-    def expired(self, task: asyncio.Task[Any]) -> bool:
-        """After ``task`` was cancelled: whether by its deadline and nobody else also cancelled it
-        (as ``asyncio.timeout`` decides); then the client gets its 504, else the cancellation goes on."""
-        return self._forget(task) and task.uncancel() == 0
-
-    def finish(self, task: asyncio.Task[Any]) -> None:
-        """``task``'s request ended; a cancellation at its deadline that came too late is undone."""
-        if not self._deadlines.discard(task) and self._forget(task):  # in time: one pop
-            task.uncancel()
-
-    def _forget(self, task: asyncio.Task[Any]) -> bool:
-        """Forget ``task``; True when the sweep had cancelled it for its deadline."""
-        self._deadlines.discard(task)
-        if task in self._expired:
-            self._expired.discard(task)
-            return True
-        return False
-
-    def _cancel(self, task: asyncio.Task[Any]) -> None:
-        self._expired.add(task)
-        task.cancel()
+        return None if long_running_request(request) else self.begin()
 
 
 class _Throttled:

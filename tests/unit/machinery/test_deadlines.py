@@ -1,13 +1,15 @@
 """DeadlineSweep: one timer for many keys' deadlines (the header-read and request timeouts), on a
-loop whose clock and timers the test drives."""
+loop whose clock and timers the test drives; TaskDeadlines: tasks cancelled at their deadline, on a
+real loop, told apart from tasks somebody else cancelled."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
 
-from fakeapi.server.connections import DeadlineSweep
+from fakeapi.machinery.deadlines import DeadlineSweep, TaskDeadlines
 
 
 class Clock:
@@ -72,3 +74,50 @@ def test_one_timer_for_many_keys() -> None:
         sweep.add(key, clock)  # type: ignore[arg-type]
     assert len(clock.timers) == 1
     assert all(key in sweep for key in range(100))
+
+
+SECONDS = 0.05
+
+
+async def _guarded(deadlines: TaskDeadlines, work: float, *, outside: bool = False) -> str:
+    """``work`` seconds under a deadline, as ApiClient's requests run: "done", "timeout" or
+    "cancelled" (somebody else cancelled it too, when ``outside``)."""
+    task = deadlines.begin()
+    if outside:
+        asyncio.get_running_loop().call_later(SECONDS, task.cancel)
+    try:
+        await asyncio.sleep(work)
+    except asyncio.CancelledError:
+        if deadlines.expired(task):
+            return "timeout"
+        raise
+    finally:
+        deadlines.finish(task)
+    return "done"
+
+
+async def test_overdue_task_times_out_and_one_in_time_finishes() -> None:
+    deadlines = TaskDeadlines(SECONDS)
+    results = await asyncio.wait_for(asyncio.gather(_guarded(deadlines, 30), _guarded(deadlines, 0)), 10)
+    assert results == ["timeout", "done"]
+
+
+async def test_a_task_that_finished_keeps_no_deadline() -> None:
+    deadlines = TaskDeadlines(SECONDS)
+
+    async def twice() -> str:
+        assert await _guarded(deadlines, 0) == "done"
+        assert asyncio.current_task() not in deadlines
+        await asyncio.sleep(3 * SECONDS)  # past the first deadline: nothing cancels the task now
+        return await _guarded(deadlines, 0)
+
+    assert await asyncio.wait_for(twice(), 10) == "done"
+
+
+async def test_somebody_elses_cancellation_goes_on() -> None:
+    # The deadline and the outside cancel come together: the task is cancelled, not timed out.
+    deadlines = TaskDeadlines(SECONDS)
+    task = asyncio.ensure_future(_guarded(deadlines, 30, outside=True))
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(task, 10)
+    assert task.cancelled()
