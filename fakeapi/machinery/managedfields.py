@@ -61,8 +61,7 @@ def track_update(old: dict | None, new: dict, *, manager: str, api_version: str,
         body = _shallow_body(new)
         tree = _created_fields_v1(body, types)
         if tree:
-            me = Manager(manager, UPDATE, api_version, subresource, now)
-            body["metadata"]["managedFields"] = [me.to_json(tree)]
+            body["metadata"]["managedFields"] = _created_entries(tree, manager, api_version, subresource, now)
         return body
     # Shallow bodies suffice: nothing below metadata is modified here, and stored objects are
     # never mutated, so the old entries can be shared too.
@@ -83,6 +82,24 @@ def track_update(old: dict | None, new: dict, *, manager: str, api_version: str,
         me.time = now
         managers[me.identity] = me
     return with_managed_fields(new_body, managers)
+
+
+# The managedFields of creates by (manager, version, subresource, time, FieldsV1): objects created
+# alike within a second (a template's pods, a client's ConfigMaps) share one list, as the stored
+# lists and entries are never edited in place, so each object keeps fewer containers for CPython's
+# collector to traverse.  The FieldsV1 is told by its spec subtree's identity (equal specs share
+# one, see _CREATED_SPECS; the entries kept here keep it alive, so its id is not reused) and the
+# JSON of the rest.
+_CREATED_ENTRIES: Memo[tuple[str, str, str, str, int, bytes], list] = Memo(1024)
+
+
+def _created_entries(tree: dict, manager: str, api_version: str, subresource: str, now: str) -> list:
+    rest = dict(tree)
+    key = (manager, api_version, subresource, now, id(rest.pop("f:spec", None)), orjson.dumps(rest))
+    entries = _CREATED_ENTRIES.get(key)
+    if entries is None:
+        entries = _CREATED_ENTRIES.keep(key, [Manager(manager, UPDATE, api_version, subresource, now).to_json(tree)])
+    return entries
 
 
 def stored_managed_fields(obj: dict) -> list | None:
@@ -259,7 +276,7 @@ def _created_fields_v1(body: dict, types: ListTypes) -> dict:
             continue
         value = body[name]
         if name == "spec" and isinstance(value, dict):
-            inner = _created_spec(value, types)
+            body["spec"], inner = _created_spec(value, types)
             if inner:
                 tree["f:spec"] = inner
         elif name in _ZERO_STRUCTS and isinstance(value, dict):
@@ -272,24 +289,27 @@ def _created_fields_v1(body: dict, types: ListTypes) -> dict:
     return tree
 
 
-# The created FieldsV1 of a spec by the kind's list types and the spec's JSON: objects made from
+# A spec and its created FieldsV1 by the kind's list types and the spec's JSON: objects made from
 # one template (a Deployment's pods, a claim template's claims) have equal specs, and serializing
-# one costs a fraction of walking it.  FieldsV1 trees are never edited in place (an update's edit
-# copies what it changes), so stored entries may share these.
-_CREATED_SPECS: Memo[tuple[int, bytes], tuple[ListTypes, dict]] = Memo(1024)
+# one costs a fraction of walking it.  Stored objects and FieldsV1 trees are never edited in place
+# (writes build new objects; an update's FieldsV1 edit copies what it changes), so objects created
+# alike share the first one's spec and stored entries share its tree: fewer containers per stored
+# object for CPython's collector to traverse.
+_CREATED_SPECS: Memo[tuple[int, bytes], tuple[ListTypes, dict, dict]] = Memo(1024)
 
 
-def _created_spec(spec: dict, types: ListTypes) -> dict:
+def _created_spec(spec: dict, types: ListTypes) -> tuple[dict, dict]:
+    """The spec to store (an equal one created before, or ``spec``) and its created FieldsV1."""
     try:
         key = (id(types), orjson.dumps(spec))
     except orjson.JSONEncodeError:  # an integer beyond 64 bits: walked, the commit refuses it
-        return _created_members(spec, types, ("spec",), {})
+        return spec, _created_members(spec, types, ("spec",), {})
     hit = _CREATED_SPECS.get(key)
     if hit is not None and hit[0] is types:
-        return hit[1]
+        return hit[2], hit[1]
     tree = fieldsv1.shared(_created_members(spec, types, ("spec",), {}))
-    _CREATED_SPECS.keep(key, (types, tree))
-    return tree
+    _CREATED_SPECS.keep(key, (types, tree, spec))
+    return spec, tree
 
 
 def _created_members(obj: dict, types: ListTypes, spath: SchemaPath, members: dict, skip: Iterable[str] = ()) -> dict:

@@ -102,18 +102,23 @@ def c_identifier(value: str) -> list[str]:
 
 
 # The checkers are pure functions of the value, and the same names and label keys come back on
-# every write; answers are remembered (cleared when full, as values are user data).
-_CHECKED: Memo[tuple[Checker, str], tuple[str, ...]] = Memo(8192)
+# every write; answers are remembered per checker and value (cleared when full, as values are user
+# data).  Keyed by the value alone within a checker's memo, a new name keeps no key tuple, nor the
+# bound method a strategy's checker is, for CPython's collector to traverse.
+_CHECKED: Memo[Checker, Memo[str, tuple[str, ...]]] = Memo(256)
+CHECKED_PER_CHECKER = 8192
 
 
 def check(path: str, value: str, checker: Checker) -> list[FieldError]:
     """Run a format checker and turn its messages into Invalid errors at ``path``."""
     if type(value) is not str:
         return [invalid(path, value, msg) for msg in checker(value)]
-    key = (checker, value)
-    messages = _CHECKED.get(key)
+    checked = _CHECKED.get(checker)
+    if checked is None:
+        checked = _CHECKED.keep(checker, Memo(CHECKED_PER_CHECKER))
+    messages = checked.get(value)
     if messages is None:
-        messages = _CHECKED.keep(key, tuple(checker(value)))
+        messages = checked.keep(value, tuple(checker(value)))
     return [invalid(path, value, msg) for msg in messages] if messages else []
 
 

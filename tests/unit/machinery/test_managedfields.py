@@ -108,6 +108,33 @@ def test_creates_of_equal_specs_share_a_tree_that_updates_leave_alone() -> None:
     assert _created(float_port) == _diffed(float_port)
 
 
+def test_creates_alike_within_a_second_share_entries_and_spec_that_updates_leave_alone() -> None:
+    # Objects created alike (one manager, second and field set; equal specs) share one
+    # managedFields list and one spec; an update taking a field from one creator, or changing
+    # one's spec, builds new objects, so the other stays as it was, byte for byte.
+    first = update(None, pod(container("c", image="i"), labels={"app": "x"}), "creator")
+    second = update(None, pod(container("c", image="i"), labels={"app": "x"}), "creator")
+    assert second["metadata"]["managedFields"] is first["metadata"]["managedFields"]
+    assert second["spec"] is first["spec"]
+    before = orjson.dumps(second)
+    changed = update(first, with_image(first, "c", "j"), "editor", now="T2")
+    assert "f:image" not in owned(changed, "creator", "Update")["f:spec"]["f:containers"][C_KEY]
+    assert orjson.dumps(second) == before
+    # Another second, another manager, other fields: entries of their own, each as the diff has it.
+    alike = pod(container("c", image="i"), labels={"app": "x"})
+    for other in (update(None, alike, "creator", now="T2"), update(None, alike, "another"),
+                  update(None, pod(container("c", image="i"), labels={"app": "x", "tier": "t"}), "creator")):
+        assert other["metadata"]["managedFields"] is not first["metadata"]["managedFields"]
+        assert other["spec"] is first["spec"]
+        assert orjson.dumps(other["metadata"]["managedFields"]) == orjson.dumps(
+            update({"metadata": {}, "spec": {}}, without_managed_fields(other), _manager(other),
+                   now=other["metadata"]["managedFields"][0]["time"])["metadata"]["managedFields"])
+
+
+def _manager(obj: dict) -> str:
+    return obj["metadata"]["managedFields"][0]["manager"]
+
+
 def test_equal_field_sets_share_a_rendering_that_updates_leave_alone() -> None:
     # Two pods' first status writes by one manager own equal field sets: one rendering, shared;
     # a later write taking a field from one of them edits a copy.

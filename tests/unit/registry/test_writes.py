@@ -6,10 +6,12 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import orjson
 import pytest
 
 from fakeapi.errors import AlreadyExists, BadRequest, Conflict, Forbidden, Invalid, StatusError
 from fakeapi.registry import meta as m
+from fakeapi.registry.subresources import bind_pod
 from fakeapi.registry.writes import WriteOptions
 from tests.unit.json_trees import containers
 from tests.unit.registry.builders import OPTS, configmap, events_of, kind, new_registry, pod
@@ -180,7 +182,8 @@ def test_status_merge_patch_never_edits_or_shares_the_stored_object() -> None:
     # the revision it replaced unchanged, and a refused patch must leave the stored one as it was.
     registry = new_registry()
     pods = kind(registry, "pods")
-    registry.writes.create(pods, "default", pod("p"), OPTS)
+    registry.writes.create(pods, "default", pod("p") | {"metadata": {
+        "name": "p", "labels": {"app": "a"}, "annotations": {"note": "n"}, "finalizers": ["example.com/f"]}}, OPTS)
     status = WriteOptions(manager="kubelet", subresource="status")
     first, _, _ = registry.writes.patch(pods, "default", "p", "merge", {"status": {
         "phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}, status)
@@ -195,9 +198,11 @@ def test_status_merge_patch_never_edits_or_shares_the_stored_object() -> None:
         "status": {"podIP": "10.0.0.1", "podIPs": [{"ip": "10.0.0.1"}]}}, status)
     assert first == snapshot
     assert second["status"]["conditions"] == first["status"]["conditions"] and second["status"]["podIP"] == "10.0.0.1"
-    # Only what a status write never edits is shared: the spec and the managedFields entries.
+    # Only what a status write never edits is shared: the spec and the values in metadata (labels,
+    # owner references, managedFields entries), not metadata itself or the status.
     assert second["spec"] is first["spec"]
-    never_edited = containers(first["spec"]) + containers(first["metadata"].get("managedFields"))
+    assert second["metadata"]["labels"] is first["metadata"]["labels"]
+    never_edited = containers(first["spec"]) + [c for v in first["metadata"].values() for c in containers(v)]
     old_ids = {id(c) for c in containers(first)} - {id(c) for c in never_edited}
     assert [c for c in containers(second) if id(c) in old_ids] == []
     # The main resource's merge patch is still checked whole: the spec it touches is validated.
@@ -274,3 +279,32 @@ def test_admission_sees_the_namespace_labels_of_the_moment() -> None:
     label(None)
     with pytest.raises(Invalid, match="admin-access"):
         registry.writes.create(claims, "default", admin_claim("e"), OPTS)
+
+
+def test_objects_created_alike_share_spec_and_entries_that_later_writes_leave_alone() -> None:
+    # Pods created alike store one spec and one managedFields list between them; every kind of
+    # write to one of them (binding, status patch, spec patches and PUT, apply, deletion) builds
+    # objects of its own, so the other reads back byte for byte as it was created.
+    registry = new_registry()
+    pods = kind(registry, "pods")
+    first, _ = registry.writes.create(pods, "default", pod("a"), OPTS)
+    second, _ = registry.writes.create(pods, "default", pod("b"), OPTS)
+    assert second["spec"] is first["spec"]
+    if second["metadata"]["creationTimestamp"] == first["metadata"]["creationTimestamp"]:
+        assert second["metadata"]["managedFields"] is first["metadata"]["managedFields"]
+    snapshot = orjson.dumps(second)
+    writes = registry.writes
+    status = WriteOptions(manager="kubelet", subresource="status")
+    bind_pod(writes, pods, "default", "a", {"metadata": {"name": "a"}, "target": {"name": "node-0"}}, OPTS)
+    writes.patch(pods, "default", "a", "merge", {"status": {"phase": "Running"}}, status)
+    writes.patch(pods, "default", "a", "json", [{"op": "replace", "path": "/spec/containers/0/image",
+                                                  "value": "other"}], OPTS)
+    writes.patch(pods, "default", "a", "strategic", {"spec": {"activeDeadlineSeconds": 5,
+                                                              "containers": [{"name": "c", "image": "third"}]}}, OPTS)
+    current = registry.reads.get(pods, "default", "a")
+    writes.update(pods, "default", "a", {**current, "spec": {**current["spec"], "activeDeadlineSeconds": 7}}, OPTS)
+    writes.patch(pods, "default", "a", "apply", {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a"},
+                                                  "spec": {"activeDeadlineSeconds": 9}},
+                 WriteOptions(manager="applier", force=True))
+    writes.delete(pods, "default", "a", {})
+    assert orjson.dumps(registry.reads.get(pods, "default", "b")) == snapshot
