@@ -128,15 +128,16 @@ def copy_sharing_managed_fields(obj: dict[str, Any]) -> dict[str, Any]:
 def status_only(new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
     """A status write changes status only (``ResetObjectMetaForStatus`` keeps old metadata).
 
-    Metadata and status are copies the write may edit; the rest (spec, data) is ``old``'s own,
-    shared: nothing edits it on a status write (a strategy drops disabled fields only where the
-    old object lacks them, and here it is the old object's), and no write edits a stored object.
+    Status is a copy the write may edit, metadata a copy of ``old``'s top level (the write sets
+    resourceVersion, generation and managedFields there); the rest, and the values within
+    metadata (labels, annotations, owner references, finalizers), are ``old``'s own, shared:
+    nothing below them is edited on a status write (a strategy drops disabled fields in spec or
+    status only), and no write edits a stored object.
     """
-    own = copy_sharing_managed_fields({"metadata": old["metadata"], **({"status": new["status"]} if "status" in new
-                                                                       else {})})
-    out = {k: own["metadata"] if k == "metadata" else v for k, v in old.items() if k != "status"}
-    if "status" in own:
-        out["status"] = own["status"]
+    out = {k: v for k, v in old.items() if k != "status"}
+    out["metadata"] = dict(old["metadata"])
+    if "status" in new:
+        out["status"] = deep_copy(new["status"])
     return out
 
 
