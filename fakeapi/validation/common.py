@@ -100,9 +100,14 @@ def validate_annotations(annotations: dict[str, str] | None, path: str) -> list[
 
 
 def validate_object_meta(meta: dict[str, Any] | None, path: str, *, namespaced: bool,
-                         name_check: names.Checker) -> list[FieldError]:
-    """Generic ObjectMeta rules: name/generateName format, namespace scope, labels, finalizers, owners."""
+                         name_check: names.Checker, old: dict[str, Any] | None = None) -> list[FieldError]:
+    """Generic ObjectMeta rules: name/generateName format, namespace scope, labels, finalizers, owners.
+
+    On an update, ``old`` is the stored object's metadata: labels, annotations, finalizers and
+    owner references equal to its own passed these checks when it was stored (each section's
+    rules look at that section alone), so only the sections the write changed are walked."""
     meta = meta or {}
+    old = old or {}
     errs: list[FieldError] = []
     name, generate = meta.get("name"), meta.get("generateName")
     if generate:
@@ -124,14 +129,14 @@ def validate_object_meta(meta: dict[str, Any] | None, path: str, *, namespaced: 
     if (meta.get("generation") or 0) < 0:
         errs.append(invalid(f"{path}.generation", meta["generation"], "must be greater than or equal to 0"))
     # Most objects lack most of these: no path is formatted for what is absent.
-    if labels := meta.get("labels"):
+    if (labels := meta.get("labels")) and labels != old.get("labels"):
         errs += validate_labels(labels, f"{path}.labels")
-    if annotations := meta.get("annotations"):
+    if (annotations := meta.get("annotations")) and annotations != old.get("annotations"):
         errs += validate_annotations(annotations, f"{path}.annotations")
-    if finalizers := meta.get("finalizers"):
+    if (finalizers := meta.get("finalizers")) and finalizers != old.get("finalizers"):
         errs += validate_list(finalizers, f"{path}.finalizers", -1,
                               lambda f, p: names.check(p, f, names.qualified_name), key=lambda f: f)
-    if not (owners := meta.get("ownerReferences")):
+    if not (owners := meta.get("ownerReferences")) or owners == old.get("ownerReferences"):
         return errs
     errs += validate_list(owners, f"{path}.ownerReferences", -1, _owner_reference)
     controllers = [o for o in owners if o.get("controller")]

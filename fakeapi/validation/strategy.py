@@ -127,7 +127,8 @@ def validate_update(strategy: Strategy, new: dict[str, Any], old: dict[str, Any]
     new_meta, old_meta = new.get("metadata"), old.get("metadata")
     errors: list[FieldError] = []
     if new_meta != old_meta:
-        errors += validate_object_meta(new_meta, "metadata", namespaced=namespaced, name_check=strategy.validate_name)
+        errors += validate_object_meta(new_meta, "metadata", namespaced=namespaced, name_check=strategy.validate_name,
+                                       old=old_meta)
         errors += validate_object_meta_update(new_meta, old_meta)
     if ctx.subresource == "status":
         return errors + strategy.validate_status_update(new, old, ctx)
