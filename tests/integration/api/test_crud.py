@@ -121,6 +121,27 @@ async def test_binding_assigns_node_once(api: Api) -> None:
                                'to node "node-1"')
 
 
+async def test_writes_to_a_pod_leave_the_pods_created_alike_as_they_were(api: Api) -> None:
+    # Pods created alike share their stored spec and managedFields: no write to one of them
+    # (binding, status, JSON, strategic and apply patches, PUT, deletion) shows in the others.
+    alike = [await api.ok("POST", PODS, pod(name)) for name in ("a", "b", "c")]
+    binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "a"}, "target": {"name": "node-1"}}
+    await api.ok("POST", f"{PODS}/a/binding", binding)
+    await api.ok("PATCH", f"{PODS}/a/status", {"status": {"phase": "Running"}},
+                 content_type="application/merge-patch+json")
+    await api.ok("PATCH", f"{PODS}/a", [{"op": "replace", "path": "/spec/containers/0/image", "value": "j"}],
+                 content_type="application/json-patch+json")
+    await api.ok("PATCH", f"{PODS}/a", {"spec": {"containers": [{"name": "c", "image": "k"}]}},
+                 content_type="application/strategic-merge-patch+json")
+    await api.ok("PATCH", f"{PODS}/a?fieldManager=applier&force=true",
+                 {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a"}, "spec": {"activeDeadlineSeconds": 5}},
+                 content_type="application/apply-patch+yaml")
+    current = await api.ok("GET", f"{PODS}/a")
+    await api.ok("PUT", f"{PODS}/a", {**current, "spec": {**current["spec"], "activeDeadlineSeconds": 4}})
+    await api.ok("DELETE", f"{PODS}/b")
+    assert await api.ok("GET", f"{PODS}/c") == alike[2]
+
+
 async def test_dry_run_persists_nothing(api: Api) -> None:
     before = await api.ok("GET", CM)
     created = await api.ok("POST", f"{CM}?dryRun=All", configmap("dry"))
