@@ -108,10 +108,13 @@ class Writer:
     # -- admission -----------------------------------------------------------------------------
 
     def _admission(self, rt: ResourceType, namespace: str, operation: str,
-                   subresource: str = "") -> AdmissionContext:
+                   subresource: str = "", ns: dict[str, Any] | None = None) -> AdmissionContext:
+        """The admission context of a write in ``namespace`` (``ns``: its object, when the caller
+        has just read it)."""
         labels: Any = None
         if rt.namespaced and namespace:
-            ns = self.reads.find(self.kinds.namespaces, "", namespace)
+            if ns is None:
+                ns = self.reads.find(self.kinds.namespaces, "", namespace)
             labels = ((ns or {}).get("metadata") or {}).get("labels")
         else:
             namespace = ""
@@ -133,18 +136,21 @@ class Writer:
         target = self.kinds.by_plural(group, plural)
         return [] if target is None else self.reads.items(target)
 
-    def _check_namespace_open(self, rt: ResourceType, namespace: str, name: str) -> None:
-        """NamespaceLifecycle: namespaced objects are created only in existing, live namespaces."""
+    def _check_namespace_open(self, rt: ResourceType, namespace: str, obj: dict[str, Any]) -> dict[str, Any] | None:
+        """NamespaceLifecycle: namespaced objects are created only in existing, live namespaces.
+        Returns the namespace (None for a cluster-scoped kind)."""
         if not rt.namespaced:
-            return
+            return None
         ns = self.reads.get(self.kinds.namespaces, "", namespace)
         if (ns.get("metadata") or {}).get("deletionTimestamp"):
+            name = m.display_name(obj)
             raise Forbidden(f'{rt.group_resource} "{name}" is forbidden: unable to create new content in '
                             f"namespace {namespace} because it is being terminated",
                             details={**status_details(rt.plural, rt.group, name),
                                      "causes": [{"reason": "NamespaceTerminating",
                                                  "message": f"namespace {namespace} is being terminated",
                                                  "field": "metadata.namespace"}]})
+        return ns
 
     def _decode(self, rt: ResourceType, obj: dict[str, Any], field_validation: str, *,
                 patch: bool = False) -> tuple[dict[str, Any], list[str]]:
@@ -204,7 +210,7 @@ class Writer:
         if meta.get("resourceVersion"):
             raise BadRequest("resourceVersion should not be set on objects to be created")
         m.bind_namespace(rt, meta, namespace)
-        self._check_namespace_open(rt, namespace, m.display_name(obj))
+        ns = self._check_namespace_open(rt, namespace, obj)
         m.set_identity(rt, obj)
         for key in m.SERVER_META:
             meta.pop(key, None)
@@ -213,7 +219,7 @@ class Writer:
         meta["uid"] = m.new_uid()
         if rt.has_status and not rt.strategy.keeps_status_on_create:
             obj.pop("status", None)  # the kind's status defaults then come from its strategy
-        ctx = self._admission(rt, namespace, "CREATE")
+        ctx = self._admission(rt, namespace, "CREATE", ns=ns)
         self._fill_value_structs(rt, obj)
         rt.strategy.default(obj, ctx)
         rt.strategy.drop_disabled_fields(obj, None, ctx)
