@@ -76,8 +76,8 @@ async def stream_watch(request: web.Request, registry: Registry, target: Target,
     first = True
     # A StreamResponse sends its headers in prepare(), so raw chunks may follow at once.  Table
     # rows are rendered per watch, by the reader.
-    if not as_table:
-        watcher.use_sink(chunk_sink(request.transport))
+    sink = None if as_table else chunk_sink(request.transport)
+    watcher.use_sink(sink)
     try:
         while True:
             now = loop.time()
@@ -89,7 +89,10 @@ async def stream_watch(request: web.Request, registry: Registry, target: Target,
                 if as_table:
                     lines = [_as_table_line(target, line, first and i == 0) for i, line in enumerate(lines)]
                     first = False
-                await response.write(b"".join(lines))
+                # The sink takes what the connection can (the initial events, nearly always: they
+                # wait in the watcher since set-up); else the response's writer waits for the client.
+                if sink is None or not sink(lines):
+                    await response.write(b"".join(lines))
             if watcher.expired:
                 await response.write(_error_line(Expired(
                     "too old resource version: the watch fell too far behind; re-list")))

@@ -52,7 +52,7 @@ class Informer:
         for handlers, fn in ((self._on_add, on_add), (self._on_update, on_update), (self._on_delete, on_delete)):
             if fn is not None:
                 handlers.append(fn)
-        if on_add is not None:
+        if on_add is not None and len(self._store):
             for obj in self.lister.list():
                 self._dispatch([on_add], obj)
 

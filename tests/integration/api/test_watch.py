@@ -202,3 +202,20 @@ async def test_slow_watcher_is_closed_with_410_and_others_keep_up() -> None:
                 last = ev
             assert last is not None and last["type"] == "ERROR" and last["object"]["code"] == 410
         await wait_for(lambda: cluster.registry.store.hub.count() == 0, message="closed watches unregistered")
+
+
+async def test_stalled_streaming_list_gets_every_event_once_in_order(api: Api) -> None:
+    """Initial events and then live ones, far more than the connection buffers while the client
+    reads nothing: the server's direct chunk writes and its waiting writer together deliver each
+    event once, in order (neither path may drop or repeat lines the other took)."""
+    big = "x" * 20_000
+    for i in range(40):
+        await api.ok("POST", CM, configmap(f"initial-{i:02}", data={"v": big}))
+    path = (f"{CM}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true"
+            "&resourceVersion=")
+    async with api.watch(path) as w:
+        for i in range(300):  # nothing is read while these land
+            await api.ok("POST", CM, configmap(f"live-{i:03}", data={"v": big}))
+        seen = [(e["type"], e["object"]["metadata"].get("name")) for e in await w.events(341, skip_bookmarks=False)]
+    assert seen == [*[("ADDED", f"initial-{i:02}") for i in range(40)], ("BOOKMARK", None),
+                    *[("ADDED", f"live-{i:03}") for i in range(300)]]
