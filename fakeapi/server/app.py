@@ -36,6 +36,7 @@ from fakeapi.server.openapi import OpenAPICache
 from fakeapi.server.routes import NOT_FOUND_MESSAGE
 from fakeapi.server.security import authorize
 from fakeapi.server.state import ACCESS, OPENAPI, OPTIONS, REGISTRY
+from fakeapi.server.watch_stream import BOOKMARKS, bookmark_sweep
 from fakeapi.store.eventlog import ADDED, StorageKey
 from fakeapi.store.objects import ObjectStore
 from fakeapi.validation import priority
@@ -280,6 +281,7 @@ def create_app(options: ServerOptions | None = None, *,
     app[REGISTRY] = registry
     app[ACCESS] = access
     app[OPTIONS] = options
+    app[BOOKMARKS] = bookmark_sweep(options.bookmark_interval)
     app[OPENAPI] = OpenAPICache(registry)
     app[GC] = GarbageCollector(registry)
     app[CRDS] = CRDController(registry)

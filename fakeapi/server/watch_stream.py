@@ -10,11 +10,22 @@ import orjson
 from aiohttp import web
 
 from fakeapi.errors import Expired, StatusError
+from fakeapi.machinery.deadlines import DeadlineSweep
 from fakeapi.registry import listing
 from fakeapi.registry.rest import Registry
 from fakeapi.server import tables
 from fakeapi.server.routes import Target
-from fakeapi.server.state import OPTIONS
+from fakeapi.store.watch import Watcher
+
+# When each watch with bookmarks has its next one due: one timer per server for all of them,
+# as upstream's watch cache has one bookmark timer (a timer per watch cost ~19k instructions).
+BOOKMARKS = web.AppKey("bookmarks", DeadlineSweep[Watcher])
+
+
+def bookmark_sweep(interval: float) -> DeadlineSweep[Watcher]:
+    """The server's :data:`BOOKMARKS`: wakes each registered watch's reader ``interval`` after
+    its registration (holding no reference to the server, only to the watches it waits for)."""
+    return DeadlineSweep(interval, Watcher.interrupt)
 
 
 def _error_line(err: StatusError) -> bytes:
@@ -57,7 +68,6 @@ async def stream_watch(request: web.Request, registry: Registry, target: Target,
                        opts: listing.ListOptions, as_table: bool) -> web.StreamResponse:
     rt = target.resource
     reads = registry.reads
-    options = request.app[OPTIONS]
     response = web.StreamResponse(status=200, headers={"Content-Type": "application/json",
                                                        "Cache-Control": "no-cache, private"})
     response.enable_chunked_encoding()
@@ -72,7 +82,12 @@ async def stream_watch(request: web.Request, registry: Registry, target: Target,
     await response.prepare(request)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + opts.timeout_seconds if opts.timeout_seconds else None
-    next_bookmark = loop.time() + options.bookmark_interval
+    sweep = request.app[BOOKMARKS]
+    bookmarks = sweep if opts.allow_bookmarks else None
+    interval = sweep.seconds
+    next_bookmark = loop.time() + interval
+    if bookmarks is not None:
+        bookmarks.add(watcher, loop)  # due when next_bookmark is, or a hair later
     first = True
     # A StreamResponse sends its headers in prepare(), so raw chunks may follow at once.  Table
     # rows are rendered per watch, by the reader.
@@ -81,8 +96,10 @@ async def stream_watch(request: web.Request, registry: Registry, target: Target,
     try:
         while True:
             now = loop.time()
-            wait = next_bookmark - now if opts.allow_bookmarks else None
-            if deadline is not None:
+            # The sweep wakes the reader for its bookmark; its own timer only for a deadline
+            # before that, and none while a due bookmark waits for a quiet moment.
+            wait = 0.0 if bookmarks is not None and now >= next_bookmark else None
+            if deadline is not None and (bookmarks is None or deadline < next_bookmark):
                 wait = deadline - now if wait is None else min(wait, deadline - now)
             lines = await watcher.next_lines(max(wait, 0) if wait is not None else None)
             if lines:
@@ -102,13 +119,16 @@ async def stream_watch(request: web.Request, registry: Registry, target: Target,
             now = loop.time()
             if deadline is not None and now >= deadline:
                 break
-            if opts.allow_bookmarks and now >= next_bookmark and not lines and not watcher.take_delivered():
+            if bookmarks is not None and now >= next_bookmark and not lines and not watcher.take_delivered():
                 await response.write(orjson.dumps(reads.bookmark(rt)) + b"\n")
-                next_bookmark = now + options.bookmark_interval
+                next_bookmark = loop.time() + interval
+                bookmarks.add(watcher, loop)
         await response.write_eof()
     except ConnectionResetError:
         pass  # the client went away: an ordinary end of a watch
     finally:
+        if bookmarks is not None:
+            bookmarks.discard(watcher)
         watcher.use_sink(None)
         reads.close_watch(rt, watcher)
     return response

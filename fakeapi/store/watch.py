@@ -128,6 +128,12 @@ class Watcher:
         """Let ``sink`` write this watch's lines while its reader is parked (None: stop)."""
         self._sink = sink
 
+    def interrupt(self) -> None:
+        """Wake a parked reader without lines, as its timeout would (a bookmark is due)."""
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
     def take_delivered(self) -> bool:
         """Whether the sink wrote lines since the last call."""
         delivered, self._delivered = self._delivered, False

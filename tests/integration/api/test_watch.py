@@ -219,3 +219,48 @@ async def test_stalled_streaming_list_gets_every_event_once_in_order(api: Api) -
         seen = [(e["type"], e["object"]["metadata"].get("name")) for e in await w.events(341, skip_bookmarks=False)]
     assert seen == [*[("ADDED", f"initial-{i:02}") for i in range(40)], ("BOOKMARK", None),
                     *[("ADDED", f"live-{i:03}") for i in range(300)]]
+
+
+async def test_bookmarks_come_every_interval_to_each_watch_and_timeouts_still_end_streams() -> None:
+    """One bookmark timer per server wakes every watch with bookmarks when its next one is due; a
+    watch's own deadline (timeoutSeconds) still ends it on time, bookmarks or not."""
+    import aiohttp
+
+    from fakeapi.cluster import FakeCluster
+    from fakeapi.config import ServerOptions
+
+    interval = 0.2
+    async with FakeCluster(control_plane=False, options=ServerOptions(bookmark_interval=interval)) as cluster, \
+            aiohttp.ClientSession(base_url=cluster.url) as session:
+        api = Api(session, cluster)
+        loop = asyncio.get_running_loop()
+        marks = f"{CM}?watch=1&allowWatchBookmarks=true"
+        async with api.watch(marks) as a, api.watch(marks) as b, api.watch(f"{marks}&timeoutSeconds=1") as timed, \
+                api.watch(f"{CM}?watch=1&timeoutSeconds=1") as plain:
+            opened = loop.time()
+            for w in (a, b):
+                ev = await w.next()
+                assert ev["type"] == "BOOKMARK"
+            await api.ok("POST", CM, configmap("between"))
+            for w in (a, b):  # a live event, then the bookmarks go on
+                assert (await w.next())["type"] == "ADDED"
+                types = [ev["type"] for ev in await w.events(2, skip_bookmarks=False)]
+                assert types == ["BOOKMARK", "BOOKMARK"]
+            assert loop.time() - opened >= 3 * interval
+            timed_events = [ev["type"] async for ev in timed.lines()]  # ends at its deadline
+            assert "ADDED" in timed_events and timed_events.count("BOOKMARK") >= 2
+            assert [ev["type"] async for ev in plain.lines()] == ["ADDED"]  # no bookmarks asked for
+        await wait_for(lambda: cluster.registry.store.hub.count() == 0, message="closed watches unregistered")
+
+
+async def test_a_deadline_before_the_next_bookmark_ends_the_watch_on_time() -> None:
+    import aiohttp
+
+    from fakeapi.cluster import FakeCluster
+    from fakeapi.config import ServerOptions
+
+    async with FakeCluster(control_plane=False, options=ServerOptions(bookmark_interval=60.0)) as cluster, \
+            aiohttp.ClientSession(base_url=cluster.url) as session:
+        async with Api(session, cluster).watch(f"{CM}?watch=1&allowWatchBookmarks=true&timeoutSeconds=1") as w:
+            assert w.resp is not None
+            assert await asyncio.wait_for(w.resp.content.read(), 10) == b""  # long before the bookmark
