@@ -52,10 +52,11 @@ def parse_list_options(query: Mapping[str, str], rt: ResourceType) -> ListOption
         fields = parse_field_selector(query.get("fieldSelector"))
     except SelectorError as exc:
         raise BadRequest(str(exc)) from exc
-    allowed = {"metadata.name", "metadata.namespace", *rt.field_selectors}
-    for field in fields.fields():
-        if field not in allowed:
-            raise BadRequest(f'field label not supported: {field}')
+    if not fields.empty:
+        allowed = {"metadata.name", "metadata.namespace", *rt.field_selectors}
+        for field in fields.fields():
+            if field not in allowed:
+                raise BadRequest(f'field label not supported: {field}')
     try:
         limit = int(query.get("limit") or 0)
         timeout = int(query["timeoutSeconds"]) if query.get("timeoutSeconds") else None

@@ -26,6 +26,7 @@ from fakeapi.store.pagination import ContinueToken
 from fakeapi.store.watch import Watcher, WatchFilter
 
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
+_EVERYTHING = WatchFilter()
 # How long a read "not older than" a future resourceVersion waits before 504 (upstream: 3 s).
 RV_WAIT_SECONDS = 3.0
 
@@ -144,7 +145,11 @@ class Reader:
         ``initial-events-end`` bookmark at the revision they reflect, then live events.
         """
         store = self._store
-        flt = WatchFilter(namespace if rt.namespaced else None, make_predicate(rt, opts), rt.read_view)
+        scope = namespace if rt.namespaced else None
+        predicate = make_predicate(rt, opts)
+        # Most watches (every informer's) take a kind's objects as stored: one filter for all.
+        flt = _EVERYTHING if scope is None and predicate is None and rt.read_view is None else WatchFilter(
+            scope, predicate, rt.read_view)
         storage = rt.storage_key
         rv_text = opts.resource_version
         if opts.send_initial_events:

@@ -264,3 +264,20 @@ async def test_a_deadline_before_the_next_bookmark_ends_the_watch_on_time() -> N
         async with Api(session, cluster).watch(f"{CM}?watch=1&allowWatchBookmarks=true&timeoutSeconds=1") as w:
             assert w.resp is not None
             assert await asyncio.wait_for(w.resp.content.read(), 10) == b""  # long before the bookmark
+
+
+async def test_a_namespace_watch_sees_its_namespace_and_an_all_namespaces_watch_sees_all(api: Api) -> None:
+    await api.ok("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "other"}})
+    other = "/api/v1/namespaces/other/configmaps"
+    await api.ok("POST", CM, configmap("mine-1"))
+    await api.ok("POST", other, configmap("theirs-1"))
+    query = "watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true"
+    async with api.watch(f"{CM}?{query}") as mine, api.watch(f"/api/v1/configmaps?{query}") as every:
+        mine_initial = await mine.events(2, skip_bookmarks=False)
+        every_initial = await every.events(3, skip_bookmarks=False)
+        await api.ok("POST", other, configmap("theirs-2"))
+        await api.ok("POST", CM, configmap("mine-2"))
+        assert (await mine.next())["object"]["metadata"]["name"] == "mine-2"
+        assert [(await every.next())["object"]["metadata"]["name"] for _ in range(2)] == ["theirs-2", "mine-2"]
+    assert [e["object"]["metadata"].get("name") for e in mine_initial] == ["mine-1", None]
+    assert sorted(e["object"]["metadata"].get("name") or "" for e in every_initial) == ["", "mine-1", "theirs-1"]
