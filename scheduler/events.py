@@ -78,12 +78,14 @@ class EventRecorder:
         self._records: OrderedDict[_EventKey, _Record] = OrderedDict()
         # Finished series whose final count is still to be written.
         self._finishing: dict[_EventKey, _Record] = {}
-        self._queue: WorkQueue[_EventKey] = WorkQueue()
+        # Made with the worker by the first Event: most recorders of a short-lived control plane write none.
+        self._queue: WorkQueue[_EventKey] | None = None
         self._worker: asyncio.Task[None] | None = None
+        self._closed = False
 
     def event(self, obj: dict, type_: str, reason: str, message: str) -> None:
         """Record that ``reason``/``message`` happened to ``obj``; written asynchronously."""
-        if self._queue.shutting_down:
+        if self._closed:
             return
         involved = involved_object(obj)
         key = (involved.get("namespace", ""), involved["name"], involved["uid"], type_, reason, message)
@@ -99,11 +101,13 @@ class EventRecorder:
         record.last = now
         record.involved = involved
         loop = asyncio.get_running_loop()
+        queue = self._queue
+        if queue is None:
+            queue = self._queue = WorkQueue()
+            self._worker = loop.create_task(self._run(queue), name=f"events-{self._component}")
         if not self._series or self._series_due(record, key, loop):
             record.due = record.count
-            self._queue.add(key)
-        if self._worker is None:
-            self._worker = loop.create_task(self._run(), name=f"events-{self._component}")
+            queue.add(key)
 
     def _series_due(self, record: _Record, key: _EventKey, loop: asyncio.AbstractEventLoop) -> bool:
         """Whether a series recorder writes this repeat now: the Event, the series' start
@@ -124,14 +128,16 @@ class EventRecorder:
         record.finish = None
         if self._records.get(key) is record:
             del self._records[key]
-        if record.count != record.written_count and not self._queue.shutting_down:
+        if record.count != record.written_count and self._queue is not None and not self._closed:
             record.due = record.count
             self._finishing[key] = record
             self._queue.add(key)
 
     async def close(self) -> None:
         """Stop writing; Events still queued are dropped."""
-        self._queue.shut_down()
+        self._closed = True
+        if self._queue is not None:
+            self._queue.shut_down()
         for record in self._records.values():
             if record.finish is not None:
                 record.finish.cancel()
@@ -139,10 +145,10 @@ class EventRecorder:
             await asyncio.gather(self._worker, return_exceptions=True)
             self._worker = None
 
-    async def _run(self) -> None:
+    async def _run(self, queue: WorkQueue[_EventKey]) -> None:
         while True:
             try:
-                key = await self._queue.get()
+                key = await queue.get()
             except ShutDown:
                 return
             try:
@@ -156,7 +162,7 @@ class EventRecorder:
             except Exception:
                 log.exception("event writer failed")
             finally:
-                self._queue.done(key)
+                queue.done(key)
 
     async def _write(self, record: _Record) -> None:
         count = record.due

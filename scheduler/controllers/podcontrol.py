@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -63,7 +62,7 @@ def _orphan_namespace(obj: dict[str, Any]) -> list[str]:
 def index_by_controller(informer: Informer) -> None:
     """Index ``informer`` by controller UID, and its orphans by namespace (shared by every
     controller that asks), so a sync reads its own objects and adoption candidates, not all."""
-    with contextlib.suppress(ValueError):  # another controller added them already
+    if not informer.has_index(CONTROLLER_INDEX):  # else another controller added both
         informer.add_index(CONTROLLER_INDEX, controller_uids)
         informer.add_index(ORPHAN_INDEX, _orphan_namespace)
 

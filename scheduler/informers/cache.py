@@ -32,12 +32,12 @@ class Store:
     def __init__(self) -> None:
         self._items: dict[str, dict] = {}
         # index name -> index value -> set of keys; names of one function share the mapping
-        self._indices: dict[str, dict[str, set[str]]] = {}
+        namespaces: dict[str, set[str]] = {}
+        self._indices: dict[str, dict[str, set[str]]] = {NAMESPACE_INDEX: namespaces}
         # one (function, mapping) per distinct index function
-        self._computed: list[tuple[IndexFunc, dict[str, set[str]]]] = []
+        self._computed: list[tuple[IndexFunc, dict[str, set[str]]]] = [(_namespace_of, namespaces)]
         # key -> its values in each computed index, in ``_computed`` order
         self._values: dict[str, tuple[tuple[str, ...], ...]] = {}
-        self.add_index(NAMESPACE_INDEX, _namespace_of)
 
     def add_index(self, name: str, fn: IndexFunc) -> None:
         """Register an index; existing objects are indexed immediately."""
@@ -53,6 +53,9 @@ class Store:
             values = tuple(fn(obj))
             _add(index, key, values)
             self._values[key] += (values,)
+
+    def has_index(self, name: str) -> bool:
+        return name in self._indices
 
     def get(self, key: str) -> dict | None:
         return self._items.get(key)

@@ -60,6 +60,10 @@ class Informer:
         """Add a named index usable through ``lister.by_index(name, value)``."""
         self._store.add_index(name, fn)
 
+    def has_index(self, name: str) -> bool:
+        """Whether an index of that name was added."""
+        return self._store.has_index(name)
+
     @property
     def has_synced(self) -> bool:
         """True once the first complete list has been delivered."""

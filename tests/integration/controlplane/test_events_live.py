@@ -108,3 +108,30 @@ async def test_series_count_is_refreshed_at_a_repeat_once_due(api, failing, monk
     for expected in (1, 2, 3):
         record()
         await _wait_counts(api, [expected], f"count {expected}")
+
+
+async def test_a_recorder_starts_its_writer_at_its_first_event_and_none_once_closed(api):
+    import asyncio
+
+    def writers(component):
+        return [t for t in asyncio.all_tasks() if t.get_name() == f"events-{component}" and not t.done()]
+
+    p = await api.create(PODS, "default", {"apiVersion": "v1", "kind": "Pod",
+                                           "metadata": {"name": "first", "namespace": "default"},
+                                           "spec": {"containers": [{"name": "c", "image": "busybox"}]}})
+    idle = EventRecorder(api, "idle-component")
+    await idle.close()  # never recorded anything
+    idle.event(p, NORMAL, "Late", "after close")
+    assert writers("idle-component") == []
+    busy = EventRecorder(api, "busy-component")
+    assert writers("busy-component") == []
+    busy.event(p, NORMAL, "Started", "go")
+    assert len(writers("busy-component")) == 1
+    await wait_for(lambda: _reasons(api), message="the event written")
+    await busy.close()
+    assert writers("busy-component") == []
+    assert await _reasons(api) == ["Started"]
+
+
+async def _reasons(api):
+    return [e["reason"] for e in (await api.list(EVENTS, "default"))["items"]]
