@@ -119,14 +119,25 @@ def _default_container(c: dict[str, Any]) -> None:
 
 
 def _qos_class(spec: dict[str, Any]) -> str:
-    containers = (spec.get("containers") or []) + (spec.get("initContainers") or [])
-    requests = [get(c, "resources", "requests") or {} for c in containers]
-    limits = [get(c, "resources", "limits") or {} for c in containers]
-    if not any(requests) and not any(limits):
+    """BestEffort without requests and limits; Guaranteed when every container limits cpu and
+    memory and requests them as it limits them (an absent request is the limit); else Burstable.
+    One loop without helpers or generators: it runs on every pod write."""
+    requested = False
+    guaranteed = True
+    for containers in (spec.get("containers"), spec.get("initContainers")):
+        for c in containers or ():
+            resources = c.get("resources") if isinstance(c, dict) else None
+            req = (resources.get("requests") if isinstance(resources, dict) else None) or {}
+            lim = (resources.get("limits") if isinstance(resources, dict) else None) or {}
+            requested = requested or bool(req or lim)
+            if guaranteed:
+                for name in ("cpu", "memory"):
+                    limit = lim.get(name)
+                    if limit is None or (req.get(name) or limit) != limit:
+                        guaranteed = False
+                        break
+    if not requested:
         return "BestEffort"
-    guaranteed = all(
-        all(lim.get(r) is not None and (req.get(r) or lim.get(r)) == lim.get(r) for r in ("cpu", "memory"))
-        for req, lim in zip(requests, limits, strict=True))
     return "Guaranteed" if guaranteed else "Burstable"
 
 

@@ -114,3 +114,39 @@ def test_namespace_defaults() -> None:
     STRATEGIES[("", "v1", "Namespace")].default(obj, AdmissionContext())
     assert obj == {"metadata": {"name": "team-a", "labels": {"kubernetes.io/metadata.name": "team-a"}},
                    "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}}
+
+
+def _res(requests: dict[str, str] | None = None, limits: dict[str, str] | None = None) -> dict[str, Any]:
+    resources: dict[str, Any] = {}
+    if requests is not None:
+        resources["requests"] = requests
+    if limits is not None:
+        resources["limits"] = limits
+    return {"name": "c", "image": "i", "resources": resources}
+
+
+FULL = {"cpu": "1", "memory": "1Gi"}
+QOS_CASES = [
+    # (id, containers, init containers, qosClass)
+    ("no-containers", [], [], "BestEffort"),
+    ("no-resources", [{"name": "c", "image": "i"}], [], "BestEffort"),
+    ("empty-requests-and-limits", [_res({}, {})], [], "BestEffort"),
+    ("requests-only", [_res({"cpu": "100m"})], [], "Burstable"),
+    ("limits-only-both", [_res(limits=FULL)], [], "Guaranteed"),
+    ("requests-equal-limits", [_res(FULL, FULL)], [], "Guaranteed"),
+    ("requests-below-limits", [_res({"cpu": "500m", "memory": "1Gi"}, FULL)], [], "Burstable"),
+    ("memory-limit-missing", [_res(limits={"cpu": "1"})], [], "Burstable"),
+    ("one-container-without", [_res(limits=FULL), {"name": "d", "image": "i"}], [], "Burstable"),
+    ("init-container-requests", [], [_res({"memory": "1Gi"})], "Burstable"),
+    ("init-container-without-limits", [_res(limits=FULL)], [{"name": "i", "image": "i"}], "Burstable"),
+    ("init-and-main-guaranteed", [_res(FULL, FULL)], [_res(limits=FULL)], "Guaranteed"),
+    ("other-resources-only", [_res({"example.com/gpu": "1"})], [], "Burstable"),
+]
+
+
+@pytest.mark.parametrize(("containers", "init", "expected"), [c[1:] for c in QOS_CASES],
+                         ids=[c[0] for c in QOS_CASES])
+def test_pod_qos_class(containers: list[dict[str, Any]], init: list[dict[str, Any]], expected: str) -> None:
+    obj = pod(containers=copy.deepcopy(containers), **({"initContainers": copy.deepcopy(init)} if init else {}))
+    STRATEGIES[POD].default(obj, AdmissionContext())
+    assert obj["status"]["qosClass"] == expected
