@@ -19,6 +19,8 @@ def wants_table(accept: str) -> bool:
 
 
 def accepts_only_table(accept: str) -> bool:
+    if "Table" not in accept:  # nearly every request (every watch asks): no parsing
+        return False
     kinds = [part.replace(" ", "") for part in accept.split(",") if part.strip()]
     return bool(kinds) and all(TABLE_MEDIA in k for k in kinds)
 

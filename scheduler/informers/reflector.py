@@ -86,7 +86,7 @@ class Reflector:
         return self._api.watch(
             self._gvr, self._namespace, resource_version=resource_version, label_selector=self._label_selector,
             field_selector=self._field_selector, allow_bookmarks=True, send_initial_events=send_initial_events,
-            timeout_seconds=random.randint(_MIN_WATCH_TIMEOUT, 2 * _MIN_WATCH_TIMEOUT - 1))
+            timeout_seconds=_MIN_WATCH_TIMEOUT + int(random.random() * _MIN_WATCH_TIMEOUT))
 
     async def _watch_list(self) -> AsyncIterator[dict]:
         """Sync through a streaming list; return the stream, now carrying live events."""

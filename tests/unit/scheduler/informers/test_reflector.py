@@ -6,7 +6,7 @@ import asyncio
 import aiohttp
 import pytest
 from fakeapi.scheduler.client import PODS
-from fakeapi.scheduler.informers import Informer
+from fakeapi.scheduler.informers import Informer, reflector
 
 from fakeapi.errors import Expired, Invalid
 
@@ -41,6 +41,7 @@ class ScriptedApi:
         self.watches = list(watches)
         self.watch_lists = list(watch_lists)
         self.watch_rvs = []
+        self.watch_timeouts = []
         self.calls = []
         self.exhausted = asyncio.Event()
 
@@ -50,6 +51,7 @@ class ScriptedApi:
         return {"kind": "PodList", "apiVersion": "v1", "metadata": {"resourceVersion": rv}, "items": items}
 
     async def watch(self, gvr, namespace=None, *, resource_version, send_initial_events=False, **kwargs):
+        self.watch_timeouts.append(kwargs["timeout_seconds"])
         if send_initial_events:
             self.calls.append("watch-list")
             if not self.watch_lists:
@@ -239,3 +241,14 @@ def test_each_kind_of_change_reaches_its_handlers_in_registration_order():
     informer.apply("DELETED", pod("a", "3"))
     assert calls == [("second", "add"), ("first", "update"), ("second", "update"),
                      ("second", "delete"), ("third", "delete")]
+
+
+@pytest.mark.parametrize(("draw", "timeout"), [(0.0, 300), (0.5, 450), (0.9999999, 599)],
+                         ids=["lowest", "middle", "highest"])
+async def test_each_watch_asks_a_random_timeout_of_five_to_ten_minutes(monkeypatch, draw, timeout):
+    """As client-go's reflector: timeoutSeconds uniform in [minWatchTimeout, 2 * minWatchTimeout)."""
+    monkeypatch.setattr(reflector.random, "random", lambda: draw)
+    api = ScriptedApi(lists=[], watches=[],
+                      watch_lists=[[event("ADDED", pod("a", "1")), end_of_initial_events("10")]])
+    await run_until_exhausted(api)
+    assert api.watch_timeouts[:2] == [timeout, timeout]
