@@ -407,20 +407,26 @@ def decode(model: type[BaseModel], obj: dict[str, Any], field_validation: str = 
     and, for ``Strict``, on unknown fields.  Defaults are not applied.  With ``patch`` the
     object is a merge or strategic-merge patch: nulls (deletions) and ``$`` directives stay.
     """
-    kind, version = _kind_version(model)
-    prefix = f'{kind} in version "{version}" cannot be handled as a {kind}: '
     if not isinstance(obj, dict):
-        raise BadRequest(prefix + f"json: cannot unmarshal {_json_kind(obj)} into Go value of type "
-                                  f"{_go_name(Struct(model))}")
+        raise BadRequest(_refusal(model) + f"json: cannot unmarshal {_json_kind(obj)} into Go value of type "
+                                           f"{_go_name(Struct(model))}")
     unknown: list[str] = []
     try:
         pruned = _struct_decoder(model, patch)(obj, None, unknown)
     except _DecodeError as err:
-        raise BadRequest(prefix + str(err)) from None
+        raise BadRequest(_refusal(model) + str(err)) from None
+    if not unknown:  # nearly every body: no message to format
+        return pruned, []
     messages = [f'unknown field "{p}"' for p in unknown]
-    if messages and field_validation == "Strict":
-        raise BadRequest(prefix + "strict decoding error: " + ", ".join(messages))
+    if field_validation == "Strict":
+        raise BadRequest(_refusal(model) + "strict decoding error: " + ", ".join(messages))
     return pruned, messages if field_validation == "Warn" else []
+
+
+def _refusal(model: type[BaseModel]) -> str:
+    """The start of the message refusing a body decoded into ``model``."""
+    kind, version = _kind_version(model)
+    return f'{kind} in version "{version}" cannot be handled as a {kind}: '
 
 
 def _kind_version(model: type[BaseModel]) -> tuple[str, str]:
