@@ -33,6 +33,8 @@ def _error_line(err: StatusError) -> bytes:
 
 
 _SINK_METHODS = ("write", "is_closing", "get_write_buffer_size", "get_write_buffer_limits")
+# Transport classes by whether they have the methods above, decided once per class.
+_SINKABLE: dict[type, bool] = {}
 
 
 def chunk_sink(transport: Any) -> Callable[[list[bytes]], bool] | None:
@@ -40,7 +42,11 @@ def chunk_sink(transport: Any) -> Callable[[list[bytes]], bool] | None:
     them, while the connection's buffer is below its high-water mark (else the reader writes,
     waiting for the client)."""
     # Duck-typed: uvloop's transports have these methods without subclassing asyncio's.
-    if transport is None or not all(hasattr(transport, m) for m in _SINK_METHODS):
+    kind = type(transport)
+    sinkable = _SINKABLE.get(kind)
+    if sinkable is None:
+        sinkable = _SINKABLE[kind] = transport is not None and all(hasattr(kind, m) for m in _SINK_METHODS)
+    if not sinkable:
         return None
 
     def sink(lines: list[bytes]) -> bool:

@@ -62,3 +62,25 @@ def test_chunk_sink_writes_one_chunk_and_refuses_full_or_closing_connections(
 
 def test_no_sink_without_a_transport() -> None:
     assert chunk_sink(None) is None
+
+
+class _WritesOnly:
+    def write(self, data: bytes) -> None: ...
+
+
+class _Buffered(_WritesOnly):
+    def is_closing(self) -> bool:
+        return False
+
+    def get_write_buffer_size(self) -> int:
+        return 0
+
+    def get_write_buffer_limits(self) -> tuple[int, int]:
+        return (16384, 65536)
+
+
+def test_a_sink_only_for_transports_with_its_methods_decided_per_class() -> None:
+    for _ in range(2):  # the second time from what was decided for the class
+        assert chunk_sink(_WritesOnly()) is None
+        assert chunk_sink(_Buffered()) is not None
+        assert chunk_sink(None) is None
