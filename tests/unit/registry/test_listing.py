@@ -6,7 +6,7 @@ import pytest
 
 from fakeapi.errors import BadRequest, Invalid, StatusError
 from fakeapi.registry.kinds import KINDS
-from fakeapi.registry.listing import make_predicate, parse_list_options
+from fakeapi.registry.listing import ListOptions, make_predicate, parse_list_options
 
 PODS = next(k for k in KINDS if k.plural == "pods")
 
@@ -47,3 +47,12 @@ SELECTS = [
 def test_predicate(query: dict, matches: bool | None) -> None:
     predicate = make_predicate(PODS, parse_list_options(query, PODS))
     assert (None if predicate is None else predicate(POD)) == matches
+
+
+def test_parsed_options_are_immutable_and_an_empty_query_gives_the_defaults() -> None:
+    opts = parse_list_options({}, PODS)
+    assert opts == ListOptions()
+    with pytest.raises(AttributeError):
+        opts.limit = 5  # type: ignore[misc]
+    watch = parse_list_options({"watch": "1", "timeoutSeconds": "30", "limit": "7"}, PODS)
+    assert (watch.watch, watch.timeout_seconds, watch.limit, watch.has_selectors) == (True, 30, 7, False)
