@@ -17,8 +17,8 @@ from fakeapi.server import tables
 from fakeapi.server.routes import Target
 from fakeapi.store.watch import Watcher
 
-# When each watch with bookmarks has its next one due: one timer per server for all of them,
-# as upstream's watch cache has one bookmark timer (a timer per watch cost ~19k instructions).
+# When each watch with bookmarks has its next one due: one timer per server for all of them, as
+# upstream's watch cache dispatches bookmarks from one timer (a timer per watch cost ~19k instructions).
 BOOKMARKS = web.AppKey("bookmarks", DeadlineSweep[Watcher])
 
 
