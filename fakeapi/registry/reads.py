@@ -23,7 +23,10 @@ from fakeapi.store.eventlog import Event
 from fakeapi.store.objects import ObjectStore, object_key
 from fakeapi.store.objects import encoded as encoded
 from fakeapi.store.pagination import ContinueToken
-from fakeapi.store.watch import Watcher, WatchFilter
+
+# ``Watcher`` is re-exported for the HTTP layer's bookmark timer (a sweep of open watches).
+from fakeapi.store.watch import Watcher as Watcher
+from fakeapi.store.watch import WatchFilter
 
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 _EVERYTHING = WatchFilter()

@@ -12,10 +12,10 @@ from aiohttp import web
 from fakeapi.errors import Expired, StatusError
 from fakeapi.machinery.deadlines import DeadlineSweep
 from fakeapi.registry import listing
+from fakeapi.registry.reads import Watcher
 from fakeapi.registry.rest import Registry
 from fakeapi.server import tables
 from fakeapi.server.routes import Target
-from fakeapi.store.watch import Watcher
 
 # When each watch with bookmarks has its next one due: one timer per server for all of them, as
 # upstream's watch cache dispatches bookmarks from one timer (a timer per watch cost ~19k instructions).
