@@ -43,6 +43,7 @@ from fakeapi.auth.users import INSECURE_SUPERUSER
 from fakeapi.config import ServerOptions
 from fakeapi.errors import ServiceUnavailable
 from fakeapi.machinery.deadlines import DeadlineSweep, TaskDeadlines
+from fakeapi.machinery.memo import Memo
 from fakeapi.server.pipe import pipe
 
 log = logging.getLogger("fakeapi")
@@ -96,7 +97,26 @@ def long_running_request(request: web.Request) -> bool:
     if not ("%" in target or "watch" in target or "log" in target or "exec" in target or "attach" in target
             or "proxy" in target or "portforward" in target):
         return False
-    return long_running(request.method, request.path, request.query)
+    if "%" in target or "+" in target or "/." in target or "#" in target:  # what only aiohttp's parsing decodes
+        return long_running(request.method, request.path, request.query)
+    # Neither escaped nor dot segments: the path is the target's and the query its plain pairs, of
+    # which only the first ``watch`` counts.  Remembered by method, path and that value: informers'
+    # watches come back on every cluster.
+    path, _, query = target.partition("?")
+    watch = None
+    for pair in query.split("&") if "watch" in query else ():
+        name, _, value = pair.partition("=")
+        if name == "watch":
+            watch = value
+            break
+    key = (request.method, path, watch)
+    decided = _LONG_RUNNING.get(key)
+    if decided is None:
+        decided = _LONG_RUNNING.keep(key, long_running(request.method, path, {} if watch is None else {"watch": watch}))
+    return decided
+
+
+_LONG_RUNNING: Memo[tuple[str, str, str | None], bool] = Memo(1024)
 
 
 class RequestDeadlines(TaskDeadlines):

@@ -39,3 +39,34 @@ def test_every_long_running_subresource_passes_the_quick_check(subresource: str)
     target = f"/api/v1/namespaces/default/pods/p/{subresource}"
     assert long_running_request(make_mocked_request("POST", target))
     assert not long_running_request(make_mocked_request("POST", "/api/v1/namespaces/default/pods/p/status"))
+
+
+@pytest.mark.parametrize("target", [
+    "/api/v1/pods?watch=true&resourceVersion=&allowWatchBookmarks=true&sendInitialEvents=true",
+    "/apis/resource.k8s.io/v1/resourceclaims?resourceVersion=5&watch=1&timeoutSeconds=524",
+    "/api/v1/namespaces/default/configmaps?watch=false",
+    "/api/v1/namespaces/default/configmaps?watch=0&watch=true",
+    "/api/v1/namespaces/default/configmaps?watch=true&watch=0",
+    "/api/v1/namespaces/default/configmaps?watch",
+    "/api/v1/namespaces/default/configmaps?watch=",
+    "/api/v1/namespaces/default/configmaps?watchx=1",
+    "/api/v1/namespaces/default/configmaps?labelSelector=watch",
+    "/api/v1/namespaces/default/configmaps/watch?watch=true",
+    "/api/v1/watch/namespaces/default/pods",
+    "/api/v1/namespaces/watch/pods?watch=TRUE",
+    "/api/v1/namespaces/default/pods/p/log?follow=true",
+    "/api/v1/namespaces/default/pods/log",
+    "/api/v1/namespaces/default/pods?wat%63h=1",
+    "/api/v1/namespaces/default/pods?watch=tr+ue",
+    "/api/v1/namespaces/default/pods?wat+ch=1",
+    "/api/v1/namespaces/default/pods/./p/log",
+    "/api/v1/namespaces/default/pods/../pods?watch=1",
+    "/watch?watch=1",
+], ids=lambda target: target.split("/", 3)[-1][:48])
+@pytest.mark.parametrize("method", ["GET", "POST"])
+def test_the_quick_answer_is_the_parsed_requests(method: str, target: str) -> None:
+    # The quick path reads the target itself (and remembers answers by method, path and watch
+    # value); it must agree with the attributes of the request as aiohttp parses it, twice over.
+    for _ in range(2):
+        request = make_mocked_request(method, target)
+        assert long_running_request(request) is long_running(method, request.path, request.query)
