@@ -67,12 +67,12 @@ def serving(options: ServerOptions, access: Access, faults: FaultSet) -> Callabl
                     return await handler(request)
                 except asyncio.CancelledError:
                     if task is not None and deadlines.expired(task):
-                        raise Timeout(REQUEST_TIMEOUT_MESSAGE, details={}) from None
+                        return timed_out(request)
                     raise
                 except TimeoutError:
                     if task is None:
                         raise
-                    raise Timeout(REQUEST_TIMEOUT_MESSAGE, details={}) from None
+                    return timed_out(request)
                 finally:
                     if task is not None:
                         deadlines.finish(task)
@@ -84,6 +84,14 @@ def serving(options: ServerOptions, access: Access, faults: FaultSet) -> Callabl
         return serve
 
     return wrap
+
+
+def timed_out(request: web.Request) -> web.Response:
+    """The request timeout's 504 Status.  It closes the connection: the rest of a body that never
+    arrived would otherwise be read as the next request (or waited for)."""
+    response = error_response(request, Timeout(REQUEST_TIMEOUT_MESSAGE, details={}))
+    response.force_close()
+    return response
 
 
 def error_response(request: web.Request, exc: Exception) -> web.Response:

@@ -62,6 +62,9 @@ _OUT_OF_RESOURCES = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
 # of the watch and proxy verbs and these subresources), and the subresources of a namespace,
 # which its RequestInfo parser tells apart from a namespaced collection.
 LONG_RUNNING_SUBRESOURCES = frozenset({"attach", "exec", "log", "portforward", "proxy"})
+# Seconds the server keeps reading the rest of a body its handler answered without (aiohttp's
+# lingering read, 10 s by default); past it the connection closes.
+UNREAD_BODY_WAIT = 2.0
 # kube-apiserver's timeout filter's message (k8s.io/apiserver/pkg/server/filters/timeout.go).
 REQUEST_TIMEOUT_MESSAGE = "Timeout: request did not complete within the allotted timeout"
 
@@ -388,10 +391,12 @@ class GuardedSite(web.BaseSite):
         self._host = options.host
         self._port = options.port
         self._guard = ConnectionGuard(options)
-        # No lingering: aiohttp would read what is left of a body its handler did not read (one
-        # that timed out) for up to 10 s more; the connection is closed after the response instead.
+        # What is left of a body its handler did not read (an error answered before the body
+        # arrived) is read and dropped for up to UNREAD_BODY_WAIT, so the client's next request
+        # finds the connection open, as Go's server discards an unread body; a request that
+        # timed out closes its connection instead (its answer says so).
         self._handler_args: dict[str, Any] = {"keepalive_timeout": options.idle_timeout, "access_log": None,
-                                              "lingering_time": 0.0}
+                                              "lingering_time": UNREAD_BODY_WAIT}
 
     @property
     def name(self) -> str:

@@ -276,3 +276,29 @@ async def test_the_server_listens_on_an_address_or_a_name(host: str) -> None:
         async with aiohttp.ClientSession() as session, session.get(running.url + "/version") as resp:
             assert resp.status == 200
             assert (await resp.json())["gitVersion"].startswith("v1.")
+
+
+@pytest.mark.parametrize(("path", "fault"), [
+    ("/api/v1/namespaces/default/nosuchthings", False), (CONFIGMAPS, True),
+], ids=["unknown-resource-404", "injected-429"])
+@options(request_timeout=LONG, header_read_timeout=LONG, idle_timeout=LONG)
+async def test_an_answer_sent_before_its_body_arrived_keeps_the_connection(cluster: FakeCluster, path: str,
+                                                                           fault: bool) -> None:
+    # A client sends headers and body apart (urllib3 does, so the kubernetes client does); an
+    # error answered before the body arrives must not leave a connection that closes under the
+    # client's next request: the rest of the body is read and dropped, as Go's server discards it.
+    body = json.dumps({"metadata": {"name": "late"}}).encode()
+    head = (f"POST {path} HTTP/1.1\r\nHost: fakeapi\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n").encode()
+    reader, writer = await connect(cluster)
+    with cluster.faults.fail(verb="create", resource="configmaps", code=429, count=1) if fault \
+            else contextlib.nullcontext():
+        writer.write(head)
+        status, _ = await read_response(reader)
+    assert status in (b"HTTP/1.1 404 Not Found", b"HTTP/1.1 429 Too Many Requests")
+    writer.write(body)
+    writer.write(request(CONFIGMAPS))
+    status, listed = await read_response(reader)
+    assert status == b"HTTP/1.1 200 OK"
+    assert json.loads(listed)["items"] == []
+    writer.close()
