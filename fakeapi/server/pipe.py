@@ -111,8 +111,9 @@ class PipeTransport(asyncio.Transport):
         peer = self._peer
         if peer is None or peer._lost:
             return
-        peer._inbox.append(bytes(data))
-        peer._inbox_size += len(data)
+        chunk = bytes(data)  # a copy, as a socket's buffer holds (len(memoryview) counts items)
+        peer._inbox.append(chunk)
+        peer._inbox_size += len(chunk)
         peer._schedule()
         self._pause_if_full()
 
