@@ -155,10 +155,28 @@ def default_pod_spec(spec: dict[str, Any]) -> None:
             tol.setdefault("operator", "Equal")
 
 
+def _requests_from_limits(containers: Any) -> None:
+    """``SetDefaults_Pod``: a container's unset requests default to its limits (pods only, not pod
+    templates; ephemeral containers have no resources)."""
+    for c in containers or ():
+        resources = c.get("resources") if isinstance(c, dict) else None
+        limits = resources.get("limits") if isinstance(resources, dict) else None
+        if not limits or not isinstance(limits, dict):
+            continue
+        requests = resources.get("requests")
+        if requests is None:
+            resources["requests"] = dict(limits)
+        elif isinstance(requests, dict):
+            for name, value in limits.items():
+                requests.setdefault(name, value)
+
+
 def default_pod(pod: dict[str, Any]) -> None:
     """Defaults a 1.37 apiserver fills into every pod (priority comes from the Priority admission plugin)."""
     spec = pod.setdefault("spec", {})
     default_pod_spec(spec)
+    _requests_from_limits(spec.get("containers"))
+    _requests_from_limits(spec.get("initContainers"))
     spec.setdefault("enableServiceLinks", True)
     for c in spec.get("ephemeralContainers") or []:
         _default_container(c)

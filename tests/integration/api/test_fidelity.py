@@ -140,3 +140,22 @@ async def test_missing_name_is_reported_once(api: Api) -> None:
     assert status == 422
     assert body["details"]["causes"] == [{"reason": "FieldValueRequired", "message": "Required value: name or "
                                           "generateName is required", "field": "metadata.name"}]
+
+
+async def test_a_pods_unset_requests_default_to_its_limits_and_a_templates_do_not(api: Api) -> None:
+    # SetDefaults_Pod: for a Pod's containers and init containers only, each limit not requested
+    # becomes the request; the QoS class follows (limits for cpu and memory only: Guaranteed).
+    limits = {"cpu": "500m", "memory": "64Mi", "example.com/gpu": "1"}
+    pod = {"metadata": {"name": "limited"}, "spec": {
+        "initContainers": [{"name": "init", "image": "busybox", "resources": {"limits": {"cpu": "1"}}}],
+        "containers": [{"name": "main", "image": "busybox",
+                        "resources": {"limits": limits, "requests": {"memory": "64Mi"}}}]}}
+    created = await api.ok("POST", "/api/v1/namespaces/default/pods", pod)
+    assert created["spec"]["containers"][0]["resources"] == {"limits": limits, "requests": limits}
+    assert created["spec"]["initContainers"][0]["resources"] == {"limits": {"cpu": "1"}, "requests": {"cpu": "1"}}
+    assert created["status"]["qosClass"] == "Burstable"  # the init container limits no memory
+    template = {"metadata": {"labels": {"app": "a"}}, "spec": {"containers": [
+        {"name": "main", "image": "busybox", "resources": {"limits": {"cpu": "1"}}}]}}
+    deployment = await api.ok("POST", "/apis/apps/v1/namespaces/default/deployments", {
+        "metadata": {"name": "d"}, "spec": {"selector": {"matchLabels": {"app": "a"}}, "template": template}})
+    assert deployment["spec"]["template"]["spec"]["containers"][0]["resources"] == {"limits": {"cpu": "1"}}
