@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 from fakeapi.errors import FieldError, Forbidden, duplicate, forbidden, invalid, not_supported, required, status_details
+from fakeapi.machinery.quantity import QuantityError, parse_quantity
 from fakeapi.validation import names
 from fakeapi.validation.common import (
     get,
@@ -118,27 +120,51 @@ def _default_container(c: dict[str, Any]) -> None:
         port.setdefault("protocol", "TCP")
 
 
+# The resources a pod's QoS class looks at (upstream's supportedQoSComputeResources).
+QOS_RESOURCES = ("cpu", "memory")
+
+
+_QUANTITY_TYPES = (str, int, float)  # anything else (validation refuses it) counts as no quantity
+
+
+@lru_cache(maxsize=1024, typed=True)  # the same few quantities come back on every pod
+def _positive_nanos(quantity: str | int | float) -> int:
+    """A quantity's value in billionths (exact: quantities are rounded up to nano) when above
+    zero, else 0 (zero, negative, or unreadable: validation refuses the last two after defaulting)."""
+    try:
+        value = parse_quantity(quantity)
+    except QuantityError:
+        return 0
+    return int(value * 1_000_000_000) if value > 0 else 0
+
+
 def _qos_class(spec: dict[str, Any]) -> str:
-    """BestEffort without requests and limits; Guaranteed when every container limits cpu and
-    memory and requests them as it limits them (an absent request is the limit); else Burstable.
-    One loop without helpers or generators: it runs on every pod write."""
-    requested = False
+    """``ComputePodQOS`` over the containers and init containers: only cpu and memory count, and
+    only quantities above zero; BestEffort with none requested or limited; Guaranteed when every
+    container limits both and the summed requests equal the summed limits; else Burstable.
+    One loop without helpers or generators beyond the quantity's: it runs on every pod write."""
+    requests: dict[str, int] = {}
+    limits: dict[str, int] = {}
     guaranteed = True
     for containers in (spec.get("containers"), spec.get("initContainers")):
         for c in containers or ():
             resources = c.get("resources") if isinstance(c, dict) else None
             req = (resources.get("requests") if isinstance(resources, dict) else None) or {}
             lim = (resources.get("limits") if isinstance(resources, dict) else None) or {}
-            requested = requested or bool(req or lim)
-            if guaranteed:
-                for name in ("cpu", "memory"):
-                    limit = lim.get(name)
-                    if limit is None or (req.get(name) or limit) != limit:
-                        guaranteed = False
-                        break
-    if not requested:
+            limited = 0
+            for name in QOS_RESOURCES:
+                quantity = req.get(name)
+                if type(quantity) in _QUANTITY_TYPES and (value := _positive_nanos(quantity)):
+                    requests[name] = requests.get(name, 0) + value
+                quantity = lim.get(name)
+                if type(quantity) in _QUANTITY_TYPES and (value := _positive_nanos(quantity)):
+                    limits[name] = limits.get(name, 0) + value
+                    limited += 1
+            if limited < len(QOS_RESOURCES):
+                guaranteed = False
+    if not requests and not limits:
         return "BestEffort"
-    return "Guaranteed" if guaranteed else "Burstable"
+    return "Guaranteed" if guaranteed and requests == limits else "Burstable"
 
 
 def default_pod_spec(spec: dict[str, Any]) -> None:

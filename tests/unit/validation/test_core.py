@@ -140,7 +140,13 @@ QOS_CASES = [
     ("init-container-requests", [], [_res({"memory": "1Gi"})], "Burstable"),
     ("init-container-without-limits", [_res(limits=FULL)], [{"name": "i", "image": "i"}], "Burstable"),
     ("init-and-main-guaranteed", [_res(FULL, FULL)], [_res(limits=FULL)], "Guaranteed"),
-    ("other-resources-only", [_res({"example.com/gpu": "1"})], [], "Burstable"),
+    # Upstream's ComputePodQOS: only cpu and memory count, zero quantities do not, values compare.
+    ("other-resources-only", [_res({"example.com/gpu": "1"})], [], "BestEffort"),
+    ("other-resources-beside-full", [_res(limits={**FULL, "example.com/gpu": "1"})], [], "Guaranteed"),
+    ("zero-requests-only", [_res({"cpu": "0", "memory": "0Mi"})], [], "BestEffort"),
+    ("equal-values-other-spellings", [_res({"cpu": "1000m", "memory": "1024Mi"}, FULL)], [], "Guaranteed"),
+    ("zero-limit-is-no-limit", [_res(limits={"cpu": "0", "memory": "1Gi"})], [], "Burstable"),
+    ("not-quantities", [_res({"cpu": {"a": 1}, "memory": [1]}, {"cpu": True})], [], "BestEffort"),
 ]
 
 
