@@ -323,27 +323,27 @@ async def _listen(host: str, port: int, backlog: int) -> list[socket.socket]:
 class _Listener(asyncio.AbstractServer):
     """Listening sockets accepted by hand, a batch per wake-up (see the module)."""
 
-    def __init__(self, listening: dict[socket.socket, Any], guard: ConnectionGuard,
-                 ssl_context: ssl.SSLContext | None) -> None:
-        """``listening``: each listening socket with the protocol factory of its connections."""
+    def __init__(self, sockets: list[socket.socket], guard: ConnectionGuard,
+                 protocol: Any, ssl_context: ssl.SSLContext | None) -> None:
         self._loop = asyncio.get_running_loop()
-        self._listening = listening
+        self._sockets = sockets
         self._guard = guard
+        self._protocol = protocol
         self._ssl_context = ssl_context
         self._connecting: set[asyncio.Task[Any]] = set()
-        for sock in listening:
+        for sock in sockets:
             self._loop.add_reader(sock.fileno(), self._accept, sock)
 
     @property
     def sockets(self) -> tuple[socket.socket, ...]:
-        return tuple(self._listening)
+        return tuple(self._sockets)
 
     def close(self) -> None:
         self._guard.closed = True
-        for sock in self._listening:
+        for sock in self._sockets:
             self._loop.remove_reader(sock.fileno())
             sock.close()
-        self._listening = {}
+        self._sockets = []
 
     def _accept(self, sock: socket.socket) -> None:
         for _ in range(ACCEPT_BATCH):
@@ -359,7 +359,7 @@ class _Listener(asyncio.AbstractServer):
                 self._loop.call_later(ACCEPT_RETRY_DELAY, self._resume, sock)
                 return
             conn.setblocking(False)
-            task = self._loop.create_task(self._loop.connect_accepted_socket(self._listening[sock], conn,
+            task = self._loop.create_task(self._loop.connect_accepted_socket(self._protocol, conn,
                                                                                ssl=self._ssl_context))
             self._connecting.add(task)
             task.add_done_callback(self._connected)
@@ -370,7 +370,7 @@ class _Listener(asyncio.AbstractServer):
             log.warning("setting up an accepted connection failed: %s", task.exception())
 
     def _resume(self, sock: socket.socket) -> None:
-        if sock in self._listening:
+        if sock in self._sockets:
             self._loop.add_reader(sock.fileno(), self._accept, sock)
 
 
@@ -408,9 +408,9 @@ class GuardedSite(web.BaseSite):
         assert server is not None
         loop = asyncio.get_running_loop()
         sockets = await _listen(self._host, self._port, self._backlog)
-        listening = dict.fromkeys(sockets, lambda: _GuardedHandler(self._guard, server, loop=loop,
-                                                                   **self._handler_args))
-        self._server = _Listener(listening, self._guard, self._ssl_context)
+        self._server = _Listener(sockets, self._guard,
+                                 lambda: _GuardedHandler(self._guard, server, loop=loop, **self._handler_args),
+                                 self._ssl_context)
 
     def connect(self, protocol: asyncio.Protocol) -> asyncio.Transport:
         """Connect the client ``protocol`` (of this event loop) to the server through a pipe, as if
