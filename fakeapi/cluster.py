@@ -290,14 +290,12 @@ class FakeCluster(KubeHelpers):
         # A client that goes away cancels its handler: abandoned watches close at once.
         self._runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=1.0, handler_cancellation=True)
         await self._runner.setup()
-        if self._kubeconfig_arg is None:
-            self._tmpdir = tempfile.TemporaryDirectory(prefix="fakeapi-")
         self._site = GuardedSite(self._runner, self.options, serving.server if serving else None)
         await self._site.start()
         host, port = self._runner.addresses[0][:2]
         self.url = server_url(host, port, secure=serving is not None)
         if self._kubeconfig_arg is None:
-            assert self._tmpdir is not None
+            self._tmpdir = tempfile.TemporaryDirectory(prefix="fakeapi-")
             self.kubeconfig_path = Path(self._tmpdir.name) / "kubeconfig"
         else:
             self.kubeconfig_path = self._kubeconfig_arg
