@@ -55,6 +55,8 @@ class WorkQueue(Generic[K]):
         self._backoff: Backoff[K] = backoff or Backoff(0.005, 30.0)
         self._waiters: deque[asyncio.Future[None]] = deque()
         self._shutting_down = False
+        # Called when a key is queued and no worker waits for one (see process).
+        self._starved: Callable[[], None] | None = None
 
     def __len__(self) -> int:
         return len(self._queue)
@@ -67,7 +69,8 @@ class WorkQueue(Generic[K]):
         if key in self._processing:
             return
         self._queue.append(key)
-        self._wake()
+        if not self._wake() and self._starved is not None:
+            self._starved()
 
     def add_after(self, key: K, delay: float) -> None:
         """Add ``key`` after ``delay`` seconds of the queue's clock; an earlier pending one wins."""
@@ -151,26 +154,32 @@ class WorkQueue(Generic[K]):
         pending.pop(key, None)
         self.add(key)
 
-    def _wake(self) -> None:
+    def _wake(self) -> bool:
+        """Wake one waiting worker; whether there was one."""
         # One waiter per queued key: waking every waiter cost each add a task switch per idle
-        # worker (50 for the ResourceClaim controller).  A woken waiter that is cancelled before
-        # it runs hands the wake-up on (see get).
+        # worker.  A woken waiter that is cancelled before it runs hands the wake-up on (see get).
         while self._waiters:
             waiter = self._waiters.popleft()
             if not waiter.done():
                 waiter.set_result(None)
-                return
+                return True
+        return False
 
 
 async def process(queue: WorkQueue[K], sync: Callable[[K], Awaitable[None]], *, name: str,
                   workers: int = 1, expected: tuple[type[Exception], ...] = (StatusError, *TRANSPORT_ERRORS)
                   ) -> None:
-    """Run ``workers`` loops over ``queue`` until it shuts down or the task is cancelled.
+    """Run up to ``workers`` loops over ``queue`` until it shuts down or the task is cancelled.
 
     client-go's ``processNextWorkItem``: a key that syncs is forgotten (its backoff reset); one
     that fails is re-added rate-limited.  ``expected`` errors (API errors and requests without
     an answer by default) are logged briefly; anything else is a bug and logged with its
     traceback.  The queue is shut down on exit.
+
+    The calling task is the first worker; another starts only when a key is queued while every
+    running worker is busy, up to ``workers``.  client-go starts all of its goroutines at once,
+    but an idle asyncio task is not free: a control plane's ~70 idle workers were a fifth of a
+    test cluster's start and stop.  Started workers stay, so a burst is served as upstream's.
     """
     async def worker() -> None:
         while True:
@@ -192,7 +201,19 @@ async def process(queue: WorkQueue[K], sync: Callable[[K], Awaitable[None]], *, 
 
     try:
         async with asyncio.TaskGroup() as tg:
-            for i in range(workers):
-                tg.create_task(worker(), name=f"{name}-worker-{i}")
+            started = 1
+
+            def start_another() -> None:
+                nonlocal started
+                if started < workers:
+                    tg.create_task(worker(), name=f"{name}-worker-{started}")
+                    started += 1
+
+            queue._starved = start_another
+            try:
+                await worker()
+            finally:
+                # The group stops taking tasks once this body is done.
+                queue._starved = None
     finally:
         queue.shut_down()

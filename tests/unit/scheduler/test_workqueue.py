@@ -1,11 +1,12 @@
-"""WorkQueue: dedup, one worker per key, delayed and rate-limited adds, shutdown."""
+"""WorkQueue: dedup, one worker per key, delayed and rate-limited adds, shutdown; process's workers."""
 
 import asyncio
 
 import pytest
+from fakeapi.fixtures import wait_for
 from fakeapi.scheduler.backoff import Backoff
 from fakeapi.scheduler.clock import ManualClock
-from fakeapi.scheduler.workqueue import ShutDown, WorkQueue
+from fakeapi.scheduler.workqueue import ShutDown, WorkQueue, process
 
 DEADLINE = 1.0
 
@@ -166,3 +167,58 @@ async def test_a_woken_worker_cancelled_before_it_runs_hands_the_key_on():
     first.cancel()      # before it could run and take the key
     assert await asyncio.wait_for(second, DEADLINE) == "a"
     assert first.cancelled()
+
+
+def _worker_tasks(name: str) -> list[asyncio.Task]:
+    return [t for t in asyncio.all_tasks() if t.get_name().startswith(f"{name}-worker-")]
+
+
+async def test_process_starts_workers_as_keys_arrive_up_to_its_limit():
+    queue: WorkQueue[str] = WorkQueue()
+    release = asyncio.Event()
+    running: set[str] = set()
+    most = 0
+    synced: list[str] = []
+
+    async def sync(key: str) -> None:
+        nonlocal most
+        running.add(key)
+        most = max(most, len(running))
+        await release.wait()
+        running.discard(key)
+        synced.append(key)
+
+    task = asyncio.create_task(process(queue, sync, name="burst", workers=3))
+    await asyncio.sleep(0)
+    assert _worker_tasks("burst") == [], "an idle process runs in its own task only"
+    for key in "abcde":
+        queue.add(key)
+    await wait_for(lambda: len(running) == 3, DEADLINE, interval=0, message="three keys syncing")
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert most == 3 and len(_worker_tasks("burst")) == 2, "the calling task and two more, no fourth"
+    release.set()
+    await wait_for(lambda: len(synced) == 5, DEADLINE, interval=0, message="every key synced")
+    assert sorted(synced) == list("abcde")
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert _worker_tasks("burst") == [] and queue.shutting_down
+
+
+async def test_process_ends_every_worker_when_its_queue_shuts_down():
+    queue: WorkQueue[str] = WorkQueue()
+    gate = asyncio.Event()
+
+    async def sync(key: str) -> None:
+        await gate.wait()
+
+    task = asyncio.create_task(process(queue, sync, name="closing", workers=4))
+    await asyncio.sleep(0)
+    for key in "abc":
+        queue.add(key)
+    await wait_for(lambda: len(_worker_tasks("closing")) == 2, DEADLINE, interval=0, message="two more workers")
+    queue.shut_down()
+    gate.set()
+    await asyncio.wait_for(task, DEADLINE)
+    assert _worker_tasks("closing") == []
