@@ -7,12 +7,13 @@
   kubelet emulation).  The client shares the cluster's process and event loop, as a test's does.
   CPU per pod is this process's (server, client, and an in-process control plane) and the
   control-plane child's, which do not grow while a process waits for a core on a busy machine.
-- **enter + exit**: ``async with FakeCluster(...)`` with nothing inside, the fixed cost of a test
-  that gets a fresh cluster.
+- **enter + exit**: ``async with FakeCluster(...)`` around one loop turn (as any test body has),
+  the fixed cost of a test that gets a fresh cluster.
 
-Both for the in-process control plane (``FakeCluster``'s default), a control plane in a child
-process and, for enter + exit, none — alternating in one run, so load on the machine hits every
-layout alike.
+For the in-process control plane (``FakeCluster``'s default), the same with only the controllers
+a DRA test needs (``controllers=["resourceclaim-controller"]``: the scheduler, the claim
+controller and the kubelet), a control plane in a child process and, for enter + exit, none —
+alternating in one run, so load on the machine hits every layout alike.
 
     python bench/bench_latency.py [--quick] [--pods N] [--runs N] [--enters N] [--uvloop]
                                   [--profile] [--write] [--instructions]
@@ -20,7 +21,7 @@ layout alike.
 ``--uvloop`` runs this process on uvloop's loop (the child control plane always uses it when
 installed); ``--write`` replaces the generated block of the "Latency" section of BENCHMARKS.md.
 ``--instructions`` measures something else, deterministically: valgrind's callgrind counts the
-instructions of an enter + exit (in-process control plane, and none) and of one in-process pod,
+instructions of an enter + exit (in-process control plane, DRA only, and none) and of one in-process pod,
 in children with counting switched on around the measured part only and the collector off
 (figures that compare across runs on a busy machine, where CPU times move by 10 %).
 """
@@ -39,7 +40,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -75,7 +76,12 @@ NODES_COUNT = 8
 DEVICES_PER_NODE = 8
 WAIT = 30.0
 WARM_UP = 2  # first sights of the class's CEL selector and of every code path
-LAYOUTS: dict[str, bool | str] = {"in-process": True, "process": "process", "none": False}
+# FakeCluster's arguments per layout; "DRA only" runs the controllers a DRA test needs (the
+# scheduler and the kubelet always run), as kube-controller-manager's --controllers selects them.
+LAYOUTS: dict[str, dict[str, Any]] = {
+    "in-process": {}, "in-process, DRA only": {"controllers": ["resourceclaim-controller"]},
+    "process": {"control_plane": "process"}, "none": {"control_plane": False}}
+POD_LAYOUTS = ("in-process", "in-process, DRA only", "process")
 
 
 class MeasuredPart(Protocol):
@@ -99,7 +105,7 @@ def _cpu(pids: list[int]) -> list[float]:
 async def pod_latencies(layout: str, pods: int, profiler: MeasuredPart | None = None) -> PodRun:
     """Create ``pods`` pods one at a time (after the warm-up) and time each to Running and Ready;
     ``profiler`` is enabled around the measured pods (a cProfile, or callgrind's counting)."""
-    async with FakeCluster(control_plane=LAYOUTS[layout]) as cluster, ApiClient(cluster.url) as api:
+    async with FakeCluster(**LAYOUTS[layout]) as cluster, ApiClient(cluster.url) as api:
         for i in range(max(NODES_COUNT, -(-(WARM_UP + pods) // DEVICES_PER_NODE))):  # a free device for every pod
             await api.create(NODES, None, dra_node(i))
             await api.create(RESOURCE_SLICES, None, dra_slice(i, DEVICES_PER_NODE))
@@ -131,10 +137,13 @@ async def pod_latencies(layout: str, pods: int, profiler: MeasuredPart | None = 
 
 
 async def enter_exit(layout: str) -> tuple[float, float]:
-    """One ``async with FakeCluster(...)`` with nothing inside: wall and this process's CPU, in ms."""
+    """One ``async with FakeCluster(...)`` around one loop turn: wall and this process's CPU, in ms.
+
+    A test's body yields to the loop at least once, and the control plane's loops start their
+    tasks then: with nothing inside, their start and stop went uncounted."""
     start, cpu = time.perf_counter(), time.process_time()
-    async with FakeCluster(control_plane=LAYOUTS[layout]):
-        pass
+    async with FakeCluster(**LAYOUTS[layout]):
+        await asyncio.sleep(0)
     return (time.perf_counter() - start) * 1000, (time.process_time() - cpu) * 1000
 
 
@@ -149,7 +158,7 @@ async def measure(args: argparse.Namespace, profiler: cProfile.Profile | None) -
     for _ in range(args.enters):
         for layout in LAYOUTS:
             enters[layout].append(await enter_exit(layout))
-    runs: dict[str, list[PodRun]] = {"in-process": [], "process": []}
+    runs: dict[str, list[PodRun]] = {layout: [] for layout in POD_LAYOUTS}
     for run in range(args.runs):
         for layout, done in runs.items():
             profiled = profiler if (layout, run) == ("in-process", 0) else None
@@ -172,7 +181,7 @@ async def measure(args: argparse.Namespace, profiler: cProfile.Profile | None) -
     return "\n".join([
         f"Measured with `{command}` on {machine_description()}; this process on {loop}'s event loop.",
         "",
-        f"**FakeCluster enter + exit**, nothing inside, {args.enters} runs per layout, alternating:",
+        f"**FakeCluster enter + exit**, one loop turn inside, {args.enters} runs per layout, alternating:",
         "",
         markdown_table(["control plane", "median ms", "p90 ms", "min ms", "CPU ms, this process"], enter_rows),
         "",
@@ -185,6 +194,7 @@ async def measure(args: argparse.Namespace, profiler: cProfile.Profile | None) -
 
 
 COUNTED = {"enter + exit, in-process control plane": ("enter", "in-process"),
+           "enter + exit, in-process, DRA only": ("enter", "in-process, DRA only"),
            "enter + exit, no control plane": ("enter", "none"),
            "one DRA pod, in-process control plane": ("pod", "in-process")}
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from fakeapi.config import FeatureGates, ServerOptions, run_main, tune_gc_for_server
 from fakeapi.errors import StatusError
 from fakeapi.kubeconfig import is_loopback
+from fakeapi.scheduler.controllers.names import ALL, FLAG_HELP, controllers_argument
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -31,6 +32,7 @@ def _parser() -> argparse.ArgumentParser:
     layout.add_argument("--no-control-plane", dest="control_plane", action="store_const", const="none",
                         help="the same as --control-plane none")
     serve.add_argument("--feature-gates", default="", help="NAME=true|false,...")
+    serve.add_argument("--controllers", type=controllers_argument, default=ALL, metavar="LIST", help=FLAG_HELP)
     serve.add_argument("--secure", action="store_true",
                        help="TLS with a fresh CA, client-certificate and ServiceAccount-token authentication, "
                             "RBAC authorization; the kubeconfig is the admin (system:masters)")
@@ -69,7 +71,7 @@ async def _serve(args: argparse.Namespace) -> int:
     control_plane = {"process": "process", "inline": True, "none": False}[args.control_plane]
     cluster = FakeCluster(host=args.host, port=args.port, control_plane=control_plane,
                           feature_gates=gates, kubeconfig_path=args.kubeconfig, secure=args.secure,
-                          options=ServerOptions(enable_faults=args.enable_faults))
+                          options=ServerOptions(enable_faults=args.enable_faults), controllers=args.controllers)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

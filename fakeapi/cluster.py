@@ -13,6 +13,7 @@ import os
 import signal
 import sys
 import tempfile
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
@@ -30,6 +31,8 @@ from fakeapi.kubeconfig import WrittenKubeconfig, kubeconfig_text, server_url, w
 from fakeapi.machinery.faults import FaultSet
 from fakeapi.registry.rest import Registry
 from fakeapi.scheduler.connection import Connection
+from fakeapi.scheduler.controllers import names
+from fakeapi.scheduler.controllers.names import controller_entries
 from fakeapi.server.app import create_app
 from fakeapi.server.connections import GuardedSite
 from fakeapi.server.faults import FAULTS
@@ -68,13 +71,14 @@ class _ControlPlaneProcess:
     """``python -m fakeapi.scheduler`` against the server, watched for an unexpected exit."""
 
     def __init__(self, url: str, gates: FeatureGates, *, kubelet: bool = True,
-                 kubeconfig: str | None = None) -> None:
+                 kubeconfig: str | None = None, controllers: str | Iterable[str] = names.ALL) -> None:
         """``kubeconfig``: the text of a kubeconfig with the CA and token of a secure server; it
         reaches the child on its standard input, never on disk or in its arguments."""
         flags = ",".join(f"{name}={str(on).lower()}" for name, on in gates.as_dict().items())
         self._kubeconfig = kubeconfig
         self._args = ["--kubeconfig", "-"] if kubeconfig else ["--server", url]
-        self._args += ["--feature-gates", flags, "--exit-with-parent"]
+        self._args += ["--feature-gates", flags, "--controllers", ",".join(controller_entries(controllers)),
+                       "--exit-with-parent"]
         if not kubelet:
             self._args.append("--no-kubelet")
         self._spawn: asyncio.Future[asyncio.subprocess.Process] | None = None
@@ -154,6 +158,12 @@ class FakeCluster(KubeHelpers):
     server through in-memory pipes (``GuardedSite.connect``: the same HTTP bytes, handlers and
     limits without a socket; TCP when the server is secure), while :attr:`url` stays TCP.
 
+    ``controllers`` selects the controller loops as kube-controller-manager's ``--controllers``
+    does (``["resourceclaim-controller"]``, ``"*,-deployment-controller"``; see
+    :mod:`fakeapi.scheduler.controllers.names`): fewer controllers open fewer watches, which are
+    most of an enter + exit.  ``kubelet=False`` leaves out the kubelet emulation, ``clock=`` sets
+    the control plane's clock.
+
     A child control plane that exits unexpectedly is not restarted: a restart would hide the
     crash from the test that caused it (upstream restarts kube-scheduler from its supervisor,
     a tool outside the cluster).  Instead the exit is logged at once, every API request from
@@ -188,6 +198,8 @@ class FakeCluster(KubeHelpers):
                                feature_gates=base.feature_gates if feature_gates is None else feature_gates,
                                secure=base.secure if secure is None else secure)
         self.control_plane_enabled = control_plane
+        # A list naming an unknown controller fails here, before anything starts.
+        controller_entries(control_plane_options.get("controllers", names.ALL))
         self._control_plane_options = control_plane_options
         self._kubeconfig_arg = Path(kubeconfig_path) if kubeconfig_path else None
         self._tmpdir: tempfile.TemporaryDirectory[str] | None = None

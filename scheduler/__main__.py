@@ -13,6 +13,7 @@ import os
 import signal
 
 from fakeapi.scheduler.connection import Connection, from_kubeconfig
+from fakeapi.scheduler.controllers.names import ALL, FLAG_HELP, controllers_argument
 from fakeapi.scheduler.controlplane import ControlPlane
 
 from fakeapi.config import FeatureGates, run_main, tune_gc_for_server
@@ -39,11 +40,12 @@ async def _run(args: argparse.Namespace) -> int:
         _watch_parent(loop, stop, os.getppid())
     server = from_kubeconfig(args.kubeconfig) if args.kubeconfig else Connection(args.server)
     async with ControlPlane(server, gates=FeatureGates.parse(args.feature_gates),
-                            kubelet=not args.no_kubelet):
+                            kubelet=not args.no_kubelet, controllers=args.controllers):
         tune_gc_for_server()
         print(f"control plane running against {server.server}", flush=True)
         await stop.wait()
     return 0
+
 
 
 def main() -> int:
@@ -53,6 +55,7 @@ def main() -> int:
     where.add_argument("--kubeconfig", help="a kubeconfig naming the server, its CA and a bearer token")
     parser.add_argument("--feature-gates", default="", help="NAME=true|false,...")
     parser.add_argument("--no-kubelet", action="store_true", help="do not emulate kubelets")
+    parser.add_argument("--controllers", type=controllers_argument, default=ALL, metavar="LIST", help=FLAG_HELP)
     parser.add_argument("--exit-with-parent", action="store_true",
                         help="stop when the process that started this one is gone (FakeCluster's child)")
     return run_main(_run(parser.parse_args()))

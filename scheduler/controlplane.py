@@ -11,14 +11,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterable
 from typing import Any
 
 from fakeapi.scheduler.client import ApiClient
 from fakeapi.scheduler.clock import Clock
 from fakeapi.scheduler.connection import Connection
+from fakeapi.scheduler.controllers import names
 from fakeapi.scheduler.controllers.clusterrole_aggregation import ClusterRoleAggregationController
 from fakeapi.scheduler.controllers.endpoints import EndpointsController
+from fakeapi.scheduler.controllers.names import enabled_controllers
 from fakeapi.scheduler.controllers.podgroup_protection import PodGroupProtectionController
 from fakeapi.scheduler.controllers.resourceclaim import ResourceClaimController
 from fakeapi.scheduler.controllers.serviceaccounts import ServiceAccountsController
@@ -45,9 +47,15 @@ class ControlPlane:
     """Scheduler, ResourceClaim controller and kubelet emulation against one API server URL."""
 
     def __init__(self, server: str | Connection, *, gates: FeatureGates = _DEFAULT_GATES, kubelet: bool = True,
-                 sync_timeout: float = 10.0, clock: Clock | None = None) -> None:
+                 sync_timeout: float = 10.0, clock: Clock | None = None,
+                 controllers: str | Iterable[str] = names.ALL) -> None:
         """``server``: a URL, or a :class:`Connection` with the CA and token of a secure server.
-        ``clock``: the control plane's time (:class:`~fakeapi.scheduler.clock.ManualClock` in tests)."""
+        ``clock``: the control plane's time (:class:`~fakeapi.scheduler.clock.ManualClock` in tests).
+        ``controllers``: kube-controller-manager's ``--controllers`` list (see
+        :mod:`~fakeapi.scheduler.controllers.names`), e.g. ``["resourceclaim-controller"]`` for
+        the DRA loops alone; fewer controllers watch fewer resources, so start and stop cost less.
+        ValueError names an unknown controller."""
+        self.controllers = enabled_controllers(controllers)
         self.clock = clock or Clock()
         self._connection = server if isinstance(server, Connection) else Connection(server)
         self.server_url = self._connection.server
@@ -75,15 +83,20 @@ class ControlPlane:
         try:
             loops["scheduler"] = Scheduler(api, factory, self.gates, self._recorder(SCHEDULER_COMPONENT),
                                            clock=self.clock).run()
-            controller = ResourceClaimController(api, factory, self.gates,
-                                                 self._recorder(CLAIM_CONTROLLER_COMPONENT))
-            loops["resourceclaim-controller"] = controller.run()
-            loops["clusterrole-aggregation-controller"] = ClusterRoleAggregationController(api, factory).run()
-            if self.gates.GenericWorkload:
-                loops["podgroup-protection-controller"] = PodGroupProtectionController(api, factory).run()
-            loops.update(workload_controllers(api, factory, self.gates, self.clock, self._recorder))
-            loops["endpoints-controller"] = EndpointsController(api, factory).run()
-            loops["serviceaccounts-controller"] = ServiceAccountsController(api, factory).run()
+            enabled = self.controllers
+            if names.RESOURCE_CLAIM in enabled:
+                controller = ResourceClaimController(api, factory, self.gates,
+                                                     self._recorder(CLAIM_CONTROLLER_COMPONENT))
+                loops[names.RESOURCE_CLAIM] = controller.run()
+            if names.CLUSTER_ROLE_AGGREGATION in enabled:
+                loops[names.CLUSTER_ROLE_AGGREGATION] = ClusterRoleAggregationController(api, factory).run()
+            if self.gates.GenericWorkload and names.PODGROUP_PROTECTION in enabled:
+                loops[names.PODGROUP_PROTECTION] = PodGroupProtectionController(api, factory).run()
+            loops.update(workload_controllers(api, factory, self.gates, self.clock, self._recorder, enabled))
+            if enabled & {names.ENDPOINTS, names.ENDPOINT_SLICE}:
+                loops[names.ENDPOINTS] = EndpointsController(api, factory).run()
+            if names.SERVICE_ACCOUNT in enabled:
+                loops[names.SERVICE_ACCOUNT] = ServiceAccountsController(api, factory).run()
             if self._with_kubelet:
                 loops["kubelet"] = Kubelet(api, factory, self._recorder(KUBELET_COMPONENT), clock=self.clock).run()
                 loops["node-lease"] = NodeLeases(api, factory, clock=self.clock).run()

@@ -29,7 +29,7 @@ class ServiceAccountsController:
 
     async def run(self) -> None:
         """Ensure default accounts until cancelled."""
-        await process(self._queue, self._sync, name="serviceaccounts-controller")
+        await process(self._queue, self._sync, name="serviceaccount-controller")
 
     def _enqueue(self, namespace: dict) -> None:
         self._queue.add(namespace["metadata"]["name"])

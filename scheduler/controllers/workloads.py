@@ -7,11 +7,12 @@ Event sources carry upstream's controller names.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Collection, Coroutine
 from typing import Any
 
 from fakeapi.scheduler.client import ApiClient
 from fakeapi.scheduler.clock import Clock
+from fakeapi.scheduler.controllers import names
 from fakeapi.scheduler.controllers.cronjob import CronJobController
 from fakeapi.scheduler.controllers.daemonset import DaemonSetController
 from fakeapi.scheduler.controllers.deployment import DeploymentController
@@ -27,16 +28,18 @@ from fakeapi.config import FeatureGates
 
 
 def workload_controllers(api: ApiClient, factory: InformerFactory, gates: FeatureGates, clock: Clock,
-                         recorder: Callable[[str], EventRecorder]) -> dict[str, Coroutine[Any, Any, None]]:
-    """name -> run() of every workload controller."""
-    return {
-        "replicaset-controller": ReplicaSetController(api, factory, recorder("replicaset-controller"), clock).run(),
-        "deployment-controller": DeploymentController(api, factory, recorder("deployment-controller"), clock).run(),
-        "job-controller": JobController(api, factory, recorder("job-controller"), clock, gates).run(),
-        "ttl-after-finished-controller": TTLAfterFinishedController(api, factory, clock).run(),
-        "cronjob-controller": CronJobController(api, factory, recorder("cronjob-controller"), clock).run(),
-        "statefulset-controller": StatefulSetController(api, factory, recorder("statefulset-controller"),
-                                                        clock).run(),
-        "daemonset-controller": DaemonSetController(api, factory, recorder("daemonset-controller"), clock).run(),
-        "disruption-controller": DisruptionController(api, factory, recorder("controllermanager"), clock).run(),
+                         recorder: Callable[[str], EventRecorder], enabled: Collection[str] = names.KNOWN,
+                         ) -> dict[str, Coroutine[Any, Any, None]]:
+    """name -> run() of every workload controller in ``enabled``; only those are built, so the
+    others register no informer."""
+    builders: dict[str, Callable[[], Any]] = {
+        names.REPLICA_SET: lambda: ReplicaSetController(api, factory, recorder(names.REPLICA_SET), clock),
+        names.DEPLOYMENT: lambda: DeploymentController(api, factory, recorder(names.DEPLOYMENT), clock),
+        names.JOB: lambda: JobController(api, factory, recorder(names.JOB), clock, gates),
+        names.TTL_AFTER_FINISHED: lambda: TTLAfterFinishedController(api, factory, clock),
+        names.CRON_JOB: lambda: CronJobController(api, factory, recorder(names.CRON_JOB), clock),
+        names.STATEFUL_SET: lambda: StatefulSetController(api, factory, recorder(names.STATEFUL_SET), clock),
+        names.DAEMON_SET: lambda: DaemonSetController(api, factory, recorder(names.DAEMON_SET), clock),
+        names.DISRUPTION: lambda: DisruptionController(api, factory, recorder("controllermanager"), clock),
     }
+    return {name: build().run() for name, build in builders.items() if name in enabled}
