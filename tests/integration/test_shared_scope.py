@@ -1,13 +1,13 @@
 """A test on a shared cluster (``--fakeapi-scope=module|session``): begin_test/end_test remove the
 cluster-scoped objects it added, also of kinds a CRD created between tests serves; discovery is
-read again only when the CRDs changed."""
+read again only when the CRDs changed; the shared clusters start with the project's options."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from fakeapi.fixtures.targets import begin_test, end_test
+from fakeapi.fixtures.targets import ClusterPool, begin_test, end_test
 from fakeapi.scheduler.client import GVR, NODES
 
 from fakeapi.cluster import FakeCluster
@@ -62,3 +62,13 @@ async def test_cleanup_follows_a_crd_created_between_tests(cluster: FakeCluster,
         "the object of the new kind is removed: discovery was read again after the CRD changed"
     assert [c["metadata"]["name"] for c in (await cluster.api.list(CRDS))["items"]] == \
         ["crontabs.stable.example.com"], "the CRD existed before the test and stays"
+
+
+def test_a_pool_starts_its_fake_clusters_with_the_options_it_was_given():
+    pool = ClusterPool(None, {"controllers": ["resourceclaim-controller"]})
+    try:
+        with_control_plane = pool.cluster(True)
+        assert with_control_plane._control_plane.controllers == {"resourceclaim-controller"}
+        assert pool.cluster(False)._control_plane is None
+    finally:
+        pool.close()

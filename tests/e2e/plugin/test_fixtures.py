@@ -147,3 +147,33 @@ def test_plain_test_with_options_and_kubectl(fake_cluster, tmp_path) -> None:
 NODE = DOWNSTREAM.split('NODE = """')[1].split('"""')[0] % ("node-0", "node-0")
 POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web"},
        "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
+
+
+SELECTED = '''
+import pytest
+
+DRA = {"resourceclaim-controller", "job-controller"}
+
+
+async def test_async_cluster_runs_the_projects_controllers(fake_cluster):
+    assert fake_cluster._control_plane.controllers == DRA
+
+
+def test_plain_cluster_runs_the_projects_controllers(fake_cluster):
+    assert fake_cluster._control_plane.controllers == DRA
+
+
+@pytest.mark.fakeapi(controllers="*")
+async def test_a_marker_overrides_the_project(fake_cluster):
+    assert "deployment-controller" in fake_cluster._control_plane.controllers
+'''
+
+
+def test_the_project_chooses_the_controllers_of_every_cluster(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nasyncio_mode = auto\nfakeapi_controllers = resourceclaim-controller,job\n")
+    pytester.makepyfile(test_selected=SELECTED)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", *UNRELATED_PLUGINS)
+    result.assert_outcomes(passed=3)
+    bad = pytester.runpytest_subprocess("-p", "no:cacheprovider", *UNRELATED_PLUGINS, "--fakeapi-controllers=*,-nope")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+    bad.stderr.fnmatch_lines(['*fakeapi_controllers: "nope" is not in the list of known controllers*'])
