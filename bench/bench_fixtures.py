@@ -3,7 +3,8 @@
 
 A downstream suite of trivial tests (each applies one ConfigMap and reads it back) runs in a
 subprocess under ``--fakeapi-scope=function|module|session``; the overhead of a test is its
-setup + teardown time (the call itself is the same in every scope).  The first test of a
+setup + teardown time (the call itself is the same in every scope); the function scope runs
+again with ``fakeapi_controllers = resourceclaim-controller`` (the controllers DRA tests need).  The first test of a
 shared scope pays for starting the cluster, so the median is the steady per-test cost and the
 mean includes that start.  Results go to BENCHMARKS.md by hand.  ``--quick`` (a smoke run) has
 5 tests of each kind instead of 40.
@@ -38,6 +39,10 @@ async def test_async(fake_cluster, i):
     assert (await fake_cluster.get("configmap", "cm"))["data"] == {"k": "v"}
 '''
 INI = "[pytest]\nasyncio_mode = auto\nasyncio_default_fixture_loop_scope = function\n"
+# (--fakeapi-scope, row label, ini lines): the function scope again with the DRA loops alone.
+SCOPES = (("function", "function", ""),
+          ("function", "function, DRA only", "fakeapi_controllers = resourceclaim-controller\n"),
+          ("module", "module", ""), ("session", "session", ""))
 RECORDER = '''
 import json
 import time
@@ -76,13 +81,14 @@ def pytest_sessionfinish(session):
 '''
 
 
-def measure(scope: str, tests: int) -> dict[str, tuple[list[float], list[float]]]:
-    """Per kind of test (plain, async): setup + teardown wall and CPU seconds of each test."""
+def measure(scope: str, tests: int, ini: str = "") -> dict[str, tuple[list[float], list[float]]]:
+    """Per kind of test (plain, async): setup + teardown wall and CPU seconds of each test;
+    ``ini`` is added to the suite's pytest.ini."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         (root / "test_suite.py").write_text(SUITE % {"n": tests})
         (root / "conftest.py").write_text(RECORDER)
-        (root / "pytest.ini").write_text(INI)
+        (root / "pytest.ini").write_text(INI + ini)
         subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--fakeapi-scope={scope}"],
                        cwd=root, check=True, capture_output=True)
         durations = json.loads((root / "durations.json").read_text())
@@ -97,10 +103,10 @@ def main() -> None:
     print(f"{tests} plain and {tests} async tests per scope; setup + teardown per test, ms")
     print("| scope | test | median | mean | max | CPU median |")
     print("|---|---|---:|---:|---:|---:|")
-    for scope in ("function", "module", "session"):
-        for kind, (wall, cpu) in measure(scope, tests).items():
+    for scope, label, ini in SCOPES:
+        for kind, (wall, cpu) in measure(scope, tests, ini).items():
             ms = [v * 1000 for v in wall]
-            print(f"| {scope} | {kind} | {statistics.median(ms):.1f} | {statistics.mean(ms):.1f} | {max(ms):.1f} | "
+            print(f"| {label} | {kind} | {statistics.median(ms):.1f} | {statistics.mean(ms):.1f} | {max(ms):.1f} | "
                   f"{statistics.median(cpu) * 1000:.1f} |")
 
 
