@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from fakeapi.errors import BadRequest
 from fakeapi.machinery.jsoncopy import deep_copy
 from fakeapi.machinery.memo import Memo
+from fakeapi.machinery.quantity import QuantityError, canonicalize_quantity
 from fakeapi.machinery.timestamps import TimeParseError, normalize_go_time
 from fakeapi.models.base import GoType
 
@@ -225,13 +226,16 @@ def _render(path: LazyPath, go: bool = False) -> str:
 # type errors name that struct) and for plain bodies or patches.
 Decoder = Callable[[Any, LazyPath, list[str]], Any]
 
-# Go types whose JSON strings are kept verbatim: a string value needs no call.
-_CHECKED_STRINGS = frozenset({"[]byte", *_TIMES})
+# Go types whose JSON strings are checked or converted; other strings are kept verbatim without a call.
+_CHECKED_STRINGS = frozenset({"[]byte", "resource.Quantity", *_TIMES})
 _JSON_SCALARS = frozenset({str, int, float, bool})
 _STRUCTS: dict[tuple[type[BaseModel], bool], Decoder] = {}
 # Times as written -> as stored, per Go type: a status write carries back the same few timestamps
 # (conditions, container starts) every time, and parsing one costs more than the rest of its field.
 _NORMALIZED_TIMES: dict[str, Memo[str, str]] = {go: Memo(4096) for go in _TIMES}
+# Quantities are stored as Go's decoder leaves them: parsed, and written back in canonical form
+# ("1000m" -> "1", "1.5Gi" -> "1536Mi"); the same few come back on every object.
+_CANONICAL_QUANTITIES: Memo[str | int | float, str] = Memo(4096)
 
 
 def _verbatim_string(node: Node) -> bool:
@@ -284,12 +288,18 @@ def _compile(node: Node, struct: str, patch: bool) -> Decoder:
     if isinstance(node, MapOf):
         value_node = node.value
         each, verbatim = _compile(value_node, struct, patch), _verbatim_string(value_node)
+        quantities = isinstance(value_node, Scalar) and value_node.go == "resource.Quantity"
 
         def decode_map(value: Any, path: LazyPath, unknown: list[str]) -> Any:
             if not isinstance(value, dict):
                 raise mismatch(value, path)
             if verbatim and all(type(v) is str for v in value.values()):
                 return dict(value)  # labels, annotations, data: nothing to check or convert
+            if quantities:  # requests, limits, capacity: a quantity seen before needs no call
+                known = _CANONICAL_QUANTITIES
+                return {k: known.get(v) or each(v, (path, "\0" + k), unknown) if type(v) is str else
+                        (None if patch else _zero_value(value_node)) if v is None else
+                        each(v, (path, "\0" + k), unknown) for k, v in value.items()}
             # Go decodes a null map value as the zero value; in a patch, null deletes the key.
             return {k: (None if patch else _zero_value(value_node)) if v is None else
                     each(v, (path, "\0" + k), unknown) for k, v in value.items()}
@@ -335,7 +345,14 @@ def _compile_scalar(go: str, mismatch: Callable[[Any, LazyPath], _TypeMismatch])
     if go == "resource.Quantity":
         def decode_quantity(value: Any, path: LazyPath, unknown: list[str]) -> Any:
             check(value, path)
-            return value if type(value) is str else str(value)  # Go re-encodes a number as a string
+            canonical = _CANONICAL_QUANTITIES.get(value)
+            if canonical is None:
+                try:  # Go's Quantity decoder trims spaces; its error names no field
+                    canonical = canonicalize_quantity(value.strip() if type(value) is str else value)
+                except QuantityError as exc:
+                    raise _DecodeError(str(exc)) from None
+                _CANONICAL_QUANTITIES.keep(value, canonical)
+            return canonical
         return decode_quantity
 
     def decode_scalar(value: Any, path: LazyPath, unknown: list[str]) -> Any:

@@ -226,10 +226,68 @@ def validate_claim_source(claim: dict[str, Any], path: str) -> list[FieldError]:
     return errs
 
 
+# IsStandardContainerResourceName, besides the hugepages-<size> names.
+_CONTAINER_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage"})
+
+
+def _quantity(value: Any) -> Any:
+    """A decoded quantity's value (decoding refused every unreadable one), None if unreadable."""
+    try:
+        return parse_quantity(value)
+    except QuantityError:
+        return None
+
+
+def _native(name: str) -> bool:
+    """IsNativeResource: no domain, or a kubernetes.io one (others are extended resources)."""
+    return "/" not in name or "kubernetes.io/" in name
+
+
+def _resource_requirements(resources: Any, path: str) -> list[FieldError]:
+    """Upstream's ValidateResourceRequirements for a container: resource names a container may
+    use, values of at least zero (whole for extended resources), requests within the limits, and
+    resources that cannot be overcommitted (extended ones, hugepages) requested as limited."""
+    if not isinstance(resources, dict):
+        return []
+    errs: list[FieldError] = []
+    limits = resources.get("limits") if isinstance(resources.get("limits"), dict) else {}
+    requests = resources.get("requests") if isinstance(resources.get("requests"), dict) else {}
+    for kind, values in (("limits", limits), ("requests", requests)):
+        for name, value in values.items():
+            field = f"{path}.resources.{kind}[{name}]"
+            if "/" not in name:
+                if name not in _CONTAINER_RESOURCES and not name.startswith("hugepages-"):
+                    errs.append(invalid(field, name, "must be a standard resource for containers"))
+            else:
+                errs += names.check(field, name, names.qualified_name)
+            quantity = _quantity(value)
+            if quantity is not None and quantity < 0:
+                errs.append(invalid(field, value, "must be greater than or equal to 0"))
+            elif quantity is not None and not _native(name) and quantity.denominator != 1:
+                errs.append(invalid(field, value, "must be an integer"))
+    for name, value in requests.items():
+        overcommit = _native(name) and not name.startswith("hugepages-")
+        limit = limits.get(name)
+        if limit is None:
+            if not overcommit:
+                errs.append(required(f"{path}.resources.limits", "Limit must be set for non overcommitable resources"))
+            continue
+        request_value, limit_value = _quantity(value), _quantity(limit)
+        if request_value is None or limit_value is None:
+            continue
+        if not overcommit and request_value != limit_value:
+            errs.append(invalid(f"{path}.resources.requests", value, f"must be equal to {name} limit of {limit}"))
+        elif request_value > limit_value:
+            errs.append(invalid(f"{path}.resources.requests", value,
+                                f"must be less than or equal to {name} limit of {limit}"))
+    return errs
+
+
 def _container(c: dict[str, Any], path: str, claim_names: set[str]) -> list[FieldError]:
     errs = names.check_required(f"{path}.name", c.get("name"), names.dns1123_label)
     if not c.get("image"):
         errs.append(required(f"{path}.image"))
+    errs += _resource_requirements(c.get("resources"), path)
     for i, claim in enumerate(get(c, "resources", "claims") or []):
         if claim.get("name") not in claim_names:
             detail = ("must be one of the names in pod.spec.resourceClaims"

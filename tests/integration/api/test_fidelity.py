@@ -159,3 +159,56 @@ async def test_a_pods_unset_requests_default_to_its_limits_and_a_templates_do_no
     deployment = await api.ok("POST", "/apis/apps/v1/namespaces/default/deployments", {
         "metadata": {"name": "d"}, "spec": {"selector": {"matchLabels": {"app": "a"}}, "template": template}})
     assert deployment["spec"]["template"]["spec"]["containers"][0]["resources"] == {"limits": {"cpu": "1"}}
+
+
+def _pod_with(resources: dict, name: str = "r") -> dict:
+    return {"metadata": {"name": name}, "spec": {"containers": [
+        {"name": "main", "image": "busybox", "resources": resources}]}}
+
+
+async def test_quantities_read_back_in_canonical_form(api: Api) -> None:
+    # Go's Quantity decoder parses what is sent and its encoder writes the canonical form.
+    created = await api.ok("POST", "/api/v1/namespaces/default/pods", _pod_with(
+        {"requests": {"cpu": "1000m", "memory": "1024Mi"}, "limits": {"cpu": 1.5, "memory": " 2048Mi "}}))
+    assert created["spec"]["containers"][0]["resources"] == {"requests": {"cpu": "1", "memory": "1Gi"},
+                                                             "limits": {"cpu": "1500m", "memory": "2Gi"}}
+    read = await api.ok("GET", "/api/v1/namespaces/default/pods/r")
+    assert read["spec"]["containers"][0]["resources"] == created["spec"]["containers"][0]["resources"]
+
+
+async def test_a_quantity_that_is_no_quantity_is_a_bad_request(api: Api) -> None:
+    status, body = await api.request("POST", "/api/v1/namespaces/default/pods", _pod_with({"requests": {"cpu": "abc"}}))
+    assert status == 400
+    assert body["message"] == ('Pod in version "v1" cannot be handled as a Pod: quantities must match the regular '
+                               "expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
+    status, _ = await api.request("GET", "/api/v1/namespaces/default/pods/r")
+    assert status == 404
+
+
+@pytest.mark.parametrize(("resources", "field", "message"), [
+    ({"requests": {"cpu": "-1"}}, "spec.containers[0].resources.requests[cpu]",
+     'Invalid value: "-1": must be greater than or equal to 0'),
+    ({"requests": {"cpu": "2"}, "limits": {"cpu": "1"}}, "spec.containers[0].resources.requests",
+     'Invalid value: "2": must be less than or equal to cpu limit of 1'),
+    ({"requests": {"example.com/gpu": "1"}}, "spec.containers[0].resources.limits",
+     "Required value: Limit must be set for non overcommitable resources"),
+    ({"requests": {"example.com/gpu": "1"}, "limits": {"example.com/gpu": "2"}},
+     "spec.containers[0].resources.requests", 'Invalid value: "1": must be equal to example.com/gpu limit of 2'),
+    ({"limits": {"example.com/gpu": "500m"}, "requests": {"example.com/gpu": "500m"}},
+     "spec.containers[0].resources.limits[example.com/gpu]", 'Invalid value: "500m": must be an integer'),
+    ({"requests": {"gpu": "1"}}, "spec.containers[0].resources.requests[gpu]",
+     'Invalid value: "gpu": must be a standard resource for containers'),
+], ids=["negative", "request-above-limit", "extended-without-limit", "extended-not-equal", "extended-fraction",
+        "unknown-name"])
+async def test_container_resources_are_validated_as_upstream(api: Api, resources: dict, field: str,
+                                                              message: str) -> None:
+    for path, body in (("/api/v1/namespaces/default/pods", _pod_with(resources)),
+                       ("/apis/apps/v1/namespaces/default/deployments", {
+                           "metadata": {"name": "d"}, "spec": {"selector": {"matchLabels": {"app": "a"}}, "template": {
+                               "metadata": {"labels": {"app": "a"}}, "spec": _pod_with(resources)["spec"]}}})):
+        status, body = await api.request("POST", path, body)
+        assert status == 422, body
+        prefix = "spec.template." if "deployments" in path else ""
+        assert {"reason": body["details"]["causes"][0]["reason"], "field": body["details"]["causes"][0]["field"]} == {
+            "reason": "FieldValueRequired" if "Required" in message else "FieldValueInvalid", "field": prefix + field}
+        assert f"{prefix}{field}: {message}" in body["message"]

@@ -67,7 +67,25 @@ def test_quantities_accept_numbers_and_nulls_are_dropped() -> None:
            "status": {"capacity": {"cpu": 4, "memory": "8Gi"}, "allocatable": {"cpu": 3.5}}}
     pruned, _ = decode(MODELS[("", "v1", "Node")], obj)
     assert pruned == {"metadata": {"name": "n"}, "status": {"capacity": {"cpu": "4", "memory": "8Gi"},
-                                                            "allocatable": {"cpu": "3.5"}}}
+                                                            "allocatable": {"cpu": "3500m"}}}
+
+
+@pytest.mark.parametrize(("sent", "stored"), [
+    ("1000m", "1"), ("0.5", "500m"), (" 1.5Gi ", "1536Mi"), ("2048Ki", "2Mi"), ("1e3", "1e3"), ("100Mi", "100Mi"),
+    (0.1, "100m"), ("-1", "-1"),
+])
+def test_quantities_are_stored_in_canonical_form(sent: Any, stored: str) -> None:
+    # Go's decoder parses a Quantity and its encoder writes the canonical form back.
+    pruned, _ = decode(MODELS[("", "v1", "Node")], {"status": {"capacity": {"cpu": sent}}})
+    assert pruned["status"]["capacity"]["cpu"] == stored
+
+
+@pytest.mark.parametrize("sent", ["abc", "1 Gi", "1.5.5", "", "10x"])
+def test_a_value_that_is_no_quantity_is_refused_as_go_refuses_it(sent: str) -> None:
+    with pytest.raises(BadRequest) as err:
+        decode(MODELS[("", "v1", "Node")], {"status": {"capacity": {"cpu": sent}}})
+    assert err.value.message == ('Node in version "v1" cannot be handled as a Node: quantities must match the '
+                                 "regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
 
 
 def test_open_structs_keep_unmodelled_fields_but_typed_parts_stay_strict() -> None:

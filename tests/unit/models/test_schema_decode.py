@@ -41,7 +41,7 @@ GOOD = [
      {"status": {"capacity": {"cpu": "4", "memory": "0", "pods": "110"}}}, []),
     (POD, {"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": 0.5}},
                                     "livenessProbe": {"x": [1, None]}}], "priority": 2}}, False,
-     {"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "0.5"}},
+     {"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "500m"}},
                                "livenessProbe": {"x": [1, None]}}], "priority": 2}}, []),
     (POD, {"spec": {"$setElementOrder/containers": [{"name": "c"}],
                     "containers": [{"name": "c", "$patch": "replace", "zz": 1}], "nodeName": None}}, True,
