@@ -170,10 +170,10 @@ async def test_a_marker_overrides_the_project(fake_cluster):
 
 
 def test_the_project_chooses_the_controllers_of_every_cluster(pytester: pytest.Pytester) -> None:
-    pytester.makeini("[pytest]\nasyncio_mode = auto\nfakeapi_controllers = resourceclaim-controller,job\n")
+    pytester.makeini("[pytest]\nasyncio_mode = auto\nasyncio_default_fixture_loop_scope = function\n"
+                     "fakeapi_controllers = resourceclaim-controller,job\n")
     pytester.makepyfile(test_selected=SELECTED)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", *UNRELATED_PLUGINS)
     result.assert_outcomes(passed=3)
-    bad = pytester.runpytest_subprocess("-p", "no:cacheprovider", *UNRELATED_PLUGINS, "--fakeapi-controllers=*,-nope")
-    assert bad.ret == pytest.ExitCode.USAGE_ERROR
-    bad.stderr.fnmatch_lines(['*fakeapi_controllers: "nope" is not in the list of known controllers*'])
+    with pytest.raises(pytest.UsageError, match='fakeapi_controllers: "nope" is not in the list of known controllers'):
+        pytester.parseconfigure("--fakeapi-controllers=*,-nope")
