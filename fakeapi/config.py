@@ -33,6 +33,9 @@ class FeatureGates:
     DRAConsumableCapacity: bool = True
     # KEP-5547: the Job controller compiles spec.scheduling into a Workload and a PodGroup (alpha, off).
     WorkloadWithJob: bool = False
+    # KEP-2837: spec.resources of a Pod (beta since 1.34, on): its QoS class, defaulted requests
+    # and the scheduler's view of its requests; off, the field is dropped from new pods.
+    PodLevelResources: bool = True
 
     @classmethod
     def parse(cls, text: str | None) -> FeatureGates:

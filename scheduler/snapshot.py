@@ -46,8 +46,14 @@ def _container_requests(container: Mapping[str, Any]) -> dict[str, int]:
     return {name: quantity_milli(value) for name, value in merged.items()}
 
 
+# The resources a pod's own spec.resources may request (IsSupportedPodLevelResource).
+_POD_LEVEL = (CPU, MEMORY)
+
+
 def pod_requests(pod: Mapping[str, Any]) -> dict[str, int]:
-    """Effective requests in milli-units: sum of containers, at least every init container, plus overhead."""
+    """Effective requests in milli-units: sum of containers, at least every init container, the
+    pod-level request of cpu and memory instead where the pod sets one (PodLevelResources; the
+    API server drops the field when the gate is off), plus overhead."""
     spec = pod.get("spec") or {}
     total: dict[str, int] = {}
     for container in spec.get("containers") or ():
@@ -57,6 +63,11 @@ def pod_requests(pod: Mapping[str, Any]) -> dict[str, int]:
         for name, value in _container_requests(container).items():
             if value > total.get(name, 0):
                 total[name] = value
+    pod_level = (spec.get("resources") or {}).get("requests")
+    if pod_level:
+        for name in _POD_LEVEL:
+            if name in pod_level:
+                total[name] = quantity_milli(pod_level[name])
     for name, value in (spec.get("overhead") or {}).items():
         total[name] = total.get(name, 0) + quantity_milli(value)
     return total

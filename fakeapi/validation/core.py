@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
 from fakeapi.errors import FieldError, Forbidden, duplicate, forbidden, invalid, not_supported, required, status_details
-from fakeapi.machinery.quantity import QuantityError, parse_quantity
+from fakeapi.machinery.quantity import QuantityError, format_quantity, parse_quantity, parse_quantity_with_format
 from fakeapi.validation import names
 from fakeapi.validation.common import (
     get,
@@ -167,6 +168,58 @@ def _qos_class(spec: dict[str, Any]) -> str:
     return "Guaranteed" if guaranteed and requests == limits else "Burstable"
 
 
+def _requirements_qos(resources: dict[str, Any]) -> str:
+    """Upstream's ``requirementsQOS`` for one set of requirements (pod-level resources): per cpu
+    and memory, Guaranteed when requested as limited above zero, BestEffort when neither, else
+    Burstable; a mismatch between the two is Burstable."""
+    req = resources.get("requests") if isinstance(resources.get("requests"), dict) else {}
+    lim = resources.get("limits") if isinstance(resources.get("limits"), dict) else {}
+    if not req and not lim:
+        return "BestEffort"
+    classes = set()
+    for name in QOS_RESOURCES:
+        asked, limited = (_positive_nanos(q) if type(q) in _QUANTITY_TYPES else 0
+                          for q in (req.get(name), lim.get(name)))
+        classes.add("Burstable" if asked != limited else "BestEffort" if not asked else "Guaranteed")
+    return classes.pop() if len(classes) == 1 else "Burstable"
+
+
+# The resources pod-level requirements may name (IsSupportedPodLevelResource).
+POD_LEVEL_RESOURCES = ("cpu", "memory")
+
+
+def _aggregate_requests(spec: dict[str, Any]) -> dict[str, tuple[int, str]]:
+    """The containers' effective cpu and memory requests, in billionths with the first one's
+    spelling: the sum over the containers, or an init container's if larger."""
+    total: dict[str, tuple[int, str]] = {}
+    for key, combine in (("containers", int.__add__), ("initContainers", max)):
+        for c in spec.get(key) or ():
+            requests = get(c, "resources", "requests") if isinstance(c, dict) else None
+            for name in POD_LEVEL_RESOURCES:
+                quantity = requests.get(name) if isinstance(requests, dict) else None
+                if type(quantity) in _QUANTITY_TYPES:
+                    value, spelling = total.get(name, (0, str(quantity)))
+                    total[name] = (combine(value, _positive_nanos(quantity)), spelling)
+    return total
+
+
+def _default_pod_requests(spec: dict[str, Any]) -> None:
+    """``defaultPodRequests``: with pod-level limits, each unset pod-level request of cpu and
+    memory becomes the containers' effective request, or else the pod-level limit."""
+    resources = spec.get("resources")
+    if not isinstance(resources, dict) or not isinstance(resources.get("limits"), dict) or not resources["limits"]:
+        return
+    requests = dict(resources.get("requests") or {}) if isinstance(resources.get("requests"), dict) else {}
+    for name, (value, spelling) in _aggregate_requests(spec).items():
+        if name not in requests:
+            requests[name] = format_quantity(Fraction(value, 1_000_000_000), parse_quantity_with_format(spelling)[1])
+    for name in POD_LEVEL_RESOURCES:
+        if name not in requests and name in resources["limits"]:
+            requests[name] = resources["limits"][name]
+    if requests:
+        resources["requests"] = requests
+
+
 def default_pod_spec(spec: dict[str, Any]) -> None:
     """``SetDefaults_PodSpec`` and its containers: what every pod spec gets, pod templates included."""
     spec.setdefault("restartPolicy", "Always")
@@ -197,18 +250,23 @@ def _requests_from_limits(containers: Any) -> None:
                 requests.setdefault(name, value)
 
 
-def default_pod(pod: dict[str, Any]) -> None:
-    """Defaults a 1.37 apiserver fills into every pod (priority comes from the Priority admission plugin)."""
+def default_pod(pod: dict[str, Any], pod_level_resources: bool = True) -> None:
+    """Defaults a 1.37 apiserver fills into every pod (priority comes from the Priority admission
+    plugin); ``pod_level_resources``: the gate PodLevelResources."""
     spec = pod.setdefault("spec", {})
     default_pod_spec(spec)
     _requests_from_limits(spec.get("containers"))
     _requests_from_limits(spec.get("initContainers"))
+    if pod_level_resources:
+        _default_pod_requests(spec)
     spec.setdefault("enableServiceLinks", True)
     for c in spec.get("ephemeralContainers") or []:
         _default_container(c)
     status = pod.setdefault("status", {})
     status.setdefault("phase", "Pending")
-    status.setdefault("qosClass", _qos_class(spec))
+    pod_level = spec.get("resources")
+    status.setdefault("qosClass", _requirements_qos(pod_level) if pod_level_resources and isinstance(pod_level, dict)
+                      else _qos_class(spec))
 
 
 def validate_claim_source(claim: dict[str, Any], path: str) -> list[FieldError]:
@@ -399,7 +457,9 @@ class PodStrategy(Strategy):
     """Pods: kubectl-visible defaults, spec validation, spec immutability."""
 
     def default(self, obj: dict[str, Any], ctx: AdmissionContext) -> None:
-        default_pod(obj)
+        if not ctx.gates.PodLevelResources and ctx.operation == "CREATE":
+            (obj.get("spec") or {}).pop("resources", None)  # dropDisabledPodLevelResourcesFields
+        default_pod(obj, ctx.gates.PodLevelResources)
 
     def admit(self, obj: dict[str, Any], old: dict[str, Any] | None, ctx: AdmissionContext) -> None:
         if ctx.operation == "CREATE":

@@ -212,3 +212,32 @@ async def test_container_resources_are_validated_as_upstream(api: Api, resources
         assert {"reason": body["details"]["causes"][0]["reason"], "field": body["details"]["causes"][0]["field"]} == {
             "reason": "FieldValueRequired" if "Required" in message else "FieldValueInvalid", "field": prefix + field}
         assert f"{prefix}{field}: {message}" in body["message"]
+
+
+def _pod_level(name: str, resources: dict, container: dict | None = None) -> dict:
+    return {"metadata": {"name": name}, "spec": {"resources": resources, "containers": [
+        {"name": "a", "image": "busybox", **({"resources": container} if container else {})},
+        {"name": "b", "image": "busybox", **({"resources": container} if container else {})}]}}
+
+
+@pytest.mark.parametrize(("resources", "container", "requests", "qos"), [
+    ({"limits": {"cpu": "2", "memory": "1Gi"}}, None, {"cpu": "2", "memory": "1Gi"}, "Guaranteed"),
+    ({"limits": {"cpu": "2", "memory": "1Gi"}}, {"requests": {"cpu": "250m"}}, {"cpu": "500m", "memory": "1Gi"},
+     "Burstable"),
+    ({"requests": {"cpu": "1"}}, {"limits": {"cpu": "1", "memory": "1Gi"}}, {"cpu": "1"}, "Burstable"),
+], ids=["limits-only", "containers-request-cpu", "pod-requests-only"])
+async def test_pod_level_resources_default_requests_and_decide_the_qos_class(
+        api: Api, resources: dict, container: dict | None, requests: dict, qos: str) -> None:
+    # defaultPodRequests: with pod-level limits, an unset pod-level request is the containers'
+    # effective one (here two containers of 250m), else the limit; the QoS class is the pod level's.
+    created = await api.ok("POST", "/api/v1/namespaces/default/pods", _pod_level("p", resources, container))
+    assert created["spec"]["resources"].get("requests") == requests
+    assert created["status"]["qosClass"] == qos
+
+
+@pytest.mark.fakeapi(feature_gates="PodLevelResources=false")
+async def test_without_the_gate_pod_level_resources_are_dropped(api: Api) -> None:
+    created = await api.ok("POST", "/api/v1/namespaces/default/pods", _pod_level(
+        "p", {"limits": {"cpu": "2", "memory": "1Gi"}}, {"limits": {"cpu": "1", "memory": "1Gi"}}))
+    assert "resources" not in created["spec"]
+    assert created["status"]["qosClass"] == "Guaranteed"  # the containers'

@@ -66,3 +66,14 @@ async def test_no_nodes(api: ApiClient) -> None:
     assert condition["message"] == "no nodes available to schedule pods"
     await apply_manifest(api, "gpu-cluster.yaml")
     await wait_running(api, "lonely")
+
+
+async def test_a_pod_level_request_is_what_the_scheduler_fits(api: ApiClient) -> None:
+    # PodLevelResources: the pod asks for 16 cpus as a whole though its container asks for 1.
+    await apply_manifest(api, "gpu-cluster.yaml")
+    small = {"name": "main", "image": "busybox", "resources": {"requests": {"cpu": "1"}}}
+    await create(api, {**pod_obj("whole"), "spec": {"containers": [small], "resources": {"requests": {"cpu": "16"}}}})
+    condition = await wait_unschedulable(api, "whole")
+    assert condition["message"].startswith("0/2 nodes are available: 2 Insufficient cpu.")
+    await create(api, {**pod_obj("parts"), "spec": {"containers": [small]}})
+    await wait_running(api, "parts")

@@ -107,6 +107,9 @@ def test_least_allocated_prefers_emptier_node() -> None:
     ({"containers": [{"resources": {"requests": {"cpu": "1"}}}],
       "initContainers": [{"resources": {"requests": {"cpu": "2"}}}]}, {"cpu": 2000}),
     ({"containers": [{}], "overhead": {"cpu": "250m"}}, {"cpu": 250}),
-], ids=["sum-containers", "limits-default-requests", "init-max", "overhead"])
+    ({"containers": [{"resources": {"requests": {"cpu": "100m", "example.com/gpu": "1"}}}],
+      "resources": {"requests": {"cpu": "2", "memory": "1Gi"}}, "overhead": {"cpu": "250m"}},
+     {"cpu": 2250, "memory": 1024**3 * 1000, "example.com/gpu": 1000}),
+], ids=["sum-containers", "limits-default-requests", "init-max", "overhead", "pod-level-cpu-and-memory"])
 def test_pod_requests(spec: dict[str, Any], want: dict[str, int]) -> None:
     assert pod_requests({"spec": spec}) == want
