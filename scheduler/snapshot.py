@@ -25,6 +25,7 @@ from typing import Any
 from fakeapi.scheduler.journal import ChangeJournal
 from fakeapi.scheduler.rules.pods import is_pod_terminal
 
+from fakeapi.machinery.podresources import aggregate_container_requests
 from fakeapi.machinery.quantity import quantity_milli as _parse_milli
 
 CPU, MEMORY, PODS = "cpu", "memory", "pods"
@@ -51,18 +52,12 @@ _POD_LEVEL = (CPU, MEMORY)
 
 
 def pod_requests(pod: Mapping[str, Any]) -> dict[str, int]:
-    """Effective requests in milli-units: sum of containers, at least every init container, the
-    pod-level request of cpu and memory instead where the pod sets one (PodLevelResources; the
-    API server drops the field when the gate is off), plus overhead."""
+    """Effective requests in milli-units: the containers' at their busiest (sidecars included, see
+    :mod:`fakeapi.machinery.podresources`), the pod-level request of cpu and memory instead where
+    the pod sets one (PodLevelResources; the API server drops the field when the gate is off),
+    plus overhead."""
     spec = pod.get("spec") or {}
-    total: dict[str, int] = {}
-    for container in spec.get("containers") or ():
-        for name, value in _container_requests(container).items():
-            total[name] = total.get(name, 0) + value
-    for container in spec.get("initContainers") or ():
-        for name, value in _container_requests(container).items():
-            if value > total.get(name, 0):
-                total[name] = value
+    total = aggregate_container_requests(spec, _container_requests)
     pod_level = (spec.get("resources") or {}).get("requests")
     if pod_level:
         for name in _POD_LEVEL:

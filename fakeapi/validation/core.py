@@ -14,7 +14,14 @@ from functools import lru_cache
 from typing import Any
 
 from fakeapi.errors import FieldError, Forbidden, duplicate, forbidden, invalid, not_supported, required, status_details
-from fakeapi.machinery.quantity import QuantityError, format_quantity, parse_quantity, parse_quantity_with_format
+from fakeapi.machinery.podresources import aggregate_container_requests
+from fakeapi.machinery.quantity import (
+    DECIMAL_SI,
+    QuantityError,
+    format_quantity,
+    parse_quantity,
+    parse_quantity_with_format,
+)
 from fakeapi.validation import names
 from fakeapi.validation.common import (
     get,
@@ -188,19 +195,22 @@ def _requirements_qos(resources: dict[str, Any]) -> str:
 POD_LEVEL_RESOURCES = ("cpu", "memory")
 
 
-def _aggregate_requests(spec: dict[str, Any]) -> dict[str, tuple[int, str]]:
-    """The containers' effective cpu and memory requests, in billionths with the first one's
-    spelling: the sum over the containers, or an init container's if larger."""
-    total: dict[str, tuple[int, str]] = {}
-    for key, combine in (("containers", int.__add__), ("initContainers", max)):
+def _cpu_memory_nanos(container: Mapping[str, Any]) -> dict[str, int]:
+    requests = get(container, "resources", "requests")
+    if not isinstance(requests, dict):
+        return {}
+    return {name: _positive_nanos(q) for name in POD_LEVEL_RESOURCES
+            if type(q := requests.get(name)) in _QUANTITY_TYPES}
+
+
+def _first_spelling(spec: dict[str, Any], name: str) -> str:
+    """The format of the first container request of ``name`` (upstream's sum keeps its first term's)."""
+    for key in ("containers", "initContainers"):
         for c in spec.get(key) or ():
-            requests = get(c, "resources", "requests") if isinstance(c, dict) else None
-            for name in POD_LEVEL_RESOURCES:
-                quantity = requests.get(name) if isinstance(requests, dict) else None
-                if type(quantity) in _QUANTITY_TYPES:
-                    value, spelling = total.get(name, (0, str(quantity)))
-                    total[name] = (combine(value, _positive_nanos(quantity)), spelling)
-    return total
+            quantity = get(c, "resources", "requests", name) if isinstance(c, dict) else None
+            if type(quantity) in _QUANTITY_TYPES:
+                return parse_quantity_with_format(quantity)[1]
+    return DECIMAL_SI
 
 
 def _default_pod_requests(spec: dict[str, Any]) -> None:
@@ -210,9 +220,9 @@ def _default_pod_requests(spec: dict[str, Any]) -> None:
     if not isinstance(resources, dict) or not isinstance(resources.get("limits"), dict) or not resources["limits"]:
         return
     requests = dict(resources.get("requests") or {}) if isinstance(resources.get("requests"), dict) else {}
-    for name, (value, spelling) in _aggregate_requests(spec).items():
+    for name, value in aggregate_container_requests(spec, _cpu_memory_nanos).items():
         if name not in requests:
-            requests[name] = format_quantity(Fraction(value, 1_000_000_000), parse_quantity_with_format(spelling)[1])
+            requests[name] = format_quantity(Fraction(value, 1_000_000_000), _first_spelling(spec, name))
     for name in POD_LEVEL_RESOURCES:
         if name not in requests and name in resources["limits"]:
             requests[name] = resources["limits"][name]

@@ -215,7 +215,10 @@ async def test_container_resources_are_validated_as_upstream(api: Api, resources
 
 
 def _pod_level(name: str, resources: dict, container: dict | None = None) -> dict:
-    return {"metadata": {"name": name}, "spec": {"resources": resources, "containers": [
+    resources = dict(resources)
+    init = resources.pop("initContainers", None)  # a test's sidecars ride along with the resources
+    return {"metadata": {"name": name}, "spec": {"resources": resources, **({"initContainers": init} if init else {}),
+                                                 "containers": [
         {"name": "a", "image": "busybox", **({"resources": container} if container else {})},
         {"name": "b", "image": "busybox", **({"resources": container} if container else {})}]}}
 
@@ -225,7 +228,10 @@ def _pod_level(name: str, resources: dict, container: dict | None = None) -> dic
     ({"limits": {"cpu": "2", "memory": "1Gi"}}, {"requests": {"cpu": "250m"}}, {"cpu": "500m", "memory": "1Gi"},
      "Burstable"),
     ({"requests": {"cpu": "1"}}, {"limits": {"cpu": "1", "memory": "1Gi"}}, {"cpu": "1"}, "Burstable"),
-], ids=["limits-only", "containers-request-cpu", "pod-requests-only"])
+    ({"limits": {"cpu": "4", "memory": "1Gi"}, "initContainers": [
+        {"name": "proxy", "image": "envoy", "restartPolicy": "Always", "resources": {"requests": {"cpu": "1"}}}]},
+     {"requests": {"cpu": "250m"}}, {"cpu": "1500m", "memory": "1Gi"}, "Burstable"),
+], ids=["limits-only", "containers-request-cpu", "pod-requests-only", "with-a-sidecar"])
 async def test_pod_level_resources_default_requests_and_decide_the_qos_class(
         api: Api, resources: dict, container: dict | None, requests: dict, qos: str) -> None:
     # defaultPodRequests: with pod-level limits, an unset pod-level request is the containers'

@@ -110,6 +110,10 @@ def test_least_allocated_prefers_emptier_node() -> None:
     ({"containers": [{"resources": {"requests": {"cpu": "100m", "example.com/gpu": "1"}}}],
       "resources": {"requests": {"cpu": "2", "memory": "1Gi"}}, "overhead": {"cpu": "250m"}},
      {"cpu": 2250, "memory": 1024**3 * 1000, "example.com/gpu": 1000}),
-], ids=["sum-containers", "limits-default-requests", "init-max", "overhead", "pod-level-cpu-and-memory"])
+    ({"containers": [{"resources": {"requests": {"cpu": "1"}}}],
+      "initContainers": [{"restartPolicy": "Always", "resources": {"requests": {"cpu": "500m"}}},
+                         {"resources": {"requests": {"cpu": "1"}}}]}, {"cpu": 1500}),
+], ids=["sum-containers", "limits-default-requests", "init-max", "overhead", "pod-level-cpu-and-memory",
+        "sidecar-runs-beside"])
 def test_pod_requests(spec: dict[str, Any], want: dict[str, int]) -> None:
     assert pod_requests({"spec": spec}) == want
