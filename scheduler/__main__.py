@@ -47,7 +47,6 @@ async def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-
 def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m fakeapi.scheduler", description=__doc__)
     where = parser.add_mutually_exclusive_group(required=True)

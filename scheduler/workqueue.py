@@ -178,7 +178,7 @@ async def process(queue: WorkQueue[K], sync: Callable[[K], Awaitable[None]], *, 
 
     The calling task is the first worker; another starts only when a key is queued while every
     running worker is busy, up to ``workers``.  client-go starts all of its goroutines at once,
-    but an idle asyncio task is not free: a control plane's ~70 idle workers were a fifth of a
+    but an idle asyncio task is not free: a control plane's ~70 idle workers were an eighth of a
     test cluster's start and stop.  Started workers stay, so a burst is served as upstream's.
     """
     async def worker() -> None:
