@@ -71,7 +71,7 @@ class _ControlPlaneProcess:
     """``python -m fakeapi.scheduler`` against the server, watched for an unexpected exit."""
 
     def __init__(self, url: str, gates: FeatureGates, *, kubelet: bool = True,
-                 kubeconfig: str | None = None, controllers: str | Iterable[str] = names.ALL) -> None:
+                 kubeconfig: str | None = None, controllers: str | Iterable[str] | None = names.ALL) -> None:
         """``kubeconfig``: the text of a kubeconfig with the CA and token of a secure server; it
         reaches the child on its standard input, never on disk or in its arguments."""
         flags = ",".join(f"{name}={str(on).lower()}" for name, on in gates.as_dict().items())

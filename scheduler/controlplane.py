@@ -48,7 +48,7 @@ class ControlPlane:
 
     def __init__(self, server: str | Connection, *, gates: FeatureGates = _DEFAULT_GATES, kubelet: bool = True,
                  sync_timeout: float = 10.0, clock: Clock | None = None,
-                 controllers: str | Iterable[str] = names.ALL) -> None:
+                 controllers: str | Iterable[str] | None = names.ALL) -> None:
         """``server``: a URL, or a :class:`Connection` with the CA and token of a secure server.
         ``clock``: the control plane's time (:class:`~fakeapi.scheduler.clock.ManualClock` in tests).
         ``controllers``: kube-controller-manager's ``--controllers`` list (see

@@ -58,10 +58,10 @@ def _canonical(name: str) -> str:
     return canonical
 
 
-def controller_entries(value: str | Iterable[str]) -> tuple[str, ...]:
-    """The entries of a ``--controllers`` list, given as one comma-separated string or as names;
-    ValueError names an unknown controller."""
-    parts = value.split(",") if isinstance(value, str) else value
+def controller_entries(value: str | Iterable[str] | None) -> tuple[str, ...]:
+    """The entries of a ``--controllers`` list, given as one comma-separated string or as names
+    (None: the default, ``*``); ValueError names an unknown controller."""
+    parts = ALL if value is None else value.split(",") if isinstance(value, str) else value
     entries = tuple(part.strip() for part in parts if part.strip())
     for entry in entries:
         if entry != "*":
@@ -69,7 +69,7 @@ def controller_entries(value: str | Iterable[str]) -> tuple[str, ...]:
     return entries
 
 
-def enabled_controllers(value: str | Iterable[str] = ALL) -> frozenset[str]:
+def enabled_controllers(value: str | Iterable[str] | None = ALL) -> frozenset[str]:
     """The canonical names of the controllers that ``value`` (a ``--controllers`` list) turns on;
     ValueError names an unknown controller."""
     decided: dict[str, bool] = {}

@@ -8,7 +8,7 @@ from fakeapi.scheduler.controllers.names import controller_entries, controllers_
 
 
 def test_star_enables_every_controller_and_is_the_default():
-    assert enabled_controllers() == enabled_controllers(["*"]) == names.KNOWN
+    assert enabled_controllers() == enabled_controllers(["*"]) == enabled_controllers(None) == names.KNOWN
     assert names.DEPLOYMENT in names.KNOWN and names.RESOURCE_CLAIM in names.KNOWN
 
 
