@@ -5,6 +5,15 @@ it only updates an in-memory record and queues its key. One background task writ
 records in order.  Repeats of the same (object, type, reason, message) are aggregated into
 one Event whose ``count`` and ``lastTimestamp`` grow, like client-go's event correlator.
 
+Other recorders also correlate as client-go's ``EventCorrelator`` does:
+
+- **aggregation**: once ten Events about one object with one type and reason but different
+  messages came within ten minutes of each other, each further one (with a message not among the
+  last nine) goes into one Event whose message is ``(combined from similar events): <latest>``
+  and whose count grows;
+- **spam filter**: each object gets 25 Events from a recorder at once and one more every five
+  minutes (a token bucket); a repeat beyond that is counted but not written until a token comes.
+
 A ``series`` recorder writes as client-go's events.k8s.io broadcaster (``tools/events``, which
 kube-scheduler uses): an Event once, its series (count 2) once, then the growing count only
 every :data:`SERIES_REFRESH_SECONDS` at the next repeat, and when the series finishes
@@ -19,6 +28,7 @@ import logging
 import secrets
 from collections import OrderedDict
 from dataclasses import dataclass
+from time import monotonic
 
 from fakeapi.scheduler.client import EVENTS, TRANSPORT_ERRORS, ApiClient
 from fakeapi.scheduler.workqueue import ShutDown, WorkQueue
@@ -39,6 +49,15 @@ SERIES_REFRESH_SECONDS = 30 * 60.0
 SERIES_FINISH_SECONDS = 6 * 60.0
 
 _EventKey = tuple[str, str, str, str, str, str]
+
+# client-go tools/record events_cache.go: the aggregator's limits and the spam filter's bucket.
+AGGREGATE_MAX_EVENTS = 10
+AGGREGATE_INTERVAL_SECONDS = 600.0
+SPAM_BURST = 25
+SPAM_REFILL_SECONDS = 300.0
+COMBINED = "(combined from similar events): "
+# The key of an object's aggregated Event: its message, which changes with every write, is none.
+_AGGREGATED = "\0aggregated"
 
 
 @dataclass
@@ -82,13 +101,21 @@ class EventRecorder:
         self._queue: WorkQueue[_EventKey] | None = None
         self._worker: asyncio.Task[None] | None = None
         self._closed = False
+        # Per (object, type, reason): the different messages lately seen, and when the last came.
+        self._similar: OrderedDict[tuple[str, ...], tuple[set[str], float]] = OrderedDict()
+        # Per object: the spam filter's tokens and when they were counted.
+        self._tokens: OrderedDict[tuple[str, ...], tuple[float, float]] = OrderedDict()
 
     def event(self, obj: dict, type_: str, reason: str, message: str) -> None:
         """Record that ``reason``/``message`` happened to ``obj``; written asynchronously."""
         if self._closed:
             return
         involved = involved_object(obj)
-        key = (involved.get("namespace", ""), involved["name"], involved["uid"], type_, reason, message)
+        loop = asyncio.get_running_loop()
+        similar = (involved.get("namespace", ""), involved["name"], involved["uid"], type_, reason)
+        key = (*similar, message)
+        if not self._series and self._aggregated(similar, message, monotonic()):
+            key, message = (*similar, _AGGREGATED), COMBINED + message
         now = now_rfc3339()
         record = self._records.get(key)
         if record is None:
@@ -100,14 +127,41 @@ class EventRecorder:
         record.count += 1
         record.last = now
         record.involved = involved
-        loop = asyncio.get_running_loop()
+        record.message = message
         queue = self._queue
         if queue is None:
             queue = self._queue = WorkQueue()
             self._worker = loop.create_task(self._run(queue), name=f"events-{self._component}")
-        if not self._series or self._series_due(record, key, loop):
+        if self._series:
+            due = self._series_due(record, key, loop)
+        else:
+            due = self._token((*similar[:3], involved["kind"], involved["apiVersion"]), monotonic())
+        if due:
             record.due = record.count
             queue.add(key)
+
+    def _aggregated(self, similar: tuple[str, ...], message: str, now: float) -> bool:
+        """``EventAggregate``: whether this Event joins its object's aggregated Event."""
+        seen = self._similar.pop(similar, None)
+        messages = seen[0] if seen is not None and now - seen[1] <= AGGREGATE_INTERVAL_SECONDS else set()
+        messages.add(message)
+        self._similar[similar] = (messages, now)
+        if len(self._similar) > _MAX_RECORDS:
+            self._similar.popitem(last=False)
+        if len(messages) < AGGREGATE_MAX_EVENTS:
+            return False
+        messages.discard(message)  # the set stays below the limit (upstream drops any one)
+        return True
+
+    def _token(self, source_object: tuple[str, ...], now: float) -> bool:
+        """``EventSourceObjectSpamFilter``: take a token of the object's bucket, if one is left."""
+        tokens, counted = self._tokens.pop(source_object, (float(SPAM_BURST), now))
+        tokens = min(float(SPAM_BURST), tokens + (now - counted) / SPAM_REFILL_SECONDS)
+        allowed = tokens >= 1
+        self._tokens[source_object] = (tokens - 1 if allowed else tokens, now)
+        if len(self._tokens) > _MAX_RECORDS:
+            self._tokens.popitem(last=False)
+        return allowed
 
     def _series_due(self, record: _Record, key: _EventKey, loop: asyncio.AbstractEventLoop) -> bool:
         """Whether a series recorder writes this repeat now: the Event, the series' start
@@ -170,8 +224,9 @@ class EventRecorder:
         namespace = record.involved.get("namespace") or "default"
         if record.name is not None:
             try:
-                await self._api.patch(EVENTS, namespace, record.name,
-                                      {"count": count, "lastTimestamp": record.last}, result=False)
+                # The message too, as client-go's patch carries it: an aggregated Event's changes.
+                await self._api.patch(EVENTS, namespace, record.name, {
+                    "count": count, "lastTimestamp": record.last, "message": record.message}, result=False)
                 record.written_count = count
                 return
             except NotFound:

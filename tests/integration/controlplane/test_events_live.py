@@ -135,3 +135,62 @@ async def test_a_recorder_starts_its_writer_at_its_first_event_and_none_once_clo
 
 async def _reasons(api):
     return [e["reason"] for e in (await api.list(EVENTS, "default"))["items"]]
+
+
+async def _pod(api, name="p"):
+    return await api.create(PODS, "default", {"apiVersion": "v1", "kind": "Pod",
+                                              "metadata": {"name": name, "namespace": "default"},
+                                              "spec": {"containers": [{"name": "c", "image": "busybox"}]}})
+
+
+async def test_ten_similar_events_go_on_in_one_combined_event(api):
+    # client-go's EventAggregator: the tenth different message of one object's type and reason
+    # within ten minutes, and each new one after it, joins one "(combined from similar events)" Event.
+    p = await _pod(api)
+    recorder = EventRecorder(api, "test-component")
+    try:
+        for i in range(12):
+            recorder.event(p, WARNING, "FailedMount", f"volume {i} not ready")
+
+        async def written():
+            items = [e for e in (await api.list(EVENTS, "default"))["items"] if e["reason"] == "FailedMount"]
+            combined = [e for e in items if e["message"].startswith("(combined")]
+            return len(items) == 10 and combined and combined[0]["count"] == 3 and items
+
+        items = await wait_for(written, message="nine events and one combined")
+        assert sorted(e["message"] for e in items if not e["message"].startswith("(combined")) == sorted(
+            f"volume {i} not ready" for i in range(9))
+        [combined] = [e for e in items if e["message"].startswith("(combined")]
+        assert combined["message"] == "(combined from similar events): volume 11 not ready"
+    finally:
+        await recorder.close()
+
+
+async def test_an_object_gets_25_events_at_once_then_one_every_five_minutes(api, monkeypatch):
+    # client-go's EventSourceObjectSpamFilter: a token bucket per source and object.
+    p, other = await _pod(api), await _pod(api, "other")
+    recorder = EventRecorder(api, "test-component")
+    clock = [1000.0]
+    monkeypatch.setattr(events, "monotonic", lambda: clock[0])
+    try:
+        for i in range(30):
+            recorder.event(p, NORMAL, f"Reason{i}", "m")
+        recorder.event(other, NORMAL, "Reason0", "m")  # another object has its own bucket
+
+        async def reasons_of(name):
+            return {e["reason"] for e in (await api.list(EVENTS, "default"))["items"]
+                    if e["involvedObject"]["name"] == name}
+
+        await wait_for(lambda: _has(reasons_of("other"), {"Reason0"}), message="the other pod's event")
+        assert await reasons_of("p") == {f"Reason{i}" for i in range(25)}
+        clock[0] += events.SPAM_REFILL_SECONDS  # one more token
+        recorder.event(p, NORMAL, "Reason29", "m")
+        recorder.event(p, NORMAL, "Reason28", "m")
+        await wait_for(lambda: _has(reasons_of("p"), {"Reason29"}), message="one event after five minutes")
+        assert "Reason28" not in await reasons_of("p")
+    finally:
+        await recorder.close()
+
+
+async def _has(reasons, wanted):
+    return wanted <= await reasons
