@@ -5,7 +5,7 @@ it only updates an in-memory record and queues its key. One background task writ
 records in order.  Repeats of the same (object, type, reason, message) are aggregated into
 one Event whose ``count`` and ``lastTimestamp`` grow, like client-go's event correlator.
 
-Other recorders also correlate as client-go's ``EventCorrelator`` does:
+A recorder that is not a ``series`` one (below) also correlates as client-go's ``EventCorrelator``:
 
 - **aggregation**: once ten Events about one object with one type and reason but different
   messages came within ten minutes of each other, each further one (with a message not among the
