@@ -296,6 +296,13 @@ def validate_claim_source(claim: dict[str, Any], path: str) -> list[FieldError]:
 
 # IsStandardContainerResourceName, besides the hugepages-<size> names.
 _CONTAINER_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage"})
+# IsStandardResourceName (standardResources), besides the hugepages names of quotas.
+_STANDARD_RESOURCES = frozenset({
+    "cpu", "memory", "ephemeral-storage", "requests.cpu", "requests.memory", "requests.ephemeral-storage",
+    "limits.cpu", "limits.memory", "limits.ephemeral-storage", "pods", "resourcequotas", "services",
+    "replicationcontrollers", "secrets", "persistentvolumeclaims", "configmaps", "services.nodeports",
+    "services.loadbalancers", "requests.storage"})
+_HUGE_PAGES = "hugepages-"
 
 
 def _quantity(value: Any) -> Any:
@@ -311,10 +318,29 @@ def _native(name: str) -> bool:
     return "/" not in name or "kubernetes.io/" in name
 
 
-def _resource_requirements(resources: Any, path: str) -> list[FieldError]:
-    """Upstream's ValidateResourceRequirements for a container: resource names a container may
-    use, values of at least zero (whole for extended resources), requests within the limits, and
-    resources that cannot be overcommitted (extended ones, hugepages) requested as limited."""
+def _resource_name(name: str, field: str, pod_level: bool) -> list[FieldError]:
+    """validateContainerResourceName, or validatePodResourceName at the pod level."""
+    errs = names.check(field, name, names.qualified_name)
+    if errs:
+        return errs
+    unqualified = "/" not in name
+    if unqualified and name not in _STANDARD_RESOURCES and not name.startswith((_HUGE_PAGES, "requests.hugepages-")):
+        errs.append(invalid(field, name, "must be a standard resource type or fully qualified"))
+        if pod_level:
+            return errs
+    if pod_level:
+        if name not in POD_LEVEL_RESOURCES and not name.startswith(_HUGE_PAGES):
+            errs.append(not_supported(field, name, ["cpu", _HUGE_PAGES, "memory"]))
+    elif unqualified and name not in _CONTAINER_RESOURCES and not name.startswith(_HUGE_PAGES):
+        errs.append(invalid(field, name, "must be a standard resource for containers"))
+    return errs
+
+
+def _resource_requirements(resources: Any, path: str, pod_level: bool = False) -> list[FieldError]:
+    """Upstream's ValidateResourceRequirements (``path``: the requirements' own): resource names
+    (a container's, or the pod level's cpu, memory and hugepages), values of at least zero (whole
+    for extended resources), requests within the limits, resources that cannot be overcommitted
+    (extended ones, hugepages) requested as limited, and hugepages only beside cpu or memory."""
     if not isinstance(resources, dict):
         return []
     errs: list[FieldError] = []
@@ -322,32 +348,59 @@ def _resource_requirements(resources: Any, path: str) -> list[FieldError]:
     requests = resources.get("requests") if isinstance(resources.get("requests"), dict) else {}
     for kind, values in (("limits", limits), ("requests", requests)):
         for name, value in values.items():
-            field = f"{path}.resources.{kind}[{name}]"
-            if "/" not in name:
-                if name not in _CONTAINER_RESOURCES and not name.startswith("hugepages-"):
-                    errs.append(invalid(field, name, "must be a standard resource for containers"))
-            else:
-                errs += names.check(field, name, names.qualified_name)
+            field = f"{path}.{kind}[{name}]"
+            errs += _resource_name(name, field, pod_level)
             quantity = _quantity(value)
             if quantity is not None and quantity < 0:
                 errs.append(invalid(field, value, "must be greater than or equal to 0"))
             elif quantity is not None and not _native(name) and quantity.denominator != 1:
                 errs.append(invalid(field, value, "must be an integer"))
     for name, value in requests.items():
-        overcommit = _native(name) and not name.startswith("hugepages-")
+        overcommit = _native(name) and not name.startswith(_HUGE_PAGES)
         limit = limits.get(name)
         if limit is None:
             if not overcommit:
-                errs.append(required(f"{path}.resources.limits", "Limit must be set for non overcommitable resources"))
+                errs.append(required(f"{path}.limits", "Limit must be set for non overcommitable resources"))
             continue
         request_value, limit_value = _quantity(value), _quantity(limit)
         if request_value is None or limit_value is None:
             continue
         if not overcommit and request_value != limit_value:
-            errs.append(invalid(f"{path}.resources.requests", value, f"must be equal to {name} limit of {limit}"))
+            errs.append(invalid(f"{path}.requests", value, f"must be equal to {name} limit of {limit}"))
         elif request_value > limit_value:
-            errs.append(invalid(f"{path}.resources.requests", value,
-                                f"must be less than or equal to {name} limit of {limit}"))
+            errs.append(invalid(f"{path}.requests", value, f"must be less than or equal to {name} limit of {limit}"))
+    named = {*limits, *requests}
+    if any(n.startswith(_HUGE_PAGES) for n in named) and not named & set(QOS_RESOURCES):
+        errs.append(forbidden(path, "HugePages require cpu or memory"))
+    return errs
+
+
+def _pod_resources(spec: dict[str, Any]) -> list[FieldError]:
+    """validatePodResources: the pod-level requirements, then their consistency with the
+    containers' (requests cover the containers' busiest moment, no container limit above the pod's)."""
+    resources = spec.get("resources")
+    if not isinstance(resources, dict):
+        return []
+    if get(spec, "os", "name") == "windows":
+        return [forbidden("spec.resources", "may not be set for a windows pod")]
+    errs = _resource_requirements(resources, "spec.resources", pod_level=True)
+    requests = resources.get("requests") if isinstance(resources.get("requests"), dict) else {}
+    limits = resources.get("limits") if isinstance(resources.get("limits"), dict) else {}
+    for name, aggregate in sorted(aggregate_container_requests(spec, _cpu_memory_nanos).items()):
+        asked = _quantity(requests.get(name)) if name in requests else None
+        if asked is not None and Fraction(aggregate, 1_000_000_000) > asked:
+            total = format_quantity(Fraction(aggregate, 1_000_000_000), _first_spelling(spec, name))
+            errs.append(invalid(f"spec.resources.requests[{name}]", requests[name],
+                                f"must be greater than or equal to aggregate container requests of {total}"))
+    for i, c in enumerate(spec.get("containers") or ()):
+        container_limits = get(c, "resources", "limits") if isinstance(c, dict) else None
+        for name, value in sorted((container_limits or {}).items()) if isinstance(container_limits, dict) else ():
+            pod_limit = _quantity(limits.get(name)) if name in limits and name in POD_LEVEL_RESOURCES else None
+            mine = _quantity(value)
+            if pod_limit is not None and mine is not None and mine > pod_limit:
+                # Upstream builds this path from the pod-level resources' path.
+                errs.append(invalid(f"spec.resources.containers[{i}][{name}].limits", value,
+                                    f"must be less than or equal to pod limits of {limits[name]}"))
     return errs
 
 
@@ -355,7 +408,7 @@ def _container(c: dict[str, Any], path: str, claim_names: set[str]) -> list[Fiel
     errs = names.check_required(f"{path}.name", c.get("name"), names.dns1123_label)
     if not c.get("image"):
         errs.append(required(f"{path}.image"))
-    errs += _resource_requirements(c.get("resources"), path)
+    errs += _resource_requirements(c.get("resources"), f"{path}.resources")
     for i, claim in enumerate(get(c, "resources", "claims") or []):
         if claim.get("name") not in claim_names:
             detail = ("must be one of the names in pod.spec.resourceClaims"
@@ -411,7 +464,7 @@ def validate_pod_spec(spec: dict[str, Any]) -> list[FieldError]:
     errs += validate_list(spec.get("schedulingGates"), "spec.schedulingGates", -1,
                           lambda g, p: names.check_required(f"{p}.name", g.get("name"), names.qualified_name),
                           key=lambda g: g.get("name"))
-    return errs + _group_reference(spec)
+    return errs + _pod_resources(spec) + _group_reference(spec)
 
 
 _valid_pod_spec = remember_valid(validate_pod_spec)

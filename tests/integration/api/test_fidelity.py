@@ -227,7 +227,7 @@ def _pod_level(name: str, resources: dict, container: dict | None = None) -> dic
     ({"limits": {"cpu": "2", "memory": "1Gi"}}, None, {"cpu": "2", "memory": "1Gi"}, "Guaranteed"),
     ({"limits": {"cpu": "2", "memory": "1Gi"}}, {"requests": {"cpu": "250m"}}, {"cpu": "500m", "memory": "1Gi"},
      "Burstable"),
-    ({"requests": {"cpu": "1"}}, {"limits": {"cpu": "1", "memory": "1Gi"}}, {"cpu": "1"}, "Burstable"),
+    ({"requests": {"cpu": "1"}}, {"limits": {"cpu": "500m", "memory": "1Gi"}}, {"cpu": "1"}, "Burstable"),
     ({"limits": {"cpu": "4", "memory": "1Gi"}, "initContainers": [
         {"name": "proxy", "image": "envoy", "restartPolicy": "Always", "resources": {"requests": {"cpu": "1"}}}]},
      {"requests": {"cpu": "250m"}}, {"cpu": "1500m", "memory": "1Gi"}, "Burstable"),
@@ -247,3 +247,38 @@ async def test_without_the_gate_pod_level_resources_are_dropped(api: Api) -> Non
         "p", {"limits": {"cpu": "2", "memory": "1Gi"}}, {"limits": {"cpu": "1", "memory": "1Gi"}}))
     assert "resources" not in created["spec"]
     assert created["status"]["qosClass"] == "Guaranteed"  # the containers'
+
+
+@pytest.mark.parametrize(("spec", "causes"), [
+    ({"resources": {"requests": {"cpu": "1"}}, "containers": [
+        {"name": "a", "image": "i", "resources": {"requests": {"cpu": "750m"}}},
+        {"name": "b", "image": "i", "resources": {"requests": {"cpu": "750m"}}}]},
+     [("FieldValueInvalid", "spec.resources.requests[cpu]",
+       'Invalid value: "1": must be greater than or equal to aggregate container requests of 1500m')]),
+    ({"resources": {"limits": {"cpu": "1"}}, "containers": [
+        {"name": "a", "image": "i", "resources": {"limits": {"cpu": "2"}}}]},
+     # The pod-level request defaults to the container's 2 (its request defaulted to its limit).
+     [("FieldValueInvalid", "spec.resources.requests",
+       'Invalid value: "2": must be less than or equal to cpu limit of 1'),
+      ("FieldValueInvalid", "spec.resources.containers[0][cpu].limits",
+       'Invalid value: "2": must be less than or equal to pod limits of 1')]),
+    ({"resources": {"requests": {"example.com/gpu": "1"}, "limits": {"example.com/gpu": "1"}},
+      "containers": [{"name": "a", "image": "i"}]},
+     [("FieldValueNotSupported", "spec.resources.limits[example.com/gpu]",
+       'Unsupported value: "example.com/gpu": supported values: "cpu", "hugepages-", "memory"'),
+      ("FieldValueNotSupported", "spec.resources.requests[example.com/gpu]",
+       'Unsupported value: "example.com/gpu": supported values: "cpu", "hugepages-", "memory"')]),
+    ({"containers": [{"name": "a", "image": "i", "resources": {"requests": {"gpu": "1"}}}]},
+     [("FieldValueInvalid", "spec.containers[0].resources.requests[gpu]",
+       'Invalid value: "gpu": must be a standard resource type or fully qualified'),
+      ("FieldValueInvalid", "spec.containers[0].resources.requests[gpu]",
+       'Invalid value: "gpu": must be a standard resource for containers')]),
+    ({"containers": [{"name": "a", "image": "i", "resources": {"limits": {"hugepages-2Mi": "2Mi"}}}]},
+     [("FieldValueForbidden", "spec.containers[0].resources", "Forbidden: HugePages require cpu or memory")]),
+], ids=["requests-below-the-containers", "a-container-above-the-pod-limit", "unsupported-at-pod-level",
+        "neither-standard-nor-qualified", "hugepages-alone"])
+async def test_pod_level_and_container_resources_are_validated_as_upstream(api: Api, spec: dict, causes: list) -> None:
+    status, body = await api.request("POST", "/api/v1/namespaces/default/pods",
+                                     {"metadata": {"name": "v"}, "spec": spec})
+    assert status == 422, body
+    assert [(c["reason"], c["field"], c["message"]) for c in body["details"]["causes"]] == causes
