@@ -25,7 +25,7 @@ from typing import Any
 from fakeapi.scheduler.journal import ChangeJournal
 from fakeapi.scheduler.rules.pods import is_pod_terminal
 
-from fakeapi.machinery.podresources import aggregate_container_requests
+from fakeapi.machinery.podresources import POD_LEVEL_RESOURCES, aggregate_container_requests
 from fakeapi.machinery.quantity import quantity_milli as _parse_milli
 
 CPU, MEMORY, PODS = "cpu", "memory", "pods"
@@ -47,10 +47,6 @@ def _container_requests(container: Mapping[str, Any]) -> dict[str, int]:
     return {name: quantity_milli(value) for name, value in merged.items()}
 
 
-# The resources a pod's own spec.resources may request (IsSupportedPodLevelResource).
-_POD_LEVEL = (CPU, MEMORY)
-
-
 def pod_requests(pod: Mapping[str, Any]) -> dict[str, int]:
     """Effective requests in milli-units: the containers' at their busiest (sidecars included, see
     :mod:`fakeapi.machinery.podresources`), the pod-level request of cpu and memory instead where
@@ -60,7 +56,7 @@ def pod_requests(pod: Mapping[str, Any]) -> dict[str, int]:
     total = aggregate_container_requests(spec, _container_requests)
     pod_level = (spec.get("resources") or {}).get("requests")
     if pod_level:
-        for name in _POD_LEVEL:
+        for name in POD_LEVEL_RESOURCES:
             if name in pod_level:
                 total[name] = quantity_milli(pod_level[name])
     for name, value in (spec.get("overhead") or {}).items():

@@ -12,6 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+# The resources a pod's own spec.resources may request or limit besides hugepages
+# (IsSupportedPodLevelResource): what the API server defaults and checks, and the scheduler fits.
+POD_LEVEL_RESOURCES = ("cpu", "memory")
+
 
 def _add(into: dict[str, int], more: Mapping[str, int]) -> None:
     for name, value in more.items():

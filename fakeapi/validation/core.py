@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import Any
 
 from fakeapi.errors import FieldError, Forbidden, duplicate, forbidden, invalid, not_supported, required, status_details
-from fakeapi.machinery.podresources import aggregate_container_requests
+from fakeapi.machinery.podresources import POD_LEVEL_RESOURCES, aggregate_container_requests
 from fakeapi.machinery.quantity import (
     DECIMAL_SI,
     QuantityError,
@@ -175,12 +175,17 @@ def _qos_class(spec: dict[str, Any]) -> str:
     return "Guaranteed" if guaranteed and requests == limits else "Burstable"
 
 
+def _resource_list(resources: Any, kind: str) -> dict[str, Any]:
+    """``resources[kind]`` (``requests`` or ``limits``) when both are maps, else an empty map."""
+    values = get(resources, kind)
+    return values if isinstance(values, dict) else {}
+
+
 def _requirements_qos(resources: dict[str, Any]) -> str:
     """Upstream's ``requirementsQOS`` for one set of requirements (pod-level resources): per cpu
     and memory, Guaranteed when requested as limited above zero, BestEffort when neither, else
     Burstable; a mismatch between the two is Burstable."""
-    req = resources.get("requests") if isinstance(resources.get("requests"), dict) else {}
-    lim = resources.get("limits") if isinstance(resources.get("limits"), dict) else {}
+    req, lim = _resource_list(resources, "requests"), _resource_list(resources, "limits")
     if not req and not lim:
         return "BestEffort"
     classes = set()
@@ -191,14 +196,8 @@ def _requirements_qos(resources: dict[str, Any]) -> str:
     return classes.pop() if len(classes) == 1 else "Burstable"
 
 
-# The resources pod-level requirements may name (IsSupportedPodLevelResource).
-POD_LEVEL_RESOURCES = ("cpu", "memory")
-
-
 def _cpu_memory_nanos(container: Mapping[str, Any]) -> dict[str, int]:
-    requests = get(container, "resources", "requests")
-    if not isinstance(requests, dict):
-        return {}
+    requests = _resource_list(container.get("resources"), "requests")
     return {name: _positive_nanos(q) for name in POD_LEVEL_RESOURCES
             if type(q := requests.get(name)) in _QUANTITY_TYPES}
 
@@ -207,25 +206,31 @@ def _first_spelling(spec: dict[str, Any], name: str) -> str:
     """The format of the first container request of ``name`` (upstream's sum keeps its first term's)."""
     for key in ("containers", "initContainers"):
         for c in spec.get(key) or ():
-            quantity = get(c, "resources", "requests", name) if isinstance(c, dict) else None
+            quantity = get(c, "resources", "requests", name)
             if type(quantity) in _QUANTITY_TYPES:
                 return parse_quantity_with_format(quantity)[1]
     return DECIMAL_SI
+
+
+def _aggregate_text(spec: dict[str, Any], name: str, nanos: int) -> str:
+    """The containers' aggregate request of ``name`` as a quantity, spelled as their first."""
+    return format_quantity(Fraction(nanos, 1_000_000_000), _first_spelling(spec, name))
 
 
 def _default_pod_requests(spec: dict[str, Any]) -> None:
     """``defaultPodRequests``: with pod-level limits, each unset pod-level request of cpu and
     memory becomes the containers' effective request, or else the pod-level limit."""
     resources = spec.get("resources")
-    if not isinstance(resources, dict) or not isinstance(resources.get("limits"), dict) or not resources["limits"]:
+    limits = _resource_list(resources, "limits")
+    if not limits:
         return
-    requests = dict(resources.get("requests") or {}) if isinstance(resources.get("requests"), dict) else {}
+    requests = dict(_resource_list(resources, "requests"))
     for name, value in aggregate_container_requests(spec, _cpu_memory_nanos).items():
         if name not in requests:
-            requests[name] = format_quantity(Fraction(value, 1_000_000_000), _first_spelling(spec, name))
+            requests[name] = _aggregate_text(spec, name, value)
     for name in POD_LEVEL_RESOURCES:
-        if name not in requests and name in resources["limits"]:
-            requests[name] = resources["limits"][name]
+        if name not in requests and name in limits:
+            requests[name] = limits[name]
     if requests:
         resources["requests"] = requests
 
@@ -344,8 +349,7 @@ def _resource_requirements(resources: Any, path: str, pod_level: bool = False) -
     if not isinstance(resources, dict):
         return []
     errs: list[FieldError] = []
-    limits = resources.get("limits") if isinstance(resources.get("limits"), dict) else {}
-    requests = resources.get("requests") if isinstance(resources.get("requests"), dict) else {}
+    limits, requests = _resource_list(resources, "limits"), _resource_list(resources, "requests")
     for kind, values in (("limits", limits), ("requests", requests)):
         for name, value in values.items():
             field = f"{path}.{kind}[{name}]"
@@ -384,17 +388,15 @@ def _pod_resources(spec: dict[str, Any]) -> list[FieldError]:
     if get(spec, "os", "name") == "windows":
         return [forbidden("spec.resources", "may not be set for a windows pod")]
     errs = _resource_requirements(resources, "spec.resources", pod_level=True)
-    requests = resources.get("requests") if isinstance(resources.get("requests"), dict) else {}
-    limits = resources.get("limits") if isinstance(resources.get("limits"), dict) else {}
+    requests, limits = _resource_list(resources, "requests"), _resource_list(resources, "limits")
     for name, aggregate in sorted(aggregate_container_requests(spec, _cpu_memory_nanos).items()):
         asked = _quantity(requests.get(name)) if name in requests else None
         if asked is not None and Fraction(aggregate, 1_000_000_000) > asked:
-            total = format_quantity(Fraction(aggregate, 1_000_000_000), _first_spelling(spec, name))
             errs.append(invalid(f"spec.resources.requests[{name}]", requests[name],
-                                f"must be greater than or equal to aggregate container requests of {total}"))
+                                "must be greater than or equal to aggregate container requests of "
+                                + _aggregate_text(spec, name, aggregate)))
     for i, c in enumerate(spec.get("containers") or ()):
-        container_limits = get(c, "resources", "limits") if isinstance(c, dict) else None
-        for name, value in sorted((container_limits or {}).items()) if isinstance(container_limits, dict) else ():
+        for name, value in sorted(_resource_list(get(c, "resources"), "limits").items()):
             pod_limit = _quantity(limits.get(name)) if name in limits and name in POD_LEVEL_RESOURCES else None
             mine = _quantity(value)
             if pod_limit is not None and mine is not None and mine > pod_limit:
