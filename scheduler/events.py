@@ -29,6 +29,7 @@ import secrets
 from collections import OrderedDict
 from dataclasses import dataclass
 from time import monotonic
+from typing import TypeVar
 
 from fakeapi.scheduler.client import EVENTS, TRANSPORT_ERRORS, ApiClient
 from fakeapi.scheduler.workqueue import ShutDown, WorkQueue
@@ -49,6 +50,8 @@ SERIES_REFRESH_SECONDS = 30 * 60.0
 SERIES_FINISH_SECONDS = 6 * 60.0
 
 _EventKey = tuple[str, str, str, str, str, str]
+K = TypeVar("K")
+V = TypeVar("V")
 
 # client-go tools/record events_cache.go: the aggregator's limits and the spam filter's bucket.
 AGGREGATE_MAX_EVENTS = 10
@@ -75,6 +78,15 @@ class _Record:
     written_at: float = 0.0  # loop time of the last write (series recorders)
     last_seen: float = 0.0  # loop time of the last repeat (series recorders)
     finish: asyncio.TimerHandle | None = None
+
+
+def _keep_recent(cache: OrderedDict[K, V], key: K, value: V) -> None:
+    """``cache[key] = value`` as its most recent entry; beyond :data:`_MAX_RECORDS` entries the
+    least recent is forgotten (an object's records, its messages, its spam tokens)."""
+    cache[key] = value
+    cache.move_to_end(key)
+    if len(cache) > _MAX_RECORDS:
+        cache.popitem(last=False)
 
 
 def involved_object(obj: dict) -> dict:
@@ -120,10 +132,7 @@ class EventRecorder:
         record = self._records.get(key)
         if record is None:
             record = _Record(involved, type_, reason, message, 0, now, now)
-            self._records[key] = record
-            if len(self._records) > _MAX_RECORDS:
-                self._records.popitem(last=False)
-        self._records.move_to_end(key)
+        _keep_recent(self._records, key, record)
         record.count += 1
         record.last = now
         record.involved = involved
@@ -142,12 +151,10 @@ class EventRecorder:
 
     def _aggregated(self, similar: tuple[str, ...], message: str, now: float) -> bool:
         """``EventAggregate``: whether this Event joins its object's aggregated Event."""
-        seen = self._similar.pop(similar, None)
+        seen = self._similar.get(similar)
         messages = seen[0] if seen is not None and now - seen[1] <= AGGREGATE_INTERVAL_SECONDS else set()
         messages.add(message)
-        self._similar[similar] = (messages, now)
-        if len(self._similar) > _MAX_RECORDS:
-            self._similar.popitem(last=False)
+        _keep_recent(self._similar, similar, (messages, now))
         if len(messages) < AGGREGATE_MAX_EVENTS:
             return False
         messages.discard(message)  # the set stays below the limit (upstream drops any one)
@@ -155,12 +162,10 @@ class EventRecorder:
 
     def _token(self, source_object: tuple[str, ...], now: float) -> bool:
         """``EventSourceObjectSpamFilter``: take a token of the object's bucket, if one is left."""
-        tokens, counted = self._tokens.pop(source_object, (float(SPAM_BURST), now))
+        tokens, counted = self._tokens.get(source_object, (float(SPAM_BURST), now))
         tokens = min(float(SPAM_BURST), tokens + (now - counted) / SPAM_REFILL_SECONDS)
         allowed = tokens >= 1
-        self._tokens[source_object] = (tokens - 1 if allowed else tokens, now)
-        if len(self._tokens) > _MAX_RECORDS:
-            self._tokens.popitem(last=False)
+        _keep_recent(self._tokens, source_object, (tokens - 1 if allowed else tokens, now))
         return allowed
 
     def _series_due(self, record: _Record, key: _EventKey, loop: asyncio.AbstractEventLoop) -> bool:
