@@ -221,6 +221,8 @@ def _default_pod_requests(spec: dict[str, Any]) -> None:
     """``defaultPodRequests``: with pod-level limits, each unset pod-level request of cpu and
     memory becomes the containers' effective request, or else the pod-level limit."""
     resources = spec.get("resources")
+    if resources is None:  # nearly every pod: no call on the create path
+        return
     limits = _resource_list(resources, "limits")
     if not limits:
         return
