@@ -12,16 +12,14 @@ failed writes may have been committed all the same.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, overload
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
-import aiohttp
 import orjson
-from aiohttp.client_proto import ResponseHandler
 from fakeapi.scheduler.connection import Connection
-from yarl import URL
+from fakeapi.scheduler.http import HTTPClient
 
 from fakeapi.errors import StatusError
 from fakeapi.machinery.deadlines import TaskDeadlines
@@ -45,13 +43,19 @@ class GVR:
         """``/api/v1/namespaces/ns/pods/p/status``; no namespace means all namespaces."""
         parts = ["/api/v1"] if not self.group else [f"/apis/{self.group}/{self.version}"]
         if self.namespaced and namespace:
-            parts.append(f"namespaces/{quote(namespace, safe='')}")
+            parts.append(f"namespaces/{_segment(namespace)}")
         parts.append(self.plural)
         if name is not None:
-            parts.append(quote(name, safe=""))
+            parts.append(_segment(name))
             if subresource:
                 parts.append(subresource)
         return "/".join(parts)
+
+
+def _segment(name: str) -> str:
+    """``name`` as one path segment: percent-encoded, and a name of dots with its dots encoded,
+    so that no one on the way takes it for a dot segment and drops it with the segment before."""
+    return quote(name, safe="") if name.strip(".") else "%2E" * len(name)
 
 
 PODS = GVR("", "v1", "pods", True)
@@ -79,15 +83,13 @@ _PATCH_CONTENT_TYPES = {
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 
 # What a request fails with when no answer arrives: the connection broke, or the answer took too long.
-TRANSPORT_ERRORS: tuple[type[Exception], ...] = (aiohttp.ClientError, OSError, TimeoutError)
+TRANSPORT_ERRORS: tuple[type[Exception], ...] = (OSError, TimeoutError)
 
 # Ordinary requests must never hang a control loop: one without its answer this many seconds
 # after it began fails with TimeoutError.  Each client sweeps its requests' deadlines with one
-# timer (machinery.deadlines) instead of aiohttp's total timeout, a timer per request; watches
-# are bounded by timeoutSeconds instead.
+# timer (machinery.deadlines) instead of a timer per request; watches are bounded by
+# timeoutSeconds instead.
 REQUEST_TIMEOUT = 30.0
-_NO_TIMEOUT = aiohttp.ClientTimeout()  # not the session's default, whose total sets a timer too
-_WATCH_TIMEOUT = aiohttp.ClientTimeout(total=None, sock_connect=10)
 
 
 def _dumps(body: Any) -> bytes:
@@ -104,33 +106,15 @@ def _query(**params: Any) -> dict[str, str]:
     return out
 
 
-class _ConnectedBy(aiohttp.BaseConnector):
-    """aiohttp's connector whose connections a function makes (:attr:`Connection.connect`): it
-    gets each new connection's client protocol and returns the transport it connected it to."""
-
-    def __init__(self, connect: Callable[[asyncio.Protocol], asyncio.Transport]) -> None:
-        super().__init__()
-        self._connect = connect
-
-    async def _create_connection(self, req: aiohttp.ClientRequest, traces: list[Any],
-                                 timeout: aiohttp.ClientTimeout) -> ResponseHandler:
-        protocol = ResponseHandler(self._loop)
-        self._connect(protocol)
-        return protocol
-
-
 class ApiClient:
-    """One ``aiohttp.ClientSession`` against one API server; use as ``async with``."""
+    """Kubernetes API requests to one server over keep-alive HTTP/1.1 connections
+    (:mod:`fakeapi.scheduler.http`); use as ``async with``."""
 
     def __init__(self, server: str | Connection, *, user_agent: str = "fakeapi-control-plane") -> None:
         self.connection = server if isinstance(server, Connection) else Connection(server)
         self.base_url = self.connection.server.rstrip("/")
-        # The server's origin for url(); a server URL with a path, query or fragment of its own
-        # is joined as a string.
-        base = URL(self.base_url)
-        self._origin = base if base.raw_path == "/" and not base.raw_query_string and not base.raw_fragment else None
         self._user_agent = user_agent
-        self._session: aiohttp.ClientSession | None = None
+        self._http: HTTPClient | None = None
         self._deadlines = TaskDeadlines(REQUEST_TIMEOUT)
 
     async def __aenter__(self) -> ApiClient:
@@ -141,63 +125,53 @@ class ApiClient:
         await self.close()
 
     def open(self) -> None:
-        """Create the session (idempotent); ``async with`` calls it for you."""
-        if self._session is None:
-            context = self.connection.ssl_context()
-            connector: aiohttp.BaseConnector | None = None
-            if self.connection.connect is not None:
-                connector = _ConnectedBy(self.connection.connect)
-            elif context is not None:
-                connector = aiohttp.TCPConnector(ssl=context)
-            self._session = aiohttp.ClientSession(
-                headers={"User-Agent": self._user_agent, "Accept": "application/json", **self.connection.headers()},
-                json_serialize=lambda obj: _dumps(obj).decode(),
-                connector=connector,
-            )
+        """Make the connection pool (idempotent); ``async with`` calls it for you."""
+        if self._http is None:
+            self._http = HTTPClient(
+                self.connection.server,
+                {"User-Agent": self._user_agent, "Accept": "application/json", **self.connection.headers()},
+                ssl_context=self.connection.ssl_context(), connect=self.connection.connect)
 
     async def close(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        if self._http is not None:
+            await self._http.close()
+            self._http = None
 
     @property
-    def session(self) -> aiohttp.ClientSession:
-        if self._session is None:
+    def http(self) -> HTTPClient:
+        """The connection pool the requests go through."""
+        if self._http is None:
             raise RuntimeError("ApiClient is not open; use `async with ApiClient(url)`")
-        return self._session
+        return self._http
 
-    def url(self, path: str, encoded: bool = True) -> URL | str:
-        """The URL of ``path`` on the server, as aiohttp would parse ``base_url + path``.
-        ``encoded``: ``path`` is percent-encoded already (GVR.path's); one without escapes or dot
-        segments, which yarl's parsing would leave as it is, joins the server's origin without
-        being parsed and quoted again."""
-        if not encoded or self._origin is None or "%" in path or "/." in path:
-            return self.base_url + path
-        return self._origin.with_path(path, encoded=True)
+    @staticmethod
+    def target(path: str, params: dict[str, str] | None = None, *, encoded: bool = True) -> str:
+        """The request target of ``path`` after the server's own path prefix, with ``params`` as
+        its percent-encoded query; ``encoded``: ``path`` is percent-encoded already (GVR.path's)."""
+        if not encoded:
+            path = quote(path, safe="/:@!$&'()*+,;=-._~")
+        return f"{path}?{urlencode(params, quote_via=quote)}" if params else path
 
     async def _request(self, method: str, path: str, *, params: dict[str, str] | None = None,
                        body: Any = None, content_type: str = "application/json", result: bool = True,
                        encoded: bool = True) -> Any:
         """The decoded answer; with ``result`` false None (the body is read but not decoded unless
-        it is an error's Status); ``encoded`` as in :meth:`url`."""
+        it is an error's Status); ``encoded`` as in :meth:`target`."""
         data = None
-        headers = {}
         if body is not None:
             data = body.encode() if isinstance(body, str) else _dumps(body)
-            headers["Content-Type"] = content_type
         task = self._deadlines.begin()
         try:
-            async with self.session.request(method, self.url(path, encoded), params=params, data=data,
-                                            headers=headers, timeout=_NO_TIMEOUT) as resp:
-                raw = await resp.read()
+            status, raw = await self.http.request(method, self.target(path, params, encoded=encoded), data,
+                                                  content_type)
         except asyncio.CancelledError:
             if self._deadlines.expired(task):
                 raise TimeoutError(f"no answer to {method} {path} in {self._deadlines.seconds:g} s") from None
             raise
         finally:
             self._deadlines.finish(task)
-        if resp.status >= 400:
-            raise _status_error(resp.status, _decode(raw), raw)
+        if status >= 400:
+            raise _status_error(status, _decode(raw), raw)
         return _decode(raw) if result else None
 
     async def get(self, gvr: GVR, namespace: str | None, name: str) -> dict:
@@ -232,14 +206,13 @@ class ApiClient:
                         sendInitialEvents=send_initial_events or None,
                         resourceVersionMatch="NotOlderThan" if send_initial_events else None,
                         timeoutSeconds=timeout_seconds)
-        async with self.session.get(self.url(gvr.path(namespace)), params=params,
-                                    timeout=_WATCH_TIMEOUT) as resp:
+        async with self.http.stream("GET", self.target(gvr.path(namespace), params)) as resp:
             if resp.status >= 400:
                 raw = await resp.read()
                 raise _status_error(resp.status, _decode(raw), raw)
-            # Lines may exceed aiohttp's default readline limit, so split on newlines ourselves.
+            # Lines may be long and chunks may split them: split on newlines ourselves.
             buffer = b""
-            async for chunk in resp.content.iter_any():
+            async for chunk in resp.chunks():
                 lines, buffer = complete_lines(buffer + chunk)
                 for line in lines:
                     if line and not line.isspace():
@@ -314,8 +287,7 @@ def outcome_unknown(exc: BaseException) -> bool:
     Only a 4xx answer says the server did not apply the request.  A broken connection or a
     timeout may hide a commit (the request reached the server, the answer got lost), and so may
     a 5xx (a server can fail after committing); the writer must re-read before reusing what it
-    wrote.  (aiohttp itself resends a PUT or DELETE once when a kept-alive connection breaks, so
-    a 409 may answer the writer's own committed first attempt: preconditions keep that safe.)
+    wrote.  (The client resends only a GET whose kept-alive connection the server had closed.)
     """
     if isinstance(exc, StatusError):
         return exc.code >= 500

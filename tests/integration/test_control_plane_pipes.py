@@ -115,8 +115,7 @@ async def test_a_reader_that_falls_behind_through_a_pipe_gets_410_and_others_kee
     # fills its queue and is closed with 410 rather than the pipe buffering every event.
     async with FakeCluster(control_plane=False, options=ServerOptions(watcher_queue_limit=20)) as cluster, \
             ApiClient(Connection(cluster.url, connect=site(cluster).connect)) as api:
-        path = api.url(CONFIG_MAPS.path("default"))
-        async with api.session.get(path, params={"watch": "1"}) as slow:
+        async with api.http.stream("GET", api.target(CONFIG_MAPS.path("default"), {"watch": "1"})) as slow:
             assert slow.status == 200
             big = "x" * 20_000
             fast = api.watch(CONFIG_MAPS, "default", resource_version="0", allow_bookmarks=False)

@@ -1,46 +1,56 @@
-"""ApiClient's wire helpers.  url: a percent-encoded path joins the server's origin exactly as
-aiohttp would parse the string ``base_url + path`` (what the client sent before), so requests reach
-the same URL.  complete_lines: a watch stream's buffer splits into the lines splitting on newlines
+"""ApiClient's wire helpers.  target: the request target is the server's path prefix, the
+percent-encoded path and the query, with a name of dots kept a name (encoded) rather than a dot
+segment.  complete_lines: a watch stream's buffer splits into the lines splitting on newlines
 gives."""
+
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 import orjson
 import pytest
 from fakeapi.scheduler.client import GVR, PODS, RESOURCE_SLICES, ApiClient, complete_lines
-from yarl import URL
 
 CLUSTER_ROLES = GVR("rbac.authorization.k8s.io", "v1", "clusterroles", False)
 
-SERVERS = ["http://127.0.0.1:6443", "http://127.0.0.1:6443/", "https://[::1]:443", "http://localhost",
-           "http://127.0.0.1:8080/prefix", "http://127.0.0.1:8080/a/b/", "http://h:1/?x=1", "http://h:1/#f"]
+SERVERS = [("http://127.0.0.1:6443", ""), ("http://127.0.0.1:6443/", ""), ("https://[::1]:443", ""),
+           ("http://localhost", ""), ("http://127.0.0.1:8080/prefix", "/prefix"),
+           ("http://127.0.0.1:8080/a/b/", "/a/b")]
 
-PATHS = [
-    pytest.param(PODS.path("default", "latency-5", "status"), id="pod-status"),
-    pytest.param(PODS.path(None), id="all-namespaces"),
-    pytest.param(RESOURCE_SLICES.path(None, "node-1-slice"), id="cluster-scoped"),
-    pytest.param(CLUSTER_ROLES.path(None, "system:kube-scheduler"), id="colon"),
-    pytest.param(CLUSTER_ROLES.path(None, "a b%2F?#é/x"), id="needs-quoting"),
-    pytest.param(PODS.path("ns with space", "p"), id="quoted-namespace"),
-    pytest.param(PODS.path("default", ".."), id="dot-dot"),
-    pytest.param(PODS.path("default", "."), id="dot"),
-    pytest.param(PODS.path("default", ".hidden", "status"), id="leading-dot"),
-    pytest.param(PODS.path(".", "p"), id="dot-namespace"),
+NAMES = [
+    pytest.param(("default", "latency-5"), id="plain"),
+    pytest.param(("default", "system:kube-scheduler"), id="colon"),
+    pytest.param(("default", "a b%2F?#é/x"), id="needs-quoting"),
+    pytest.param(("ns with space", "p"), id="quoted-namespace"),
+    pytest.param(("default", ".."), id="dot-dot"),
+    pytest.param(("default", "."), id="dot"),
+    pytest.param(("default", ".hidden"), id="leading-dot"),
+    pytest.param((".", "p"), id="dot-namespace"),
 ]
 
 
-@pytest.mark.parametrize("server", SERVERS)
-@pytest.mark.parametrize("path", PATHS)
-def test_encoded_path_is_the_url_the_string_makes(server: str, path: str) -> None:
-    client = ApiClient(server)
-    expected = URL(client.base_url + path)
-    url = URL(client.url(path))
-    assert (str(url), url.raw_path, url.raw_query_string) == (str(expected), expected.raw_path,
-                                                               expected.raw_query_string)
+@pytest.mark.parametrize(("server", "prefix"), SERVERS)
+@pytest.mark.parametrize("names", NAMES)
+async def test_the_request_target_names_the_object(server: str, prefix: str, names: tuple[str, str]) -> None:
+    namespace, name = names
+    async with ApiClient(server) as api:
+        target = api.http.prefix + api.target(PODS.path(namespace, name, "status"), {"fieldManager": "a b&c"})
+    path, _, query = target.partition("?")
+    segments = path.split("/")
+    assert path.startswith(prefix + "/api/v1/namespaces/")
+    assert [unquote(s) for s in segments[-4:]] == [namespace, "pods", name, "status"]
+    assert all(s not in (".", "..") for s in segments)
+    assert dict(parse_qsl(query)) == {"fieldManager": "a b&c"}
+
+
+@pytest.mark.parametrize("gvr", [RESOURCE_SLICES, CLUSTER_ROLES])
+def test_cluster_scoped_paths_have_no_namespace(gvr: GVR) -> None:
+    assert gvr.path("ignored", "x:y") == f"/apis/{gvr.group}/{gvr.version}/{gvr.plural}/x%3Ay"
 
 
 @pytest.mark.parametrize("path", ["/version", "/apis/a b", "/openapi/v3/apis/é"], ids=["plain", "space", "unicode"])
-def test_a_raw_path_is_joined_as_a_string(path: str) -> None:
-    client = ApiClient("http://127.0.0.1:6443")
-    assert client.url(path, encoded=False) == "http://127.0.0.1:6443" + path
+def test_a_raw_path_is_percent_encoded(path: str) -> None:
+    target = ApiClient.target(path, encoded=False)
+    assert target.isascii() and " " not in target
+    assert unquote(urlsplit(target).path) == path
 
 
 @pytest.mark.parametrize("buffer", [

@@ -6,7 +6,6 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-import aiohttp
 import pytest
 from fakeapi.scheduler.assume_cache import ClaimAssumeCache
 from fakeapi.scheduler.dra.allocator import Allocator, DeviceIndex, Features
@@ -118,11 +117,11 @@ class FakeApi:
             raise Conflict("the object has been modified")
         if subresource == "status" and self.resets:
             self.resets -= 1
-            raise aiohttp.ClientOSError(104, "Connection reset by peer")
+            raise ConnectionResetError(104, "Connection reset by peer")
         stored = self._store(body)
         if subresource == "status" and self.lost:
             self.lost -= 1
-            raise aiohttp.ServerDisconnectedError()
+            raise ConnectionResetError("the server closed the connection before its answer was complete")
         return stored
 
     async def get(self, gvr: Any, namespace: str, name: str) -> dict[str, Any]:

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-import aiohttp
 import pytest
 from fakeapi.scheduler.client import outcome_unknown
+from fakeapi.scheduler.http import ProtocolError
 from fakeapi.scheduler.writes import write_until_known
 
 from fakeapi.errors import Conflict, Invalid, NotFound, StatusError, Timeout, TooManyRequests
 
 
 @pytest.mark.parametrize(("exc", "unknown"), [
-    (aiohttp.ServerDisconnectedError(), True),
-    (aiohttp.ClientPayloadError("truncated"), True),
+    (ConnectionResetError("the server closed the connection before its answer was complete"), True),
+    (ProtocolError("a chunk does not end with CRLF"), True),
     (ConnectionResetError(104, "Connection reset by peer"), True),
     (TimeoutError(), True),
     (StatusError("internal error"), True),
@@ -43,19 +43,19 @@ class Server:
         self.writes += 1
         step = self.script.pop(0) if self.script else "ok"
         if step == "reset":
-            raise aiohttp.ClientOSError(104, "Connection reset by peer")
+            raise ConnectionResetError(104, "Connection reset by peer")
         if step == "conflict":
             raise Conflict("the object has been modified")
         self.value = "written"
         if step == "lost":
-            raise aiohttp.ServerDisconnectedError()
+            raise ConnectionResetError("the server closed the connection before its answer was complete")
         return "written"
 
     async def landed(self) -> Any:
         self.reads += 1
         if self.read_failures:
             self.read_failures -= 1
-            raise aiohttp.ServerDisconnectedError()
+            raise ConnectionResetError("the server closed the connection before its answer was complete")
         return self.value
 
 

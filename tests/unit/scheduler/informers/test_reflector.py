@@ -3,7 +3,6 @@ with a diff on 410."""
 
 import asyncio
 
-import aiohttp
 import pytest
 from fakeapi.scheduler.client import PODS
 from fakeapi.scheduler.informers import Informer, reflector
@@ -107,7 +106,7 @@ async def test_list_watch_resume_and_bookmark():
     api = ScriptedApi(
         lists=[([pod("a", "1")], "10")],
         watches=[
-            [event("ADDED", pod("b", "11")), aiohttp.ClientPayloadError("connection reset")],
+            [event("ADDED", pod("b", "11")), ConnectionResetError("connection reset")],
             [event("BOOKMARK", {"kind": "Pod", "metadata": {"resourceVersion": "15"}})],
             [event("MODIFIED", pod("a", "16", node="n1")), event("DELETED", pod("b", "17"))],
         ],
