@@ -37,6 +37,9 @@ MAX_HEAD = 64 * 1024
 MAX_CHUNK_LINE = 1024
 STREAM_HIGH_WATER = 256 * 1024
 CONNECT_TIMEOUT = 10.0
+# Connections in use at once (a watch holds one for its life), as aiohttp's connector's default:
+# a burst of requests waits for a connection rather than opening hundreds.
+CONNECTION_LIMIT = 100
 
 _HEAD, _LENGTH, _CHUNK_SIZE, _CHUNK_DATA, _CHUNK_END, _TRAILERS, _UNTIL_EOF, _DONE = range(8)
 
@@ -142,13 +145,10 @@ class Response:
                     return
                 self._state = _DONE if state == _LENGTH else _CHUNK_END
             elif state == _CHUNK_SIZE:
-                end = data.find(b"\r\n")
-                if end < 0:
-                    if len(data) > MAX_CHUNK_LINE:
-                        raise ProtocolError("a chunk-size line is too long")
+                line = _take_line(data, MAX_CHUNK_LINE, "a chunk-size line")
+                if line is None:
                     return
-                self._remaining = int(bytes(data[:end]).split(b";", 1)[0], 16)
-                del data[:end + 2]
+                self._remaining = int(line.split(b";", 1)[0], 16)
                 self._state = _CHUNK_DATA if self._remaining else _TRAILERS
             elif state == _CHUNK_END:
                 if len(data) < 2:
@@ -158,13 +158,10 @@ class Response:
                 del data[:2]
                 self._state = _CHUNK_SIZE
             elif state == _TRAILERS:
-                end = data.find(b"\r\n")
-                if end < 0:
-                    if len(data) > MAX_HEAD:
-                        raise ProtocolError("the trailers are too long")
+                line = _take_line(data, MAX_HEAD, "a trailer")
+                if line is None:
                     return
-                del data[:end + 2]
-                if end == 0:
+                if not line:
                     self._state = _DONE
             elif state == _UNTIL_EOF:
                 self._body += data
@@ -211,6 +208,18 @@ class Response:
             self._state = _UNTIL_EOF
             self.keep_alive = False
         return True
+
+
+def _take_line(data: bytearray, limit: int, what: str) -> bytes | None:
+    """The first line of ``data`` without its CRLF, taken off ``data``; None while incomplete."""
+    end = data.find(b"\r\n")
+    if end < 0:
+        if len(data) > limit:
+            raise ProtocolError(f"{what} is too long")
+        return None
+    line = bytes(data[:end])
+    del data[:end + 2]
+    return line
 
 
 class HTTPConnection(asyncio.Protocol):
@@ -295,6 +304,7 @@ class HTTPClient:
         self._headers = "".join(f"{name}: {value}\r\n" for name, value in fields.items())
         self._idle: list[HTTPConnection] = []
         self._open: set[HTTPConnection] = set()
+        self._in_use = asyncio.Semaphore(CONNECTION_LIMIT)
         self._closed = False
 
     async def request(self, method: str, target: str, body: bytes | None = None,
@@ -302,39 +312,41 @@ class HTTPClient:
         """Send one request (``target``: the path after the server's prefix, with its query) and
         return the answer's status and body."""
         head = self._head(method, target, body, content_type)
-        while True:
-            connection, reused = await self._connection()
-            response = connection.send(head, body, no_body=method == "HEAD")
-            try:
-                data = await response.read()
-            except ConnectionResetError:
-                self._discard(connection)
-                if reused and method == "GET" and not response.received:
-                    continue  # the server had closed the idle connection: ask again on a new one
-                raise
-            except BaseException:
-                self._discard(connection)
-                raise
-            self._release(connection, response)
-            return response.status, data
+        async with self._in_use:
+            while True:
+                connection, reused = await self._connection()
+                response = connection.send(head, body, no_body=method == "HEAD")
+                try:
+                    data = await response.read()
+                except ConnectionResetError:
+                    self._discard(connection)
+                    if reused and method == "GET" and not response.received:
+                        continue  # the server had closed the idle connection: ask again on a new one
+                    raise
+                except BaseException:
+                    self._discard(connection)
+                    raise
+                self._release(connection, response)
+                return response.status, data
 
     @asynccontextmanager
     async def stream(self, method: str, target: str, *,
                      connect_timeout: float = CONNECT_TIMEOUT) -> AsyncIterator[Response]:
         """A request whose answer is read as it comes (a watch): the response once its head is in."""
         head = self._head(method, target, None, None)
-        connection, _ = await self._connection(connect_timeout)
-        response = connection.send(head, None, streamed=True)
-        try:
-            await response.head()
-            yield response
-        except BaseException:
-            self._discard(connection)
-            raise
-        if response.done:
-            self._release(connection, response)
-        else:  # left before its end: the rest of the answer would still come on it
-            self._discard(connection)
+        async with self._in_use:
+            connection, _ = await self._connection(connect_timeout)
+            response = connection.send(head, None, streamed=True)
+            try:
+                await response.head()
+                yield response
+            except BaseException:
+                self._discard(connection)
+                raise
+            if response.done:
+                self._release(connection, response)
+            else:  # left before its end: the rest of the answer would still come on it
+                self._discard(connection)
 
     async def close(self) -> None:
         """Close every connection; requests in flight fail."""

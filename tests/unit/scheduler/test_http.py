@@ -182,3 +182,25 @@ async def test_a_stream_nobody_reads_stops_reading_the_connection() -> None:
     assert received == piece * 200
     assert transport.get_write_buffer_size() == 0
     await http.close()
+
+
+async def test_connections_in_use_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("fakeapi.scheduler.http.CONNECTION_LIMIT", 3)
+    held: list[Scripted] = []  # the servers of requests not answered yet
+    http, servers = client([held.append] * 5)
+
+    async def answer_held() -> None:
+        for _ in range(20):
+            await asyncio.sleep(0)
+        for server in held:
+            assert server.transport is not None
+            server.transport.write(OK)
+        held.clear()
+
+    requests = [asyncio.create_task(http.request("GET", "/")) for _ in range(5)]
+    await answer_held()  # the first three: two requests wait for a connection meanwhile
+    assert len(servers) == 3
+    await answer_held()  # the two others, on connections the first three freed
+    assert [await r for r in requests] == [(200, b'{"a":1}')] * 5
+    assert len(servers) == 3
+    await http.close()
