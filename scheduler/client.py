@@ -120,7 +120,6 @@ class ApiClient:
 
     def __init__(self, server: str | Connection, *, user_agent: str = "fakeapi-control-plane") -> None:
         self.connection = server if isinstance(server, Connection) else Connection(server)
-        self.base_url = self.connection.server.rstrip("/")
         self._user_agent = user_agent
         self._http: HTTPClient | None = None
         self._deadlines = TaskDeadlines(REQUEST_TIMEOUT)

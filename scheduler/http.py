@@ -330,12 +330,11 @@ class HTTPClient:
                 return response.status, data
 
     @asynccontextmanager
-    async def stream(self, method: str, target: str, *,
-                     connect_timeout: float = CONNECT_TIMEOUT) -> AsyncIterator[Response]:
+    async def stream(self, method: str, target: str) -> AsyncIterator[Response]:
         """A request whose answer is read as it comes (a watch): the response once its head is in."""
         head = self._head(method, target, None, None)
         async with self._in_use:
-            connection, _ = await self._connection(connect_timeout)
+            connection, _ = await self._connection()
             response = connection.send(head, None, streamed=True)
             try:
                 await response.head()
@@ -364,7 +363,7 @@ class HTTPClient:
             head += "Content-Length: 0\r\n"
         return (head + "\r\n").encode("latin-1")
 
-    async def _connection(self, timeout: float = CONNECT_TIMEOUT) -> tuple[HTTPConnection, bool]:
+    async def _connection(self) -> tuple[HTTPConnection, bool]:
         """An idle connection (True), else a new one (False)."""
         if self._closed:
             raise ConnectionAbortedError("the client is closed")
@@ -380,7 +379,7 @@ class HTTPClient:
             loop = asyncio.get_running_loop()
             await asyncio.wait_for(loop.create_connection(
                 lambda: connection, self._host, self._port, ssl=self._ssl,
-                server_hostname=self._host if self._ssl is not None else None), timeout)
+                server_hostname=self._host if self._ssl is not None else None), CONNECT_TIMEOUT)
         self._open.add(connection)
         return connection, False
 
