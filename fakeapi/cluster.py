@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from aiohttp import web
 
-from fakeapi.auth.tls import SecureServing
+from fakeapi.auth.tls import KeyPair, SecureServing
 from fakeapi.auth.users import CONTROL_PLANE
 from fakeapi.config import FeatureGates, ServerOptions
 from fakeapi.disruptions import remove_node, set_node_ready
@@ -170,7 +170,10 @@ class FakeCluster(KubeHelpers):
     then on is answered 503 with the reason, and :meth:`stop` raises
     :class:`ControlPlaneExited` after cleaning up.
 
-    The kubeconfig is written 0600 and removed at :meth:`stop`, unless something replaced it.
+    The kubeconfig is written 0600 and removed at :meth:`stop`, unless something replaced it:
+    at start when ``kubeconfig_path`` is given, else into a temporary directory the first time
+    :attr:`kubeconfig_path` is read (most tests never read it, and the file and its directory
+    were ~4 % of an enter + exit).
 
     The helpers of :class:`~fakeapi.kube.KubeHelpers` (``apply``, ``get``, ``list``, ``delete``,
     ``wait_for``, ``events``) work on the running cluster; fault injection (:attr:`faults`,
@@ -182,6 +185,8 @@ class FakeCluster(KubeHelpers):
     """
 
     _kubeconfig: WrittenKubeconfig | None = None
+    # What the kubeconfig writes, between start and stop: (url, CA, client key pair).
+    _kubeconfig_args: tuple[str, bytes | None, KeyPair | None] | None = None
     _paused = False
 
     def __init__(self, *, host: str | None = None, port: int | None = None,
@@ -207,7 +212,23 @@ class FakeCluster(KubeHelpers):
         self._site: GuardedSite | None = None
         self._control_plane: Any = None
         self.url = ""
-        self.kubeconfig_path = Path()
+        self._kubeconfig_path = Path()
+
+    @property
+    def kubeconfig_path(self) -> Path:
+        """The cluster's kubeconfig (the admin's client certificate on a secure cluster): the
+        ``kubeconfig_path`` given, else a file in a temporary directory, written now if this is
+        the first time it is asked for; ``Path()`` before the cluster starts."""
+        if self._kubeconfig is None and self._kubeconfig_args is not None:
+            self._tmpdir = tempfile.TemporaryDirectory(prefix="fakeapi-")
+            self._write_kubeconfig(Path(self._tmpdir.name) / "kubeconfig")
+        return self._kubeconfig_path
+
+    def _write_kubeconfig(self, path: Path) -> None:
+        assert self._kubeconfig_args is not None
+        url, ca_pem, client = self._kubeconfig_args
+        self._kubeconfig = write_kubeconfig(path, url, ca_pem=ca_pem, client=client)
+        self._kubeconfig_path = path
 
     @property
     def registry(self) -> Registry:
@@ -306,20 +327,16 @@ class FakeCluster(KubeHelpers):
         await self._site.start()
         host, port = self._runner.addresses[0][:2]
         self.url = server_url(host, port, secure=serving is not None)
-        if self._kubeconfig_arg is None:
-            self._tmpdir = tempfile.TemporaryDirectory(prefix="fakeapi-")
-            self.kubeconfig_path = Path(self._tmpdir.name) / "kubeconfig"
-        else:
-            self.kubeconfig_path = self._kubeconfig_arg
         if serving is None:
-            self._kubeconfig = write_kubeconfig(self.kubeconfig_path, self.url)
+            self._kubeconfig_args = (self.url, None, None)
             self.open_helpers(Connection(self.url))
         else:  # the admin's client certificate, as kubeadm's admin.conf
-            self._kubeconfig = write_kubeconfig(self.kubeconfig_path, self.url, ca_pem=serving.ca.cert_pem,
-                                                client=serving.admin)
+            self._kubeconfig_args = (self.url, serving.ca.cert_pem, serving.admin)
             # What that kubeconfig says, without reading it back.
             self.open_helpers(Connection(self.url, serving.ca.cert_pem, client_cert_pem=serving.admin.cert_pem,
                                          client_key_pem=serving.admin.key_pem))
+        if self._kubeconfig_arg is not None:
+            self._write_kubeconfig(self._kubeconfig_arg)
         # The control plane's own identity: a bearer token with the CA to trust.
         ca_pem, token = (serving.ca.cert_pem, serving.control_plane_token) if serving else (None, None)
         if self.control_plane_enabled == "process":
@@ -364,6 +381,7 @@ class FakeCluster(KubeHelpers):
         runner, self._runner, self._site = self._runner, None, None
         if runner is not None:
             await runner.cleanup()
+        self._kubeconfig_args = None
         kubeconfig, self._kubeconfig = self._kubeconfig, None
         if kubeconfig is not None:
             kubeconfig.remove()

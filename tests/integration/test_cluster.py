@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import stat
 from dataclasses import fields, replace
 from importlib import resources
+from pathlib import Path
 
 import aiohttp
 import orjson
@@ -98,3 +100,20 @@ async def test_non_default_options_reach_the_running_server() -> None:
         async with session.get(f"/api/v1/namespaces/default/configmaps?watch=1&resourceVersion={before_first}") as resp:
             event = orjson.loads(await resp.content.readline())
         assert event["type"] == "ERROR" and event["object"]["code"] == 410
+
+
+@pytest.mark.parametrize("secure", [False, True], ids=["insecure", "secure"])
+async def test_the_kubeconfig_is_written_when_first_read_and_removed_at_stop(secure: bool) -> None:
+    from fakeapi.scheduler.connection import from_kubeconfig
+
+    cluster = FakeCluster(control_plane=False, secure=secure)
+    assert cluster.kubeconfig_path == Path()  # not started
+    async with cluster:
+        assert cluster._tmpdir is None  # nothing on disk until somebody asks
+        path = cluster.kubeconfig_path
+        assert path.exists() and stat.S_IMODE(path.stat().st_mode) == 0o600
+        assert cluster.kubeconfig_path == path  # written once
+        async with ApiClient(from_kubeconfig(path)) as api:  # it reaches the cluster, as its admin
+            assert (await api.get_path("/version"))["major"] == "1"
+    assert not path.exists() and not path.parent.exists()
+    assert cluster.kubeconfig_path == path and not path.exists()  # a stopped cluster writes nothing

@@ -118,13 +118,15 @@ async def test_stopping_while_the_child_starts_leaves_nothing_behind(how: str) -
             pass
 
 
-async def test_a_child_that_cannot_start_fails_start_and_undoes_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    cluster = FakeCluster(control_plane="process")
+async def test_a_child_that_cannot_start_fails_start_and_undoes_it(monkeypatch: pytest.MonkeyPatch,
+                                                                  tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "kubeconfig"  # a path given is written at start (else when first read)
+    cluster = FakeCluster(control_plane="process", kubeconfig_path=kubeconfig)
     monkeypatch.setattr(sys, "executable", "/bin/false")   # a child that exits at once, never ready
     with pytest.raises(ControlPlaneExited, match="exited with code 1 before it was ready"):
         await cluster.start()
     assert control_plane_children() == []
-    assert not cluster.kubeconfig_path.exists()
+    assert not kubeconfig.exists()
     with pytest.raises(aiohttp.ClientConnectionError):
         async with aiohttp.ClientSession() as session, session.get(f"{cluster.url}/version"):
             pass
