@@ -13,6 +13,7 @@ import os
 import signal
 import sys
 import tempfile
+import threading
 from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
@@ -213,6 +214,7 @@ class FakeCluster(KubeHelpers):
         self._control_plane: Any = None
         self.url = ""
         self._kubeconfig_path = Path()
+        self._kubeconfig_lock = threading.Lock()
 
     @property
     def kubeconfig_path(self) -> Path:
@@ -220,8 +222,11 @@ class FakeCluster(KubeHelpers):
         ``kubeconfig_path`` given, else a file in a temporary directory, written now if this is
         the first time it is asked for; ``Path()`` before the cluster starts."""
         if self._kubeconfig is None and self._kubeconfig_args is not None:
-            self._tmpdir = tempfile.TemporaryDirectory(prefix="fakeapi-")
-            self._write_kubeconfig(Path(self._tmpdir.name) / "kubeconfig")
+            # A plain test reads it from its own thread while the cluster runs on the fixture's.
+            with self._kubeconfig_lock:
+                if self._kubeconfig is None and self._kubeconfig_args is not None:
+                    self._tmpdir = tempfile.TemporaryDirectory(prefix="fakeapi-")
+                    self._write_kubeconfig(Path(self._tmpdir.name) / "kubeconfig")
         return self._kubeconfig_path
 
     def _write_kubeconfig(self, path: Path) -> None:
@@ -381,11 +386,12 @@ class FakeCluster(KubeHelpers):
         runner, self._runner, self._site = self._runner, None, None
         if runner is not None:
             await runner.cleanup()
-        self._kubeconfig_args = None
-        kubeconfig, self._kubeconfig = self._kubeconfig, None
+        with self._kubeconfig_lock:  # no first read writes one after this
+            self._kubeconfig_args = None
+            kubeconfig, self._kubeconfig = self._kubeconfig, None
+            tmpdir, self._tmpdir = self._tmpdir, None
         if kubeconfig is not None:
             kubeconfig.remove()
-        tmpdir, self._tmpdir = self._tmpdir, None
         if tmpdir is not None:
             tmpdir.cleanup()
 
