@@ -235,9 +235,11 @@ async def test_bookmarks_come_every_interval_to_each_watch_and_timeouts_still_en
         api = Api(session, cluster)
         loop = asyncio.get_running_loop()
         marks = f"{CM}?watch=1&allowWatchBookmarks=true"
+        # Before the watches open: each one's bookmarks are due an interval after it registered,
+        # which is a little before its response reaches this client.
+        opened = loop.time()
         async with api.watch(marks) as a, api.watch(marks) as b, api.watch(f"{marks}&timeoutSeconds=1") as timed, \
                 api.watch(f"{CM}?watch=1&timeoutSeconds=1") as plain:
-            opened = loop.time()
             for w in (a, b):
                 ev = await w.next()
                 assert ev["type"] == "BOOKMARK"
