@@ -126,7 +126,8 @@ class EventRecorder:
         loop = asyncio.get_running_loop()
         similar = (involved.get("namespace", ""), involved["name"], involved["uid"], type_, reason)
         key = (*similar, message)
-        if not self._series and self._aggregated(similar, message, monotonic()):
+        seen_at = monotonic()
+        if not self._series and self._aggregated(similar, message, seen_at):
             key, message = (*similar, _AGGREGATED), COMBINED + message
         now = now_rfc3339()
         record = self._records.get(key)
@@ -144,7 +145,7 @@ class EventRecorder:
         if self._series:
             due = self._series_due(record, key, loop)
         else:
-            due = self._token((*similar[:3], involved["kind"], involved["apiVersion"]), monotonic())
+            due = self._token((*similar[:3], involved["kind"], involved["apiVersion"]), seen_at)
         if due:
             record.due = record.count
             queue.add(key)
