@@ -34,7 +34,7 @@ from fakeapi.registry.rest import Registry
 from fakeapi.scheduler.connection import Connection
 from fakeapi.scheduler.controllers import names
 from fakeapi.scheduler.controllers.names import controller_entries
-from fakeapi.server.app import create_app
+from fakeapi.server.app import create_app, route_directly
 from fakeapi.server.connections import GuardedSite
 from fakeapi.server.faults import FAULTS
 from fakeapi.server.state import REGISTRY
@@ -322,12 +322,12 @@ class FakeCluster(KubeHelpers):
 
     async def _start(self) -> None:
         serving = SecureServing.generate(self.options.host) if self.options.secure else None
-        app = create_app(self.options, static_tokens={serving.control_plane_token: CONTROL_PLANE} if serving else None)
-        if self.control_plane_enabled == "process":
-            app.middlewares.append(self._refuse_without_control_plane)
+        app = create_app(self.options, static_tokens={serving.control_plane_token: CONTROL_PLANE} if serving else None,
+                         gate=self._refuse_without_control_plane if self.control_plane_enabled == "process" else None)
         # A client that goes away cancels its handler: abandoned watches close at once.
         self._runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=1.0, handler_cancellation=True)
         await self._runner.setup()
+        route_directly(self._runner)
         self._site = GuardedSite(self._runner, self.options, serving.server if serving else None)
         await self._site.start()
         host, port = self._runner.addresses[0][:2]
@@ -359,14 +359,11 @@ class FakeCluster(KubeHelpers):
                                                gates=self.gates, **self._control_plane_options)
             await self._control_plane.start()
 
-    @web.middleware
-    async def _refuse_without_control_plane(self, request: web.Request,
-                                            handler: web.Handler) -> web.StreamResponse:
+    def _refuse_without_control_plane(self) -> None:
         # Fail the test's next request loudly rather than let it wait for scheduling that
         # will never happen.
         if isinstance(self._control_plane, _ControlPlaneProcess) and self._control_plane.failure:
             raise ServiceUnavailable(str(self._control_plane.failure))
-        return await handler(request)
 
     async def stop(self) -> None:
         """Stop everything started; raise :class:`ControlPlaneExited` if the child died on its own."""
