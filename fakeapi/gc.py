@@ -31,7 +31,7 @@ from fakeapi.registry.rest import Registry
 from fakeapi.registry.subresources import finalize_namespace
 from fakeapi.registry.worker import Worker
 from fakeapi.registry.writes import WriteOptions
-from fakeapi.store.eventlog import DELETED, Event, ObjectKey, StorageKey
+from fakeapi.store.eventlog import ADDED, DELETED, Event, ObjectKey, StorageKey
 
 log = logging.getLogger("fakeapi.gc")
 MANAGER = "generic-garbage-collector"
@@ -71,6 +71,10 @@ class GarbageCollector:
         obj, ref, prev = event.obj, (event.storage, event.key), event.prev
         meta = obj.get("metadata") or {}
         uid = meta.get("uid", "")
+        if event.type == ADDED and not meta.get("ownerReferences"):
+            # Most commits: a new object without owners (created, so not deleting) is only indexed.
+            self._objects[uid] = ref
+            return
         if event.type == DELETED:
             for owner in _owner_uids(prev):
                 self._dependents.get(owner, set()).discard(ref)

@@ -97,7 +97,8 @@ class ObjectStore:
         every watcher as they were.
         """
         key = object_key(obj)
-        prev = self._data.get(storage, {}).get(key)
+        bucket = self._data.get(storage)
+        prev = None if bucket is None else bucket.get(key)
         if event_type == DELETED and prev is None:
             raise LookupError(f"nothing is stored under {storage} {key} to delete")
         meta = obj["metadata"]
@@ -114,7 +115,8 @@ class ObjectStore:
             raise
         # Nothing below can fail.
         self.rv = rv
-        bucket = self._data.setdefault(storage, {})
+        if bucket is None:
+            bucket = self._data[storage] = {}
         if event_type == DELETED:
             del bucket[key]
             self._sorted.pop(storage, None)
