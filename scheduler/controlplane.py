@@ -9,7 +9,6 @@ then the informers, then closes the HTTP session.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Coroutine, Iterable
 from typing import Any
@@ -32,6 +31,7 @@ from fakeapi.scheduler.nodelease import NodeLeases
 from fakeapi.scheduler.scheduler import Scheduler
 
 from fakeapi.config import FeatureGates
+from fakeapi.machinery.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -115,11 +115,7 @@ class ControlPlane:
     async def stop(self) -> None:
         """Cancel the loops and informers and close the HTTP session; safe to call twice."""
         tasks, self._tasks = self._tasks, []
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(tasks)
         if self._factory is not None:
             await self._factory.stop()
             self._factory = None

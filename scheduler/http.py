@@ -98,8 +98,12 @@ class Response:
 
     async def _wait(self) -> None:
         """Until more of the response arrived (the caller looks again), or raise its failure."""
-        if self._error is not None:
-            raise self._error
+        error = self._error
+        if error is not None:
+            try:
+                raise error
+            finally:  # its traceback holds this frame: the frame must not hold it (nor self, which does)
+                error = self = None  # type: ignore[assignment]
         self._waiter = asyncio.get_running_loop().create_future()
         try:
             await self._waiter
@@ -249,8 +253,11 @@ class HTTPConnection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.broken = True
-        if self._response is not None:
-            self._response.fail(ConnectionResetError(
+        # The transport and the response in flight hold this protocol: no cycle outlives the connection.
+        self.transport = None
+        response, self._response = self._response, None
+        if response is not None:
+            response.fail(ConnectionResetError(
                 f"the server closed the connection before its answer was complete{f': {exc}' if exc else ''}"))
 
     def send(self, head: bytes, body: bytes | None, *, no_body: bool = False, streamed: bool = False) -> Response:

@@ -9,12 +9,12 @@ vanished) is expected: the commit that caused it queues the key again if work is
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
 from fakeapi.errors import StatusError
+from fakeapi.machinery.tasks import cancel_and_wait
 
 K = TypeVar("K", bound=Hashable)
 
@@ -41,9 +41,7 @@ class Worker(Generic[K]):
 
     async def stop(self) -> None:
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await cancel_and_wait([self._task])
 
     async def _run(self) -> None:
         while True:

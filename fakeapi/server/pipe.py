@@ -191,7 +191,7 @@ class PipeTransport(asyncio.Transport):
         try:
             self._protocol.connection_lost(exc)
         finally:
-            peer = self._peer
+            peer, self._peer = self._peer, None  # the ends held each other: let them go with their users
             if peer is not None:  # a writer paused for this end's sake would wait forever
                 peer._resume_if_drained()
 

@@ -7,10 +7,11 @@ informers it needs *before* ``start()``; they then share one watch and one cache
 from __future__ import annotations
 
 import asyncio
-import contextlib
 
 from fakeapi.scheduler.client import GVR, ApiClient
 from fakeapi.scheduler.informers.informer import Informer
+
+from fakeapi.machinery.tasks import cancel_and_wait
 
 
 class InformerFactory:
@@ -55,11 +56,7 @@ class InformerFactory:
         tasks = list(self._tasks.values())
         self._tasks.clear()
         self._started = False
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(tasks)
 
     def _start_one(self, gvr: GVR, informer: Informer) -> None:
         name = f"informer-{gvr.plural}.{gvr.group or 'core'}/{gvr.version}"
