@@ -258,8 +258,8 @@ def dispatcher(app: web.Application, routed: Handler) -> Handler:
     info; any other path, a request that expects ``100-continue``, and every request while the
     application has middlewares go through ``routed``.  aiohttp's resolution (a dictionary
     lookup per path segment, a regular expression, three coroutines) cost ~5-10 us of a ~170 us
-    create and of a ~110 us get in ``bench_api``, and nearly every request is to a resource path.  ``app`` must be
-    frozen (its runner set up)."""
+    create and of a ~110 us get in ``bench_api``, and nearly every request is to a resource
+    path.  ``app`` must be frozen (its runner set up)."""
     core, grouped = app[RESOURCE_ROUTES]
     has_middlewares = bool(app.middlewares)
 
