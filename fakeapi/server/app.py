@@ -7,7 +7,6 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from functools import partial
 from typing import Any
-from urllib.parse import unquote
 
 from aiohttp import hdrs, web
 from aiohttp.typedefs import Handler
@@ -200,6 +199,12 @@ for _path, _handler in (("/api", _api), ("/apis", _apis), ("/api/v1", _resources
 OPENAPI_V3_PREFIX = "/openapi/v3/"
 
 
+def _unquote_path_safe(value: str) -> str:
+    """A matched value as aiohttp's router gives it: the slashes and percent signs the matching
+    form keeps encoded, decoded."""
+    return value.replace("%2F", "/").replace("%25", "%") if "%" in value else value
+
+
 def document_handler(path: str) -> Callable[[web.Request], web.Response] | None:
     """What serves ``path`` (aiohttp's matching form of it) among the discovery, health and
     OpenAPI documents, as the routes ``/apis/{group}``, ``/apis/{group}/{version}`` (each with an
@@ -214,8 +219,8 @@ def document_handler(path: str) -> Callable[[web.Request], web.Response] | None:
         parts.pop()
     if len(parts) in (3, 4) and parts[1] == "apis" and all(parts[2:]):
         if len(parts) == 3:
-            return partial(_api_group, group=unquote(parts[2]))
-        return partial(_resources, group=unquote(parts[2]), version=unquote(parts[3]))
+            return partial(_api_group, group=_unquote_path_safe(parts[2]))
+        return partial(_resources, group=_unquote_path_safe(parts[2]), version=_unquote_path_safe(parts[3]))
     return None
 
 
@@ -292,12 +297,6 @@ def _resource_match(path: str, core: web.ResourceRoute, grouped: web.ResourceRou
         return None
     return UrlMappingMatchInfo({"group": _unquote_path_safe(group), "version": _unquote_path_safe(version),
                                 "tail": _unquote_path_safe(tail)}, grouped)
-
-
-def _unquote_path_safe(value: str) -> str:
-    """A matched value as aiohttp's router gives it: the slashes and percent signs the matching
-    form keeps encoded, decoded."""
-    return value.replace("%2F", "/").replace("%25", "%") if "%" in value else value
 
 
 async def _run_crd_controller(app: web.Application) -> AsyncIterator[None]:
