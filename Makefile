@@ -28,13 +28,15 @@ lint: $(STAMP)
 	$(BIN)/python -m pip install --quiet --no-deps --target $(LINT_INSTALL) . 2>/dev/null
 	cd $(LINT_INSTALL) && $(abspath $(BIN))/lint-imports --config $(CURDIR)/pyproject.toml
 
-# The benchmarks' smokes (bench-smoke) run beside pytest, which keeps mostly one of two cores
-# busy; their output waits in a log until pytest is done, and either failing fails `make test`.
+# The suite runs on two xdist workers with the benchmarks' smokes (bench-smoke) beside them:
+# ~100 s on 2 cores, where one pytest process with the smokes beside it took 120-138 s (the
+# smokes alone take ~55 s). The smokes' output waits in a log until pytest is done; either
+# failing fails `make test`.
 SMOKE_LOG := build/bench-smoke.log
 
 test: lint
 	@mkdir -p $(dir $(SMOKE_LOG)); $(MAKE) --no-print-directory bench-smoke > $(SMOKE_LOG) 2>&1 & smoke=$$!; \
-	$(BIN)/python -m pytest -q; tests=$$?; \
+	$(BIN)/python -m pytest -q -n 2; tests=$$?; \
 	wait $$smoke; smoked=$$?; cat $(SMOKE_LOG); test $$tests -eq 0 -a $$smoked -eq 0
 
 # The suite fuzzes every operation of the OpenAPI documents once (fixed seed); this runs 50
