@@ -51,7 +51,7 @@ class KubeModel(BaseModel):
 
     # defer_build: requests are decoded by fakeapi.models.schema from the fields alone, so a
     # pydantic validator and serializer per model is built only when something asks for one
-    # (building all of them cost every importing process ~90 ms and its collector ~8,000 objects).
+    # (building all of them cost every importing process ~90 ms and its collector ~6,000 objects).
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore",
                               serialize_by_alias=True, defer_build=True)
 

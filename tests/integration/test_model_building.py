@@ -2,7 +2,7 @@
 
 Requests are decoded by :mod:`fakeapi.models.schema` from the models' fields; a pydantic
 validator and serializer per model (~300 of them) would cost every process that imports fakeapi
-~90 ms and leave ~8,000 more objects for each of CPython's full collections to traverse.
+~90 ms and leave ~6,000 more objects for each of CPython's full collections to traverse.
 """
 
 from __future__ import annotations
