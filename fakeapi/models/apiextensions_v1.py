@@ -7,7 +7,7 @@ Field names, list markers and required-ness follow upstream
 (``default``, ``enum``, ``example``) are opaque here and checked by the CRD's validation.
 """
 
-from __future__ import annotations
+from __future__ import annotations  # JSONSchemaProps names itself (see fakeapi.models)
 
 from typing import ClassVar
 

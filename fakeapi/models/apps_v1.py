@@ -5,7 +5,6 @@ Pod templates are the full core ``PodSpec`` (resource claims, ``schedulingGroup`
 are not served, so validation refuses a non-empty list (see :mod:`fakeapi.validation.apps`).
 """
 
-from __future__ import annotations
 
 from typing import Any, ClassVar
 

@@ -1,7 +1,6 @@
 """``authentication.k8s.io/v1``: TokenReview ("who does this token authenticate as?") and
 SelfSubjectReview ("who am I?") — create-only, answered in ``status``, never stored."""
 
-from __future__ import annotations
 
 from typing import ClassVar
 

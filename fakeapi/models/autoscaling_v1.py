@@ -1,6 +1,5 @@
 """``autoscaling/v1`` Scale: the body of every ``.../scale`` subresource (not a stored kind)."""
 
-from __future__ import annotations
 
 from typing import ClassVar
 

@@ -4,7 +4,6 @@
 building blocks; they are modelled here under their upstream names.
 """
 
-from __future__ import annotations
 
 from typing import ClassVar
 

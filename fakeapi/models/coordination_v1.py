@@ -1,6 +1,5 @@
 """``coordination.k8s.io/v1`` Lease: leader election and node heartbeats (``kube-node-lease``)."""
 
-from __future__ import annotations
 
 from typing import ClassVar
 

@@ -5,7 +5,6 @@ ResourceQuota and LimitRange are stored and validated but not enforced (no quota
 limit defaulting).
 """
 
-from __future__ import annotations
 
 from typing import ClassVar
 

@@ -1,6 +1,5 @@
 """``meta.k8s.io/v1`` types embedded in every object: ObjectMeta, OwnerReference, Condition."""
 
-from __future__ import annotations
 
 from typing import Any
 

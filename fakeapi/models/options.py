@@ -5,7 +5,6 @@ Not kinds of their own (no ``gvk``, not in ``MODELS``): a DELETE body is decoded
 Go's decoder message instead of a failure deep in the delete path.
 """
 
-from __future__ import annotations
 
 from fakeapi.models.base import ATOMIC, Int64, KubeModel, opt
 

@@ -1,6 +1,5 @@
 """``rbac.authorization.k8s.io/v1``: Role, ClusterRole, RoleBinding, ClusterRoleBinding."""
 
-from __future__ import annotations
 
 from typing import ClassVar
 

@@ -1,6 +1,5 @@
 """``scheduling.k8s.io/v1`` PriorityClass: a name for a pod priority, and whether it may preempt."""
 
-from __future__ import annotations
 
 from typing import ClassVar
 

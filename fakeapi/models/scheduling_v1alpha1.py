@@ -5,7 +5,6 @@ Upstream 1.35 has ``spec.podGroups[]`` with ``policy.basic|gang.minCount``.  The
 upstream; they are fakeapi extensions and their descriptions say so.
 """
 
-from __future__ import annotations
 
 from typing import ClassVar
 

@@ -5,7 +5,7 @@ self-contained PodGroup, which the scheduler gang-schedules and which may own Re
 (KEP-5729).
 """
 
-from __future__ import annotations
+from __future__ import annotations  # CompositePodGroupTemplate names itself (see fakeapi.models)
 
 from typing import ClassVar
 

@@ -1,6 +1,5 @@
 """``authentication.k8s.io/v1`` TokenRequest: the body of ``serviceaccounts/{name}/token``."""
 
-from __future__ import annotations
 
 from typing import ClassVar
 
