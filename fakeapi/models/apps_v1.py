@@ -5,7 +5,6 @@ Pod templates are the full core ``PodSpec`` (resource claims, ``schedulingGroup`
 are not served, so validation refuses a non-empty list (see :mod:`fakeapi.validation.apps`).
 """
 
-
 from typing import Any, ClassVar
 
 from fakeapi.models.base import (

@@ -1,7 +1,6 @@
 """``authentication.k8s.io/v1``: TokenReview ("who does this token authenticate as?") and
 SelfSubjectReview ("who am I?") — create-only, answered in ``status``, never stored."""
 
-
 from typing import ClassVar
 
 from fakeapi.models.base import ATOMIC, KubeModel, TopLevel, opt, req

@@ -1,7 +1,6 @@
 """``authorization.k8s.io/v1``: the access reviews — create-only questions "may this user do
 that?", answered in ``status`` by the server's authorizer and never stored."""
 
-
 from typing import ClassVar
 
 from fakeapi.models.base import ATOMIC, KubeModel, TopLevel, opt, req

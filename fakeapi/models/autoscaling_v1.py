@@ -1,6 +1,5 @@
 """``autoscaling/v1`` Scale: the body of every ``.../scale`` subresource (not a stored kind)."""
 
-
 from typing import ClassVar
 
 from fakeapi.models.base import Int32, KubeModel, TopLevel, opt, req

@@ -6,7 +6,6 @@ Schema cannot express (``int32`` vs ``int64``, ``Quantity``, ``Time``) ride alon
 JSON types the way Go's decoder does and to write OpenAPI formats.
 """
 
-
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar
 

@@ -4,7 +4,6 @@
 building blocks; they are modelled here under their upstream names.
 """
 
-
 from typing import ClassVar
 
 from fakeapi.models.base import (

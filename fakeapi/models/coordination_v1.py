@@ -1,6 +1,5 @@
 """``coordination.k8s.io/v1`` Lease: leader election and node heartbeats (``kube-node-lease``)."""
 
-
 from typing import ClassVar
 
 from fakeapi.models.base import VALUE_STRUCT, Int32, KubeModel, MicroTime, TopLevel, opt

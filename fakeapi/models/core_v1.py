@@ -6,7 +6,6 @@ JSON objects (``dict[str, Any]``) so ordinary manifests round-trip; strict unkno
 stop at those boundaries.
 """
 
-
 from typing import Any, ClassVar
 
 from pydantic import ConfigDict

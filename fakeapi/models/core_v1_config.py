@@ -5,7 +5,6 @@ ResourceQuota and LimitRange are stored and validated but not enforced (no quota
 limit defaulting).
 """
 
-
 from typing import ClassVar
 
 from fakeapi.models.base import (

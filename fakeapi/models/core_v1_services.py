@@ -5,7 +5,6 @@ A Service gets a cluster IP from the server's ``service_cluster_ip_range`` and n
 control plane's endpoints controller from the Ready pods a Service selects.
 """
 
-
 from typing import ClassVar
 
 from fakeapi.models.base import (

@@ -5,7 +5,6 @@ and a volume ``Available`` until a client binds them (``claimRef``/``volumeName`
 phases).  Volume sources (hostPath, nfs, csi, ...) are kept as given.
 """
 
-
 from typing import ClassVar
 
 from pydantic import ConfigDict

@@ -1,7 +1,6 @@
 """``discovery.k8s.io/v1`` EndpointSlice: the pods behind a Service, as the endpointslice
 controller publishes them (label ``kubernetes.io/service-name``)."""
 
-
 from typing import ClassVar
 
 from fakeapi.models.base import ATOMIC, SET, Int32, KubeModel, TopLevel, opt, req

@@ -1,7 +1,6 @@
 """``events.k8s.io/v1`` Event: the same stored objects as core ``v1`` Events, in the newer shape
 (``regarding``, ``note``, ``reportingController``; the core-only fields as ``deprecated*``)."""
 
-
 from typing import Any, ClassVar
 
 from fakeapi.models.base import VALUE_STRUCT, Int32, KubeModel, MicroTime, Time, TopLevel, opt, req

@@ -1,6 +1,5 @@
 """``meta.k8s.io/v1`` types embedded in every object: ObjectMeta, OwnerReference, Condition."""
 
-
 from typing import Any
 
 from fakeapi.models.base import ATOMIC, SET, Int64, KubeModel, Time, list_map, opt, patch_merge, req

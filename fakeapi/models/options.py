@@ -5,7 +5,6 @@ Not kinds of their own (no ``gvk``, not in ``MODELS``): a DELETE body is decoded
 Go's decoder message instead of a failure deep in the delete path.
 """
 
-
 from fakeapi.models.base import ATOMIC, Int64, KubeModel, opt
 
 OPENAPI_PACKAGE = "io.k8s.apimachinery.pkg.apis.meta.v1"

@@ -3,7 +3,6 @@
 Eviction is not a stored kind: the eviction subresource decodes it with this model.
 """
 
-
 from typing import Any, ClassVar
 
 from fakeapi.models.base import (

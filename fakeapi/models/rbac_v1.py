@@ -1,6 +1,5 @@
 """``rbac.authorization.k8s.io/v1``: Role, ClusterRole, RoleBinding, ClusterRoleBinding."""
 
-
 from typing import ClassVar
 
 from fakeapi.models.base import ATOMIC, KubeModel, TopLevel, opt, req

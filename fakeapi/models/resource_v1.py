@@ -3,7 +3,6 @@
 Field names, list markers and required-ness follow upstream ``k8s.io/api/resource/v1``.
 """
 
-
 from typing import ClassVar
 
 from fakeapi.models.base import (

@@ -1,6 +1,5 @@
 """``scheduling.k8s.io/v1`` PriorityClass: a name for a pod priority, and whether it may preempt."""
 
-
 from typing import ClassVar
 
 from fakeapi.models.base import Int32, TopLevel, opt, req

@@ -5,7 +5,6 @@ Upstream 1.35 has ``spec.podGroups[]`` with ``policy.basic|gang.minCount``.  The
 upstream; they are fakeapi extensions and their descriptions say so.
 """
 
-
 from typing import ClassVar
 
 from fakeapi.models.base import ATOMIC, Int32, KubeModel, TopLevel, list_map, opt, patch_merge, req

@@ -1,6 +1,5 @@
 """``authentication.k8s.io/v1`` TokenRequest: the body of ``serviceaccounts/{name}/token``."""
 
-
 from typing import ClassVar
 
 from fakeapi.models.base import ATOMIC, VALUE_STRUCT, Int64, KubeModel, Time, TopLevel, opt
