@@ -1,5 +1,6 @@
-"""The control plane starts without building the API models: ``fakeapi.models`` creates every pydantic
-model at import (about half a second), which ``python -m fakeapi.scheduler`` pays at each start."""
+"""The control plane starts without the API models: ``fakeapi.models`` makes every pydantic model
+class at import (~130 ms with bytecode cached), which ``python -m fakeapi.scheduler`` would pay at
+each start."""
 
 import subprocess
 import sys
