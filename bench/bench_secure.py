@@ -25,8 +25,9 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import machine_description, markdown_table, percentile
-from fakeapi.auth.tls import KeyPair, SecureServing, client_context
+from fakeapi.auth.tls import SecureServing, client_context
 from fakeapi.cluster import FakeCluster
+from fakeapi.machinery.pem import KeyPair
 
 CONFIGMAP = "/api/v1/namespaces/default/configmaps/bench"
 

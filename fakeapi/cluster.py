@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from aiohttp import web
 
-from fakeapi.auth.tls import KeyPair, SecureServing
 from fakeapi.auth.users import CONTROL_PLANE
 from fakeapi.config import FeatureGates, ServerOptions
 from fakeapi.disruptions import remove_node, set_node_ready
@@ -30,6 +29,7 @@ from fakeapi.errors import ServiceUnavailable
 from fakeapi.kube import KubeHelpers
 from fakeapi.kubeconfig import WrittenKubeconfig, kubeconfig_text, server_url, write_kubeconfig
 from fakeapi.machinery.faults import FaultSet
+from fakeapi.machinery.pem import KeyPair
 from fakeapi.registry.rest import Registry
 from fakeapi.scheduler.connection import Connection
 from fakeapi.scheduler.controllers import names
@@ -40,6 +40,7 @@ from fakeapi.server.faults import FAULTS
 from fakeapi.server.state import REGISTRY
 
 if TYPE_CHECKING:
+    from fakeapi.auth.tls import SecureServing
     from fakeapi.scheduler.clock import Clock
 
 
@@ -321,7 +322,12 @@ class FakeCluster(KubeHelpers):
         return self
 
     async def _start(self) -> None:
-        serving = SecureServing.generate(self.options.host) if self.options.secure else None
+        serving: SecureServing | None = None
+        if self.options.secure:
+            # Imported here: cryptography adds ~16 ms to the start of every process that imports
+            # fakeapi, and clusters are served over plain HTTP unless asked.
+            from fakeapi.auth.tls import SecureServing
+            serving = SecureServing.generate(self.options.host)
         app = create_app(self.options, static_tokens={serving.control_plane_token: CONTROL_PLANE} if serving else None,
                          gate=self._refuse_without_control_plane if self.control_plane_enabled == "process" else None)
         # A client that goes away cancels its handler: abandoned watches close at once.

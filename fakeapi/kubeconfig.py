@@ -13,8 +13,8 @@ from pathlib import Path
 
 from yarl import URL
 
-from fakeapi.auth.tls import KeyPair
 from fakeapi.machinery import yamltext
+from fakeapi.machinery.pem import KeyPair
 
 CONTEXT = "default"
 # A server bound to every interface is reached from this machine through loopback.

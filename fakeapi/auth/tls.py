@@ -20,7 +20,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from fakeapi.auth.users import ADMIN, AUTHENTICATED
-from fakeapi.machinery.pem import load_cert_chain
+from fakeapi.machinery.pem import KeyPair, load_cert_chain
 
 # What a kubeadm cluster's serving certificate names, besides the addresses it is bound to.
 SERVER_NAMES = ("localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
@@ -28,14 +28,6 @@ SERVER_NAMES = ("localhost", "kubernetes", "kubernetes.default", "kubernetes.def
 VALIDITY = datetime.timedelta(days=365)
 # Clocks of clients on the same machine may lag a little behind the moment of generation.
 BACKDATE = datetime.timedelta(minutes=5)
-
-
-@dataclass(frozen=True)
-class KeyPair:
-    """A PEM certificate and its PEM (PKCS#8, unencrypted) private key."""
-
-    cert_pem: bytes
-    key_pem: bytes
 
 
 def _new_key() -> ec.EllipticCurvePrivateKey:

@@ -1,4 +1,5 @@
-"""PEM certificate chains into :mod:`ssl` contexts, for the server and for clients alike.
+"""PEM certificates and keys: their pair, and chains loaded into :mod:`ssl` contexts for the server
+and for clients alike.
 
 :meth:`ssl.SSLContext.load_cert_chain` reads files only, so the PEMs go to a private directory
 (the key 0600) that is gone once they are loaded.
@@ -9,7 +10,16 @@ from __future__ import annotations
 import os
 import ssl
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
+
+
+@dataclass(frozen=True)
+class KeyPair:
+    """A PEM certificate and its PEM (PKCS#8, unencrypted) private key."""
+
+    cert_pem: bytes
+    key_pem: bytes
 
 
 def load_cert_chain(context: ssl.SSLContext, cert_pem: bytes, key_pem: bytes) -> None:

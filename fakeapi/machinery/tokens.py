@@ -20,19 +20,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature, encode_dss_signature
+
+if TYPE_CHECKING:
+    from fakeapi.machinery.es256 import ES256Key
 
 # kube-apiserver's --service-account-issuer and default --api-audiences as kind and kubeadm set them.
 DEFAULT_ISSUER = "https://kubernetes.default.svc.cluster.local"
 DEFAULT_AUDIENCES = (DEFAULT_ISSUER,)
 SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:"
-_P256_BYTES = 32
 
 
 class InvalidToken(Exception):
@@ -93,17 +91,16 @@ class TokenIssuer:
         self.audiences = tuple(audiences)
 
     # The key is made when first needed: most servers (every test's cluster) never see a token,
-    # and a P-256 key pair costs about a tenth of a server's start.
+    # and most processes never load cryptography (see fakeapi.machinery.es256).
     @cached_property
-    def _key(self) -> ec.EllipticCurvePrivateKey:
-        return ec.generate_private_key(ec.SECP256R1())
+    def _key(self) -> ES256Key:
+        from fakeapi.machinery.es256 import ES256Key
+        return ES256Key()
 
     @cached_property
     def key_id(self) -> str:
         """The apiserver's key id: the unpadded base64url SHA-256 of the DER public key."""
-        public = self._key.public_key().public_bytes(serialization.Encoding.DER,
-                                                     serialization.PublicFormat.SubjectPublicKeyInfo)
-        return _b64(hashlib.sha256(public).digest())
+        return _b64(hashlib.sha256(self._key.public_der()).digest())
 
     def issue_token(self, namespace: str, service_account: str, audiences: Sequence[str],
                     expiration_seconds: int, bound_object: BoundObject | None = None, *,
@@ -121,9 +118,7 @@ class TokenIssuer:
                   "sub": service_account_username(namespace, service_account)}
         header = {"alg": "ES256", "kid": self.key_id}
         signing_input = f"{_b64(orjson.dumps(header))}.{_b64(orjson.dumps(claims))}"
-        der = self._key.sign(signing_input.encode(), ec.ECDSA(hashes.SHA256()))
-        r, s = decode_dss_signature(der)
-        signature = r.to_bytes(_P256_BYTES, "big") + s.to_bytes(_P256_BYTES, "big")
+        signature = self._key.sign(signing_input.encode())
         return f"{signing_input}.{_b64(signature)}", datetime.fromtimestamp(expires, UTC)
 
     def verify_token(self, token: str, audiences: Sequence[str] = (), *, now: float | None = None) -> TokenClaims:
@@ -142,14 +137,8 @@ class TokenIssuer:
             raise InvalidToken("malformed token") from exc
         if not isinstance(header, dict) or header.get("alg") != "ES256" or header.get("kid") != self.key_id:
             raise InvalidToken("token was not signed by this server")
-        if len(signature) != 2 * _P256_BYTES:
+        if not self._key.verify(f"{parts[0]}.{parts[1]}".encode(), signature):
             raise InvalidToken("invalid signature")
-        der = encode_dss_signature(int.from_bytes(signature[:_P256_BYTES], "big"),
-                                   int.from_bytes(signature[_P256_BYTES:], "big"))
-        try:
-            self._key.public_key().verify(der, f"{parts[0]}.{parts[1]}".encode(), ec.ECDSA(hashes.SHA256()))
-        except InvalidSignature as exc:
-            raise InvalidToken("invalid signature") from exc
         return self._claims(claims, audiences, time.time() if now is None else now)
 
     def _claims(self, claims: Any, audiences: Sequence[str], now: float) -> TokenClaims:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fakeapi.auth.tls import KeyPair
 from fakeapi.kubeconfig import _kubeconfig_yaml, is_loopback, kubeconfig_text, server_url, write_kubeconfig
+from fakeapi.machinery.pem import KeyPair
 
 
 @pytest.mark.parametrize(("bound", "url"), [
