@@ -143,6 +143,7 @@ class ApiClient:
         if self._http is not None:
             await self._http.close()
             self._http = None
+        self._deadlines.close()
 
     @property
     def http(self) -> HTTPClient:

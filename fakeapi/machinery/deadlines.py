@@ -39,6 +39,15 @@ class DeadlineSweep(Generic[K]):
         """Forget ``key``; whether it was waiting for its deadline."""
         return self._deadlines.pop(key, None) is not None
 
+    def close(self) -> None:
+        """Forget every key and stop the timer: its owner stopped.  Left armed, the timer would
+        keep this sweep (and what ``expire`` holds) alive until its deadline, up to a minute
+        after a test's cluster is gone.  A later :meth:`add` starts afresh."""
+        self._deadlines.clear()
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
     def _sweep(self, loop: asyncio.AbstractEventLoop) -> None:
         self._timer = None
         now = loop.time()
@@ -88,6 +97,11 @@ class TaskDeadlines:
         """``task``'s work ended; a cancellation at its deadline that came too late is undone."""
         if not self._deadlines.discard(task) and self._forget(task):  # in time: one pop
             task.uncancel()
+
+    def close(self) -> None:
+        """Stop the sweep (see :meth:`DeadlineSweep.close`): the tasks it guarded have ended."""
+        self._deadlines.close()
+        self._expired.clear()
 
     def _forget(self, task: asyncio.Task[Any]) -> bool:
         """Forget ``task``; True when the sweep had cancelled it for its deadline."""

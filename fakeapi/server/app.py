@@ -46,17 +46,20 @@ GC = web.AppKey("gc", GarbageCollector)
 # The routes of resource paths, core then grouped (see dispatcher).
 RESOURCE_ROUTES = web.AppKey("resource_routes", tuple[web.ResourceRoute, web.ResourceRoute])
 CRDS = web.AppKey("crds", CRDController)
+REQUEST_DEADLINES = web.AppKey("request_deadlines", RequestDeadlines)
 
 
 def serving(options: ServerOptions, access: Access, faults: FaultSet,
-            gate: Callable[[], None] | None = None) -> Callable[[Handler], Handler]:
+            gate: Callable[[], None] | None = None,
+            deadlines: RequestDeadlines | None = None) -> Callable[[Handler], Handler]:
     """What every request passes, as a wrapper of each route's handler, its concerns in
     upstream's filter order: errors rendered as a ``metav1.Status``, the ``gate``, the request
     timeout, authentication and authorization, injected faults.  Not an aiohttp middleware: with
     none, aiohttp skips its per-request middleware machinery (its own middleware and a cache of
     handler chains, which also kept every application it served alive, store and all), and
-    :func:`dispatcher` can route around aiohttp's router."""
-    deadlines = RequestDeadlines(options.request_timeout)
+    :func:`dispatcher` can route around aiohttp's router.  ``deadlines``: the requests' timeout
+    sweep, for its owner to stop (one of ``options.request_timeout`` if not given)."""
+    deadlines = deadlines or RequestDeadlines(options.request_timeout)
     secure = access.secure
 
     def wrap(handler: Handler) -> Handler:
@@ -317,6 +320,12 @@ async def _close_watches(app: web.Application) -> None:
     app[REGISTRY].reads.close_all_watches()
 
 
+async def _stop_sweeps(app: web.Application) -> None:
+    """Every request and watch has ended: their timers must not outlive the application."""
+    app[REQUEST_DEADLINES].close()
+    app[BOOKMARKS].close()
+
+
 def create_app(options: ServerOptions | None = None, *,
                static_tokens: Mapping[str, UserInfo] | None = None,
                gate: Callable[[], None] | None = None) -> web.Application:
@@ -331,8 +340,10 @@ def create_app(options: ServerOptions | None = None, *,
     access = Access(registry.reads, registry.kinds, registry.tokens, secure=options.secure,
                     static_tokens=static_tokens)
     faults = FaultSet()
-    wrap = serving(options, access, faults, gate)
+    deadlines = RequestDeadlines(options.request_timeout)
+    wrap = serving(options, access, faults, gate, deadlines)
     app = web.Application(client_max_size=MAX_BODY)
+    app[REQUEST_DEADLINES] = deadlines
     app[FAULTS] = faults
     _routes(app, wrap)
     if options.enable_faults:
@@ -348,6 +359,7 @@ def create_app(options: ServerOptions | None = None, *,
     app.cleanup_ctx.append(_run_gc)
     app.cleanup_ctx.append(_run_crd_controller)
     app.on_shutdown.append(_close_watches)
+    app.on_cleanup.append(_stop_sweeps)
     bootstrap_objects(registry, options)
     return app
 

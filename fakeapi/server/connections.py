@@ -199,8 +199,17 @@ class ConnectionGuard:
         self._open[handler] = None
         return True
 
+    def close(self) -> None:
+        """The site stopped: new connections are refused, and the header timer stops with the
+        last open connection."""
+        self.closed = True
+        if not self._open:
+            self.header_deadlines.close()
+
     def release(self, handler: _GuardedHandler) -> None:
         self._open.pop(handler, None)
+        if self.closed and not self._open:
+            self.header_deadlines.close()
         if handler.piped and self._pipes_drained is not None and not self._pipes_open():
             self._pipes_drained.set()
 
@@ -345,7 +354,7 @@ class _Listener(asyncio.AbstractServer):
         return tuple(self._sockets)
 
     def close(self) -> None:
-        self._guard.closed = True
+        self._guard.close()
         for sock in self._sockets:
             self._loop.remove_reader(sock.fileno())
             sock.close()

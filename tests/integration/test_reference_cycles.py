@@ -28,6 +28,7 @@ from fakeapi.scheduler.client import DEVICE_CLASSES, NODES, PODS, RESOURCE_CLAIM
 from fakeapi.scheduler.http import HTTPConnection, Response
 
 from fakeapi.cluster import FakeCluster
+from fakeapi.machinery.deadlines import DeadlineSweep
 from fakeapi.server.pipe import PipeTransport
 
 CM = "/api/v1/namespaces/default/configmaps"
@@ -158,3 +159,24 @@ async def test_a_cluster_stop_leaves_no_cancellation_or_connection_in_cycles() -
                                                 PipeTransport | HTTPConnection | Response)]
     assert not kept, describe(kept)
 
+
+
+async def test_a_stopped_cluster_leaves_no_deadline_timer_armed() -> None:
+    # The server's request, header-read and bookmark timers and the control plane client's
+    # request timer each sweep many deadlines with one timer handle; armed up to a minute ahead,
+    # a handle kept its sweep (and what the sweep's callback holds) alive that long after a
+    # test's cluster was gone: ~28 objects per cluster for every full collection to walk.
+    def live_sweeps() -> int:
+        gc.collect()
+        return sum(isinstance(o, DeadlineSweep) for o in gc.get_objects())
+
+    async def serve_one_request() -> int:
+        async with FakeCluster() as cluster:
+            async with aiohttp.ClientSession(cluster.url) as http, \
+                    http.post(CM, json={"metadata": {"name": "armed"}}) as resp:
+                assert resp.status == 201  # by now every sweep has had a deadline
+            return live_sweeps()
+
+    before = live_sweeps()
+    assert await serve_one_request() >= before + 4
+    assert live_sweeps() == before  # the cluster is gone, and nothing kept its sweeps

@@ -121,3 +121,22 @@ async def test_somebody_elses_cancellation_goes_on() -> None:
     with pytest.raises(asyncio.CancelledError):
         await asyncio.wait_for(task, 10)
     assert task.cancelled()
+
+
+async def test_a_closed_sweep_forgets_its_keys_and_a_later_key_rearms_it() -> None:
+    loop = asyncio.get_running_loop()
+    expired: list[str] = []
+    second_expired = loop.create_future()
+
+    def expire(key: str) -> None:
+        expired.append(key)
+        if key == "after close":
+            second_expired.set_result(None)
+
+    sweep = DeadlineSweep(SECONDS, expire)
+    sweep.add("before close", loop)
+    sweep.close()
+    assert "before close" not in sweep
+    sweep.add("after close", loop)
+    await asyncio.wait_for(second_expired, 10)
+    assert expired == ["after close"]  # the first key's deadline came earlier, and never fired
