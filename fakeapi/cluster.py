@@ -324,7 +324,7 @@ class FakeCluster(KubeHelpers):
     async def _start(self) -> None:
         serving: SecureServing | None = None
         if self.options.secure:
-            # Imported here: cryptography adds ~16 ms to the start of every process that imports
+            # Imported here: cryptography adds ~20 ms to the start of every process that imports
             # fakeapi, and clusters are served over plain HTTP unless asked.
             from fakeapi.auth.tls import SecureServing
             serving = SecureServing.generate(self.options.host)

@@ -1,7 +1,7 @@
 """ES256 keys as JSON Web Tokens use them: ECDSA over P-256 with SHA-256, signatures as raw r || s.
 
 Only :mod:`fakeapi.machinery.tokens` imports this module, when a server first signs or checks a
-token: ``cryptography`` adds ~16 ms to the start of a process, and most processes (a test
+token: ``cryptography`` adds ~20 ms to the start of a process, and most processes (a test
 suite's, a demo's) never see a token.
 """
 

@@ -59,7 +59,8 @@ def serving(options: ServerOptions, access: Access, faults: FaultSet,
     handler chains, which also kept every application it served alive, store and all), and
     :func:`dispatcher` can route around aiohttp's router.  ``deadlines``: the requests' timeout
     sweep, for its owner to stop (one of ``options.request_timeout`` if not given)."""
-    deadlines = deadlines or RequestDeadlines(options.request_timeout)
+    if deadlines is None:
+        deadlines = RequestDeadlines(options.request_timeout)
     secure = access.secure
 
     def wrap(handler: Handler) -> Handler:
