@@ -101,7 +101,8 @@ class _ControlPlaneProcess:
             await proc.stdin.drain()
             proc.stdin.close()
         assert proc.stdout is not None
-        line = await asyncio.wait_for(proc.stdout.readline(), READY_TIMEOUT)
+        async with asyncio.timeout(READY_TIMEOUT):
+            line = await proc.stdout.readline()
         if not line:
             how = "was stopped" if self._expected else _exit_reason(await proc.wait())
             raise ControlPlaneExited(f"the control plane process {how} before it was ready")
@@ -135,7 +136,8 @@ class _ControlPlaneProcess:
                 proc.send_signal(signal.SIGCONT)  # a paused child handles SIGTERM only once continued
                 proc.terminate()
             try:
-                await asyncio.wait_for(proc.wait(), STOP_TIMEOUT)
+                async with asyncio.timeout(STOP_TIMEOUT):
+                    await proc.wait()
             except TimeoutError:
                 self._expected += (-signal.SIGKILL,)
                 with contextlib.suppress(ProcessLookupError):

@@ -384,9 +384,9 @@ class HTTPClient:
             self._connect(connection)
         else:
             loop = asyncio.get_running_loop()
-            await asyncio.wait_for(loop.create_connection(
-                lambda: connection, self._host, self._port, ssl=self._ssl,
-                server_hostname=self._host if self._ssl is not None else None), CONNECT_TIMEOUT)
+            async with asyncio.timeout(CONNECT_TIMEOUT):
+                await loop.create_connection(lambda: connection, self._host, self._port, ssl=self._ssl,
+                                             server_hostname=self._host if self._ssl is not None else None)
         self._open.add(connection)
         return connection, False
 

@@ -192,7 +192,8 @@ class ObjectStore:
             if self._committed is None:
                 self._committed = asyncio.Event()
             try:
-                await asyncio.wait_for(self._committed.wait(), remaining)
+                async with asyncio.timeout(remaining):
+                    await self._committed.wait()
             except TimeoutError:
                 return False
         return True

@@ -71,7 +71,8 @@ class WaitingPod:
     async def wait(self) -> Status:
         timeout = min(self.pending.values(), default=0.0)
         try:
-            return await asyncio.wait_for(asyncio.shield(self._result), timeout)
+            async with asyncio.timeout(timeout):
+                return await asyncio.shield(self._result)
         except TimeoutError:
             plugin = min(self.pending, key=self.pending.__getitem__)
             return unschedulable(plugin, f"rejected due to timeout after waiting {timeout}s at plugin {plugin}")

@@ -510,7 +510,8 @@ class DynamicResources:
         assert info.sibling is not None
         meta = info.claim["metadata"]
         try:
-            await asyncio.wait_for(info.sibling.done.wait(), _SIBLING_WRITE_TIMEOUT)
+            async with asyncio.timeout(_SIBLING_WRITE_TIMEOUT):
+                await info.sibling.done.wait()
         except TimeoutError:
             return error(NAME, f"claim {object_key(info.claim)} was not allocated by its pod group in time")
         claim = self._claims.get(meta.get("namespace", ""), meta["name"])

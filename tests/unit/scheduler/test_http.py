@@ -204,3 +204,31 @@ async def test_connections_in_use_are_bounded(monkeypatch: pytest.MonkeyPatch) -
     assert [await r for r in requests] == [(200, b'{"a":1}')] * 5
     assert len(servers) == 3
     await http.close()
+
+
+async def test_a_request_cancelled_as_its_connection_is_made_stays_cancelled(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Python 3.11's asyncio.wait_for returns the inner result when the inner awaitable finished
+    # in the same loop turn as the cancellation, swallowing it: a control-plane loop cancelled
+    # at stop while its request connected went on (and ran until its process was killed).
+    loop = asyncio.get_running_loop()
+    server = await loop.create_server(lambda: Scripted([OK], []), "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    real_create_connection = loop.create_connection
+
+    async def connect_then_get_cancelled(*args: object, **kwargs: object) -> object:
+        made = await real_create_connection(*args, **kwargs)  # type: ignore[arg-type]
+        requester.cancel()  # the request's task is cancelled just as its connection is made
+        return made
+
+    monkeypatch.setattr(loop, "create_connection", connect_then_get_cancelled)
+    http = HTTPClient(f"http://127.0.0.1:{port}", {"User-Agent": "test"})
+    requester = asyncio.create_task(http.request("GET", "/version"))
+    try:
+        with pytest.raises(asyncio.CancelledError):
+            async with asyncio.timeout(10):
+                await requester
+        assert requester.cancelled()
+    finally:
+        await http.close()
+        server.close()
+        await server.wait_closed()
