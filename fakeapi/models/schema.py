@@ -368,6 +368,10 @@ def _struct_decoder(model: type[BaseModel], patch: bool) -> Decoder:
         return found
     # key -> (the fast path's JSON type and decoder, the field's decoder); filled below
     fields: dict[str, tuple[type | None, Decoder | None, Decoder]] = {}
+    # The optional maps and lists, by JSON type: Go's omitempty leaves an empty one out of what is
+    # stored and returned.  A patch keeps it (merging an empty map changes nothing; what a merge
+    # patch empties in metadata is left out by registry.meta.omit_empty).
+    omit_empty: dict[str, type] = {}
     is_open = _is_open(model)
 
     def decode_fields(obj: dict[str, Any], path: LazyPath, unknown: list[str]) -> dict[str, Any]:
@@ -383,6 +387,8 @@ def _struct_decoder(model: type[BaseModel], patch: bool) -> Decoder:
                 else:
                     unknown.append(_render((path, key)))
             elif value is not None:  # null clears an optional field, as omitempty re-encoding would
+                if not value and omit_empty.get(key) is type(value):
+                    continue
                 fast_type, fast, decode = field
                 if type(value) is fast_type:
                     out[key] = value if fast is None else fast(value, (path, key), unknown)
@@ -393,6 +399,8 @@ def _struct_decoder(model: type[BaseModel], patch: bool) -> Decoder:
     _STRUCTS[model, patch] = decode_fields  # registered first: models may be recursive
     for key, spec in struct_fields(model).items():
         fields[key] = (*_fast_path(spec.node, patch), _compile(spec.node, model.__name__, patch))
+        if not patch and not spec.required and isinstance(spec.node, ListOf | MapOf):
+            omit_empty[key] = list if isinstance(spec.node, ListOf) else dict
     return decode_fields
 
 

@@ -31,6 +31,20 @@ SERVER_META = ("uid", "resourceVersion", "creationTimestamp", "deletionTimestamp
 CARRIED_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds")
 
 
+# ObjectMeta's optional maps and lists.  Go's omitempty leaves an empty one out of what is stored:
+# the decoder leaves those of a whole body out, and a merge patch that empties one (the last label
+# or finalizer deleted) leaves it out with this.  Other maps and lists a merge patch empties stay
+# (the patch alone is decoded, not the whole result).
+OMITTED_WHEN_EMPTY = ("labels", "annotations", "finalizers", "ownerReferences")
+
+
+def omit_empty(meta: dict[str, Any]) -> None:
+    """Leave the empty optional maps and lists out of ``meta``, in place."""
+    for key in OMITTED_WHEN_EMPTY:
+        if key in meta and not meta[key]:
+            del meta[key]
+
+
 def new_uid() -> str:
     """A random (version 4) UUID, as ``str(uuid.uuid4())`` writes it without building the object."""
     # The version nibble becomes 4 and the variant bits 10, as uuid.UUID(version=4) sets them.

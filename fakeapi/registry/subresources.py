@@ -72,7 +72,12 @@ def finalize_namespace(writer: Writer, rt: ResourceType, namespace: str, name: s
     """``PUT namespaces/{name}/finalize``: set ``spec.finalizers``; an emptied, deleting namespace goes."""
     old = writer.reads.get(rt, namespace, name)
     new = deep_copy(old)
-    new.setdefault("spec", {})["finalizers"] = list((body.get("spec") or {}).get("finalizers") or [])
+    spec = new.setdefault("spec", {})
+    finalizers = list((body.get("spec") or {}).get("finalizers") or [])
+    if finalizers:
+        spec["finalizers"] = finalizers
+    else:  # an empty list is not stored (omitempty)
+        spec.pop("finalizers", None)
     return writer.commit_update(rt, old, new, opts.dry_run)
 
 

@@ -341,6 +341,8 @@ class Writer:
         new = patching.patched(old, patch_type, patch, _list_types(rt), share=opts.subresource == "status")
         if patch_type == "json":
             new, warnings = self._decode(rt, new, opts.field_validation)
+        elif isinstance(new.get("metadata"), dict):
+            m.omit_empty(new["metadata"])
         _check_identity(rt, new.get("metadata"), name, namespace)
         _check_rv(rt, name, new, old)
         return self._update(rt, old, new, opts), False, warnings

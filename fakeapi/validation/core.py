@@ -595,7 +595,11 @@ class NamespaceStrategy(Strategy):
 
     def default(self, obj: dict[str, Any], ctx: AdmissionContext) -> None:
         if ctx.operation == "CREATE":
-            obj.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
+            # Upstream's PrepareForCreate: the kubernetes finalizer joins whatever the client gave.
+            spec = obj.setdefault("spec", {})
+            finalizers = spec.get("finalizers") or []
+            if "kubernetes" not in finalizers:
+                spec["finalizers"] = [*finalizers, "kubernetes"]
         obj.setdefault("status", {}).setdefault("phase", "Active")
         labels = obj.setdefault("metadata", {}).setdefault("labels", {})
         if obj["metadata"].get("name"):

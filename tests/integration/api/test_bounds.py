@@ -63,7 +63,7 @@ REFUSED = [
                          ids=[c[0] for c in REFUSED])
 async def test_a_refused_write_leaves_no_trace(api: Api, method: str, path: str, body: Any, content_type: str,
                                                status: int, message: str) -> None:
-    await api.ok("POST", CM, configmap("small"))
+    await api.ok("POST", CM, configmap("small", data={"k": "v"}))  # /data exists for the JSON patch to add to
     before = await api.ok("GET", CM)
     rv = before["metadata"]["resourceVersion"]
     async with api.watch(f"{CM}?watch=1&resourceVersion={rv}") as cm_watch, \

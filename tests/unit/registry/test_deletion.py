@@ -144,8 +144,20 @@ def test_namespace_terminates_until_finalized() -> None:
 def test_namespace_without_spec_finalizers_goes_at_once() -> None:
     registry = new_registry()
     namespaces = registry.kinds.namespaces
-    registry.writes.create(namespaces, "", {"metadata": {"name": "bare"}, "spec": {"finalizers": []}}, OPTS)
+    # A create always gets the kubernetes finalizer (an empty list is no list); finalize empties it.
+    created = registry.writes.create(namespaces, "", {"metadata": {"name": "bare"}, "spec": {"finalizers": []}},
+                                     OPTS)[0]
+    assert created["spec"]["finalizers"] == ["kubernetes"]
+    emptied = finalize_namespace(registry.writes, namespaces, "", "bare", {"spec": {"finalizers": []}}, OPTS)
+    assert "finalizers" not in emptied["spec"]
     assert registry.writes.delete(namespaces, "", "bare", {})[1] is True
+
+
+def test_a_created_namespace_keeps_its_finalizers_and_gets_the_kubernetes_one() -> None:
+    registry = new_registry()
+    created = registry.writes.create(registry.kinds.namespaces, "", {
+        "metadata": {"name": "team"}, "spec": {"finalizers": ["example.com/audit"]}}, OPTS)[0]
+    assert created["spec"]["finalizers"] == ["example.com/audit", "kubernetes"]
 
 
 def test_dry_run_delete_keeps_the_object() -> None:
