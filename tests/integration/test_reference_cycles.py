@@ -5,7 +5,8 @@ toward the allocations that trigger young collections and makes each of them wal
 test process runs ``FakeCluster`` with the collector as it is.  These tests run each path once to
 warm it up (first sights fill caches), then again with ``gc.DEBUG_SAVEALL``, which keeps what the
 collector would free, and expect nothing.  Recursive closures (``managedfields.compare``'s diff,
-``apply._owned``'s visitors) had made a cycle per update, patch and apply.
+``apply._owned``'s visitors) had made a cycle per update, patch and apply.  The last test is of
+the same kind without a cycle: a stopped cluster's timers must not keep its parts alive.
 """
 
 from __future__ import annotations
