@@ -29,16 +29,24 @@ CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
 async def cluster(request: pytest.FixtureRequest) -> AsyncIterator[FakeCluster]:
     async with FakeCluster(control_plane=False, options=request.param) as running:
         yield running
+        while _opened:  # whatever the test left open, as a client closes its sockets
+            _opened.pop().close()
 
 
 def options(**changes: float | int) -> pytest.MarkDecorator:
     return pytest.mark.parametrize("cluster", [ServerOptions(**changes)], indirect=True, ids=["options"])
 
 
+# The raw connections of the running test, closed by the cluster fixture.
+_opened: list[asyncio.StreamWriter] = []
+
+
 async def connect(cluster: FakeCluster) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     url = URL(cluster.url)
     assert url.host == "127.0.0.1"
-    return await asyncio.open_connection(url.host, url.port)
+    reader, writer = await asyncio.open_connection(url.host, url.port)
+    _opened.append(writer)
+    return reader, writer
 
 
 def request(path: str) -> bytes:

@@ -92,14 +92,14 @@ def test_auto_mode_one_cluster_per_session_under_xdist(pytester: pytest.Pytester
 
 def test_strict_mode_against_an_existing_cluster(pytester: pytest.Pytester, tmp_path: Path) -> None:
     kubeconfig = tmp_path / "opaque.kubeconfig"
-    server = subprocess.Popen([sys.executable, "-m", "fakeapi", "serve", "--kubeconfig", str(kubeconfig)],
-                              stdout=subprocess.PIPE, text=True)
-    try:
-        assert server.stdout is not None and server.stdout.readline().startswith("serving on http://")
-        result = run(pytester, "[pytest]\nasyncio_mode = strict\n", f"--fakeapi-kubeconfig={kubeconfig}", "-rs")
-    finally:
-        server.terminate()
-        server.wait(10)
+    with subprocess.Popen([sys.executable, "-m", "fakeapi", "serve", "--kubeconfig", str(kubeconfig)],
+                          stdout=subprocess.PIPE, text=True) as server:
+        try:
+            assert server.stdout is not None and server.stdout.readline().startswith("serving on http://")
+            result = run(pytester, "[pytest]\nasyncio_mode = strict\n", f"--fakeapi-kubeconfig={kubeconfig}", "-rs")
+        finally:
+            server.terminate()
+            server.wait(10)
     result.assert_outcomes(passed=3, skipped=1)
     result.stdout.fnmatch_lines(["SKIPPED*test_downstream.py:*needs fakeapi*"])
 

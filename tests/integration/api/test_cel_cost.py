@@ -34,15 +34,15 @@ ORDINARY = 'device.attributes["gpu.example.com"].model == "a100"'
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
-    child = subprocess.Popen([sys.executable, "-c", _SERVE_LIMITED], stdout=subprocess.PIPE, text=True)
-    try:
-        assert child.stdout is not None
-        line = child.stdout.readline()
-        assert line.startswith("serving on "), line
-        yield line.removeprefix("serving on ").strip()
-    finally:
-        child.terminate()
-        child.wait(timeout=10)
+    with subprocess.Popen([sys.executable, "-c", _SERVE_LIMITED], stdout=subprocess.PIPE, text=True) as child:
+        try:
+            assert child.stdout is not None
+            line = child.stdout.readline()
+            assert line.startswith("serving on "), line
+            yield line.removeprefix("serving on ").strip()
+        finally:
+            child.terminate()
+            child.wait(timeout=10)
 
 
 def post(url: str, body: dict[str, Any]) -> tuple[int, dict[str, Any], float]:

@@ -17,6 +17,10 @@ class Collector(asyncio.Protocol):
     def __init__(self) -> None:
         self.data = b""
         self.arrived = asyncio.Event()
+        self.transport: asyncio.BaseTransport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport
 
     def data_received(self, data: bytes) -> None:
         self.data += data
@@ -46,6 +50,8 @@ async def exchange() -> None:
         assert not sink([b"x\n"])  # nor onto a closing connection
     finally:
         transport.close()
+        if collector.transport is not None:  # a server's close leaves its accepted connections open
+            collector.transport.close()
         server.close()
         await server.wait_closed()
 
