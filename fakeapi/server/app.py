@@ -49,18 +49,15 @@ CRDS = web.AppKey("crds", CRDController)
 REQUEST_DEADLINES = web.AppKey("request_deadlines", RequestDeadlines)
 
 
-def serving(options: ServerOptions, access: Access, faults: FaultSet,
-            gate: Callable[[], None] | None = None,
-            deadlines: RequestDeadlines | None = None) -> Callable[[Handler], Handler]:
+def serving(deadlines: RequestDeadlines, access: Access, faults: FaultSet,
+            gate: Callable[[], None] | None = None) -> Callable[[Handler], Handler]:
     """What every request passes, as a wrapper of each route's handler, its concerns in
     upstream's filter order: errors rendered as a ``metav1.Status``, the ``gate``, the request
     timeout, authentication and authorization, injected faults.  Not an aiohttp middleware: with
     none, aiohttp skips its per-request middleware machinery (its own middleware and a cache of
     handler chains, which also kept every application it served alive, store and all), and
     :func:`dispatcher` can route around aiohttp's router.  ``deadlines``: the requests' timeout
-    sweep, for its owner to stop (one of ``options.request_timeout`` if not given)."""
-    if deadlines is None:
-        deadlines = RequestDeadlines(options.request_timeout)
+    sweep (the application's :data:`REQUEST_DEADLINES`, stopped with it)."""
     secure = access.secure
 
     def wrap(handler: Handler) -> Handler:
@@ -342,7 +339,7 @@ def create_app(options: ServerOptions | None = None, *,
                     static_tokens=static_tokens)
     faults = FaultSet()
     deadlines = RequestDeadlines(options.request_timeout)
-    wrap = serving(options, access, faults, gate, deadlines)
+    wrap = serving(deadlines, access, faults, gate)
     app = web.Application(client_max_size=MAX_BODY)
     app[REQUEST_DEADLINES] = deadlines
     app[FAULTS] = faults

@@ -11,9 +11,9 @@ from aiohttp import web
 from aiohttp.test_utils import make_mocked_request
 
 from fakeapi.config import ServerOptions
-from fakeapi.server.app import create_app, serving
+from fakeapi.server.app import REQUEST_DEADLINES, create_app, serving
 from fakeapi.server.faults import FAULTS
-from fakeapi.server.state import ACCESS, OPTIONS
+from fakeapi.server.state import ACCESS
 
 SECONDS = 0.05
 CREATE = "/api/v1/namespaces/default/configmaps"
@@ -24,7 +24,7 @@ Serve = Callable[[web.Request, Callable[[web.Request], Awaitable[web.StreamRespo
 def request_timeout(seconds: float) -> Serve:
     """What a server whose request timeout is ``seconds`` wraps each handler in."""
     app = create_app(ServerOptions(request_timeout=seconds))
-    wrap = serving(app[OPTIONS], app[ACCESS], app[FAULTS])
+    wrap = serving(app[REQUEST_DEADLINES], app[ACCESS], app[FAULTS])
     return lambda request, handler: wrap(handler)(_bound(request, app))
 
 
