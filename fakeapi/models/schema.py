@@ -368,10 +368,9 @@ def _struct_decoder(model: type[BaseModel], patch: bool) -> Decoder:
         return found
     # key -> (the fast path's JSON type and decoder, the field's decoder); filled below
     fields: dict[str, tuple[type | None, Decoder | None, Decoder]] = {}
-    # The optional maps and lists, by JSON type: Go's omitempty leaves an empty one out of what is
-    # stored and returned.  A patch keeps it (merging an empty map changes nothing; what a merge
-    # patch empties in metadata is left out by registry.meta.omit_empty).
-    omit_empty: dict[str, type] = {}
+    # A patch keeps its empty maps and lists: merging one changes nothing, and what a merge patch
+    # empties in metadata is left out by registry.meta.omit_empty.
+    omit_empty = {} if patch else omitted_when_empty(model)
     is_open = _is_open(model)
 
     def decode_fields(obj: dict[str, Any], path: LazyPath, unknown: list[str]) -> dict[str, Any]:
@@ -399,9 +398,15 @@ def _struct_decoder(model: type[BaseModel], patch: bool) -> Decoder:
     _STRUCTS[model, patch] = decode_fields  # registered first: models may be recursive
     for key, spec in struct_fields(model).items():
         fields[key] = (*_fast_path(spec.node, patch), _compile(spec.node, model.__name__, patch))
-        if not patch and not spec.required and isinstance(spec.node, ListOf | MapOf):
-            omit_empty[key] = list if isinstance(spec.node, ListOf) else dict
     return decode_fields
+
+
+@cache
+def omitted_when_empty(model: type[BaseModel]) -> dict[str, type]:
+    """``model``'s optional maps and lists by JSON name and type: Go's omitempty leaves an empty
+    one out of what is stored and returned."""
+    return {key: list if isinstance(spec.node, ListOf) else dict for key, spec in struct_fields(model).items()
+            if not spec.required and isinstance(spec.node, ListOf | MapOf)}
 
 
 def _zero_value(node: Node) -> Any:

@@ -14,6 +14,8 @@ from typing import Any
 from fakeapi.errors import BadRequest
 from fakeapi.machinery import managedfields
 from fakeapi.machinery.jsoncopy import deep_copy
+from fakeapi.models.meta import ObjectMeta
+from fakeapi.models.schema import omitted_when_empty
 from fakeapi.registry.resource import ResourceType
 
 # The apiserver's generateName alphabet: no vowels (no accidental words) and no look-alikes.
@@ -31,17 +33,13 @@ SERVER_META = ("uid", "resourceVersion", "creationTimestamp", "deletionTimestamp
 CARRIED_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds")
 
 
-# ObjectMeta's optional maps and lists.  Go's omitempty leaves an empty one out of what is stored:
-# the decoder leaves those of a whole body out, and a merge patch that empties one (the last label
-# or finalizer deleted) leaves it out with this.  Other maps and lists a merge patch empties stay
-# (the patch alone is decoded, not the whole result).
-OMITTED_WHEN_EMPTY = ("labels", "annotations", "finalizers", "ownerReferences")
-
-
 def omit_empty(meta: dict[str, Any]) -> None:
-    """Leave the empty optional maps and lists out of ``meta``, in place."""
-    for key in OMITTED_WHEN_EMPTY:
-        if key in meta and not meta[key]:
+    """Leave ObjectMeta's empty optional maps and lists out of ``meta``, in place, as the decoder
+    leaves them out of a whole body: for a merge patch that emptied one (the last label or
+    finalizer deleted).  Other maps and lists a merge patch empties stay (the patch alone is
+    decoded, not the whole result)."""
+    for key, kind in omitted_when_empty(ObjectMeta).items():
+        if type(meta.get(key)) is kind and not meta[key]:
             del meta[key]
 
 
