@@ -369,7 +369,7 @@ def _struct_decoder(model: type[BaseModel], patch: bool) -> Decoder:
     # key -> (the fast path's JSON type and decoder, the field's decoder); filled below
     fields: dict[str, tuple[type | None, Decoder | None, Decoder]] = {}
     # A patch keeps its empty maps and lists: merging one changes nothing, and what a merge patch
-    # empties in metadata is left out by registry.meta.omit_empty.
+    # leaves empty is left out of its result by drop_emptied.
     omit_empty = {} if patch else omitted_when_empty(model)
     is_open = _is_open(model)
 
@@ -407,6 +407,69 @@ def omitted_when_empty(model: type[BaseModel]) -> dict[str, type]:
     one out of what is stored and returned."""
     return {key: list if isinstance(spec.node, ListOf) else dict for key, spec in struct_fields(model).items()
             if not spec.required and isinstance(spec.node, ListOf | MapOf)}
+
+
+def drop_emptied(model: type[BaseModel], patch: dict[str, Any], result: dict[str, Any]) -> None:
+    """Leave out of ``result`` (in place) the optional maps and lists of ``model`` that a merge or
+    strategic-merge ``patch`` left empty, as Go's omitempty does when the apiserver re-encodes the
+    patched object: a nodeSelector whose last key was deleted, a toleration list replaced by [].
+
+    Only what the patch reaches is walked: the stored object has no empty ones (the decoder leaves
+    them out of whole bodies), so only a patched value can be one.  A list of structs the patch
+    reaches is walked whole, since its elements come from the patch (decoded as a patch, empties
+    kept) or from a strategic merge by key, which cannot be told apart by position."""
+    plan = _emptying_plan(model)
+    emptied: list[str] = []
+    for key, change in patch.items():
+        if key[:1] == "$":  # $deleteFromPrimitiveList/<f> and $setElementOrder/<f> reach <f>
+            key = key.partition("/")[2]
+        entry = plan.get(key)
+        if entry is None:
+            continue
+        omitted, inner = entry
+        value = result.get(key)
+        if not value:
+            if value is not None and omitted is type(value):
+                emptied.append(key)
+        elif inner is not None and type(change) in (dict, list):
+            _drop_emptied_in(inner, change, value)
+    for key in emptied:
+        del result[key]
+
+
+def _drop_emptied_in(node: Node, change: Any, value: Any) -> None:
+    if isinstance(node, Struct):
+        if type(change) is dict and type(value) is dict:
+            drop_emptied(node.model, change, value)
+    elif isinstance(node, MapOf):  # map values stay even when empty: omitempty is a struct field's
+        if type(change) is dict and type(value) is dict:
+            for key, each in change.items():
+                if key in value and type(each) in (dict, list):
+                    _drop_emptied_in(node.value, each, value[key])
+    elif isinstance(node, ListOf) and type(value) is list:
+        for each in value:
+            _drop_emptied_in(node.item, each, each)
+
+
+@cache
+def _emptying_plan(model: type[BaseModel]) -> dict[str, tuple[type | None, Node | None]]:
+    """JSON name -> (the empty type omitempty leaves out, or None; the type to walk into, or None)
+    for the fields of ``model`` where :func:`drop_emptied` has anything to do: a status patch's
+    conditions or pod IPs, structs of scalars, are not walked."""
+    omitted = omitted_when_empty(model)
+    plan: dict[str, tuple[type | None, Node | None]] = {}
+    for key, spec in struct_fields(model).items():
+        inner = spec.node if _holds_structs_with_containers(spec.node) else None
+        if key in omitted or inner is not None:
+            plan[key] = (omitted.get(key), inner)
+    return plan
+
+
+def _holds_structs_with_containers(node: Node) -> bool:
+    while isinstance(node, ListOf | MapOf):
+        node = node.item if isinstance(node, ListOf) else node.value
+    return isinstance(node, Struct) and any(isinstance(spec.node, ListOf | MapOf | Struct)
+                                            for spec in struct_fields(node.model).values())
 
 
 def _zero_value(node: Node) -> Any:

@@ -14,8 +14,6 @@ from typing import Any
 from fakeapi.errors import BadRequest
 from fakeapi.machinery import managedfields
 from fakeapi.machinery.jsoncopy import deep_copy
-from fakeapi.models.meta import ObjectMeta
-from fakeapi.models.schema import omitted_when_empty
 from fakeapi.registry.resource import ResourceType
 
 # The apiserver's generateName alphabet: no vowels (no accidental words) and no look-alikes.
@@ -31,16 +29,6 @@ SERVER_META = ("uid", "resourceVersion", "creationTimestamp", "deletionTimestamp
                "deletionGracePeriodSeconds", "generation", "selfLink")
 # What an update keeps from the stored object whatever the client sends.
 CARRIED_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds")
-
-
-def omit_empty(meta: dict[str, Any]) -> None:
-    """Leave ObjectMeta's empty optional maps and lists out of ``meta``, in place, as the decoder
-    leaves them out of a whole body: for a merge patch that emptied one (the last label or
-    finalizer deleted).  Other maps and lists a merge patch empties stay (the patch alone is
-    decoded, not the whole result)."""
-    for key, kind in omitted_when_empty(ObjectMeta).items():
-        if type(meta.get(key)) is kind and not meta[key]:
-            del meta[key]
 
 
 def new_uid() -> str:

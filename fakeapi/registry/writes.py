@@ -36,8 +36,8 @@ from fakeapi.machinery.timestamps import now_rfc3339
 from fakeapi.machinery.tokens import TokenIssuer
 from fakeapi.models import MODELS
 from fakeapi.models.listtypes import list_types_for
-from fakeapi.models.meta import FINALIZER_FOREGROUND, FINALIZER_ORPHAN
-from fakeapi.models.schema import decode, fill_value_structs
+from fakeapi.models.meta import FINALIZER_FOREGROUND, FINALIZER_ORPHAN, ObjectMeta
+from fakeapi.models.schema import decode, drop_emptied, fill_value_structs
 from fakeapi.registry import meta as m
 from fakeapi.registry import patching
 from fakeapi.registry.reads import Reader
@@ -76,6 +76,15 @@ def _check_identity(rt: ResourceType, meta: Any, name: str, namespace: str) -> N
         raise BadRequest(f"the name of the object ({meta['name']}) does not match the name on the URL ({name})")
     if rt.namespaced and meta.get("namespace") and meta["namespace"] != namespace:
         raise BadRequest(m.NAMESPACE_MISMATCH)
+
+
+def _drop_emptied(rt: ResourceType, patch: dict[str, Any], new: dict[str, Any]) -> None:
+    """Leave out the optional maps and lists the patch left empty, as the apiserver's re-encoding
+    of the patched object does; a custom resource is kept as written, but for its metadata."""
+    if rt.model is not None:
+        drop_emptied(rt.model, patch, new)
+    elif isinstance(patch.get("metadata"), dict) and isinstance(new.get("metadata"), dict):
+        drop_emptied(ObjectMeta, patch["metadata"], new["metadata"])
 
 
 def _list_types(rt: ResourceType) -> ListTypes:
@@ -341,8 +350,8 @@ class Writer:
         new = patching.patched(old, patch_type, patch, _list_types(rt), share=opts.subresource == "status")
         if patch_type == "json":
             new, warnings = self._decode(rt, new, opts.field_validation)
-        elif isinstance(new.get("metadata"), dict):
-            m.omit_empty(new["metadata"])
+        elif isinstance(patch, dict):
+            _drop_emptied(rt, patch, new)
         _check_identity(rt, new.get("metadata"), name, namespace)
         _check_rv(rt, name, new, old)
         return self._update(rt, old, new, opts), False, warnings

@@ -9,6 +9,7 @@ from typing import Any
 from tests.integration.api.conftest import CM, Api
 
 PODS = "/api/v1/namespaces/default/pods"
+DEPLOYMENTS = "/apis/apps/v1/namespaces/default/deployments"
 
 
 def _cm(name: str, **metadata: Any) -> dict[str, Any]:
@@ -48,6 +49,33 @@ async def test_patches_that_leave_a_map_empty_store_none(api: Api) -> None:
     added = await api.ok("PATCH", f"{CM}/patched", [{"op": "add", "path": "/metadata/labels", "value": {}}],
                          content_type="application/json-patch+json")
     assert "labels" not in added["metadata"]
+
+
+async def test_patches_that_empty_a_nested_map_or_list_leave_it_out(api: Api) -> None:
+    template = {"metadata": {"labels": {"app": "a"}},
+                "spec": {"nodeSelector": {"disk": "ssd"}, "tolerations": [{"key": "k", "operator": "Exists"}],
+                         "containers": [{"name": "c", "image": "i", "env": [{"name": "A", "value": "1"}]},
+                                        {"name": "d", "image": "i", "env": [{"name": "B", "value": "2"}]}]}}
+    await api.ok("POST", DEPLOYMENTS, {
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "emptied", "finalizers": ["x.io/keep"]},
+        "spec": {"selector": {"matchLabels": {"app": "a"}}, "template": template}})
+    path = f"{DEPLOYMENTS}/emptied"
+    merged = await api.ok("PATCH", path, {"spec": {"template": {"spec": {"nodeSelector": {"disk": None}}}}},
+                          content_type="application/merge-patch+json")
+    assert "nodeSelector" not in merged["spec"]["template"]["spec"]
+    strategic = await api.ok("PATCH", path, {
+        "metadata": {"$deleteFromPrimitiveList/finalizers": ["x.io/keep"]},
+        "spec": {"template": {"spec": {
+            "tolerations": [], "containers": [{"name": "d", "env": [{"name": "B", "$patch": "delete"}]}]}}},
+    }, content_type="application/strategic-merge-patch+json")
+    read = await api.ok("GET", path)
+    for obj in (strategic, read):
+        assert "finalizers" not in obj["metadata"]
+        spec = obj["spec"]["template"]["spec"]
+        assert "tolerations" not in spec
+        first, second = spec["containers"]
+        assert first["env"] == [{"name": "A", "value": "1"}]  # untouched
+        assert "env" not in second
 
 
 async def test_an_apply_that_takes_away_the_last_label_stores_no_labels(api: Api) -> None:

@@ -164,3 +164,38 @@ def test_times_are_remembered_per_go_type_and_errors_never(monkeypatch: pytest.M
                 "metadata": {"creationTimestamp": f"2026-12-01T09:00:0{second}Z"}}
         with pytest.raises(BadRequest, match="parsing time"):
             decode(POD, {"metadata": {"creationTimestamp": "yesterday"}})
+
+
+# (model, patch, patched result, what drop_emptied leaves of it)
+EMPTIED = [
+    # An emptied map or list the patch reaches goes (not one it does not reach); a struct stays,
+    # as Go writes an empty struct.
+    (POD, {"spec": {"nodeSelector": {"a": None}, "containers": [{"name": "c", "resources": {}}]}},
+     {"spec": {"nodeSelector": {}, "tolerations": [], "containers": [{"name": "c", "resources": {}}]}},
+     {"spec": {"tolerations": [], "containers": [{"name": "c", "resources": {}}]}}),
+    # A strategic directive reaches the list it names.
+    (POD, {"metadata": {"$deleteFromPrimitiveList/finalizers": ["f"]}},
+     {"metadata": {"name": "p", "finalizers": []}}, {"metadata": {"name": "p"}}),
+    # List elements are walked whole; map values stay even when empty (not a struct field).
+    (POD, {"spec": {"containers": [{"name": "c"}]}},
+     {"spec": {"containers": [{"name": "c", "env": [], "resources": {"limits": {}}}]}},
+     {"spec": {"containers": [{"name": "c", "resources": {}}]}}),
+    (CONFIGMAP, {"data": {"k": None}}, {"data": {}}, {}),
+    (CONFIGMAP, {"binaryData": {"k": "QQ=="}}, {"binaryData": {"k": "QQ=="}}, {"binaryData": {"k": "QQ=="}}),
+]
+
+
+@pytest.mark.parametrize(("model", "patch", "result", "left"), EMPTIED)
+def test_drop_emptied_leaves_out_what_the_patch_emptied(model: Any, patch: dict, result: dict, left: dict) -> None:
+    schema.drop_emptied(model, patch, result)
+    assert result == left
+
+
+def test_structs_of_scalars_are_not_walked() -> None:
+    def plan(model: Any, key: str) -> dict[str, Any]:
+        node = schema.struct_fields(model)[key].node
+        assert isinstance(node, schema.Struct)
+        return schema._emptying_plan(node.model)
+
+    assert plan(POD, "status")["conditions"] == (list, None)  # PodCondition holds scalars only
+    assert plan(POD, "spec")["containers"][1] is not None  # a container's resources hold maps
