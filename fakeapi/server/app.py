@@ -214,7 +214,7 @@ def document_handler(path: str) -> Callable[[web.Request], web.Response] | None:
     if handler is not None:
         return handler
     if path.startswith(OPENAPI_V3_PREFIX):
-        return partial(_openapi_gv, tail=path[len(OPENAPI_V3_PREFIX):])
+        return partial(_openapi_gv, tail=_unquote_path_safe(path[len(OPENAPI_V3_PREFIX):]))
     parts = path.split("/")
     if parts[-1] == "":  # one trailing slash
         parts.pop()

@@ -7,6 +7,7 @@ from functools import partial
 
 import aiohttp
 import pytest
+import yarl
 from aiohttp.test_utils import TestServer
 
 from fakeapi.server import app as server_app
@@ -23,6 +24,7 @@ CASES = [
     ("/openapi/v2", server_app._openapi_v2, {}),
     ("/openapi/v3/apis/apps/v1", server_app._openapi_gv, {"tail": "apis/apps/v1"}),
     ("/openapi/v3/api/v1/", server_app._openapi_gv, {"tail": "api/v1/"}),
+    ("/openapi/v3/apis%2Fapps%2Fv1", server_app._openapi_gv, {"tail": "apis/apps/v1"}),
     ("/apis/apps", server_app._api_group, {"group": "apps"}),
     ("/apis/apps/", server_app._api_group, {"group": "apps"}),
     ("/apis/apps/v1", server_app._resources, {"group": "apps", "version": "v1"}),
@@ -60,5 +62,9 @@ async def test_documents_answer_head_without_a_body_and_other_methods_405() -> N
         async with session.post(server.make_url("/apis/apps/v1")) as resp:
             assert resp.status == 405
             assert (await resp.json())["reason"] == "MethodNotAllowed"
+        url = yarl.URL(str(server.make_url("/")) + "openapi/v3/apis%2Fapps%2Fv1", encoded=True)
+        async with session.get(url) as resp:
+            assert resp.status == 200  # the path is decoded before it is matched, as Go's mux does
+            assert "io.k8s.api.apps.v1.Deployment" in (await resp.json())["components"]["schemas"]
         async with session.get(server.make_url("/apis/nope.example.com")) as resp:
             assert resp.status == 404
