@@ -7,6 +7,7 @@ tolerations additions and scheduling-gate removals are the mutable bits, as upst
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from fractions import Fraction
@@ -343,6 +344,16 @@ def _resource_name(name: str, field: str, pod_level: bool) -> list[FieldError]:
     return errs
 
 
+def _whole_pages(name: str, quantity: Fraction) -> bool:
+    """IsHugePageResourceValueDivisible: ``quantity`` (rounded up to a whole number, as Go's
+    ``Value()`` does) is a multiple of the page size ``hugepages-<size>`` names, a positive whole
+    number of bytes.  Limits only: a hugepages request must equal its limit."""
+    page = _quantity(name.removeprefix(_HUGE_PAGES))
+    if page is None or page <= 0 or page.denominator != 1:
+        return False
+    return math.ceil(quantity) % page == 0
+
+
 def _resource_requirements(resources: Any, path: str, pod_level: bool = False) -> list[FieldError]:
     """Upstream's ValidateResourceRequirements (``path``: the requirements' own): resource names
     (a container's, or the pod level's cpu, memory and hugepages), values of at least zero (whole
@@ -361,6 +372,9 @@ def _resource_requirements(resources: Any, path: str, pod_level: bool = False) -
                 errs.append(invalid(field, value, "must be greater than or equal to 0"))
             elif quantity is not None and not _native(name) and quantity.denominator != 1:
                 errs.append(invalid(field, value, "must be an integer"))
+            if kind == "limits" and name.startswith(_HUGE_PAGES) and quantity is not None \
+                    and not _whole_pages(name, quantity):
+                errs.append(invalid(field, value, f"{value} is not positive integer multiple of {name}"))
     for name, value in requests.items():
         overcommit = _native(name) and not name.startswith(_HUGE_PAGES)
         limit = limits.get(name)

@@ -275,8 +275,12 @@ async def test_without_the_gate_pod_level_resources_are_dropped(api: Api) -> Non
        'Invalid value: "gpu": must be a standard resource for containers')]),
     ({"containers": [{"name": "a", "image": "i", "resources": {"limits": {"hugepages-2Mi": "2Mi"}}}]},
      [("FieldValueForbidden", "spec.containers[0].resources", "Forbidden: HugePages require cpu or memory")]),
+    ({"containers": [{"name": "a", "image": "i", "resources": {
+        "limits": {"hugepages-2Mi": "3Mi", "hugepages-1Gi": "2Gi", "memory": "4Gi"}}}]},
+     [("FieldValueInvalid", "spec.containers[0].resources.limits[hugepages-2Mi]",
+       'Invalid value: "3Mi": 3Mi is not positive integer multiple of hugepages-2Mi')]),
 ], ids=["requests-below-the-containers", "a-container-above-the-pod-limit", "unsupported-at-pod-level",
-        "neither-standard-nor-qualified", "hugepages-alone"])
+        "neither-standard-nor-qualified", "hugepages-alone", "hugepages-not-whole-pages"])
 async def test_pod_level_and_container_resources_are_validated_as_upstream(api: Api, spec: dict, causes: list) -> None:
     status, body = await api.request("POST", "/api/v1/namespaces/default/pods",
                                      {"metadata": {"name": "v"}, "spec": spec})
