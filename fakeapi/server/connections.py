@@ -233,7 +233,7 @@ class ConnectionGuard:
 class _GuardedHandler(web.RequestHandler):
     """aiohttp's HTTP/1.1 protocol plus the guard's limit and a header-read timer."""
 
-    __slots__ = ("_admitted", "_guard", "_header_due", "_received", "last_received", "piped")
+    __slots__ = ("_admitted", "_guard", "_header_due", "_received", "_tls", "last_received", "piped")
 
     def __init__(self, guard: ConnectionGuard, manager: web.Server, *, piped: bool = False, **kwargs: Any) -> None:
         super().__init__(manager, **kwargs)
@@ -242,6 +242,7 @@ class _GuardedHandler(web.RequestHandler):
         self._header_due = False  # in the guard's header_deadlines
         self._admitted = False
         self._received = False
+        self._tls = False
         self.last_received = 0.0
 
     def waiting_for_request(self) -> bool:
@@ -265,6 +266,7 @@ class _GuardedHandler(web.RequestHandler):
             transport.close()
             return
         self._admitted = True
+        self._tls = transport.get_extra_info("ssl_object") is not None
         super().connection_made(transport)
         # Like upstream, the first request's headers are due within the header timeout of accept.
         self._guard.header_deadlines.add(self, loop)
@@ -299,6 +301,15 @@ class _GuardedHandler(web.RequestHandler):
             task.add_done_callback(lambda _: self._guard.release(self))
         else:
             self._guard.release(self)
+
+    async def shutdown(self, timeout: float | None = 15.0) -> None:
+        """aiohttp's, then a TLS connection's socket is closed at once, as Go's server closes it
+        after sending its close_notify: asyncio would wait up to 30 s for the client's, which a
+        pooled idle client never sends, and a stopped server would leave that socket open."""
+        transport = self.transport
+        await super().shutdown(timeout)
+        if transport is not None and self._tls:
+            transport.abort()
 
     def header_deadline(self) -> None:
         """The header-read timeout since accept or a request's first byte ran out."""
