@@ -225,11 +225,13 @@ def _render(path: LazyPath, go: bool = False) -> str:
 # rendered paths of unknown fields.  It is compiled for the struct whose field it decodes (Go's
 # type errors name that struct) and for plain bodies or patches.
 Decoder = Callable[[Any, LazyPath, list[str]], Any]
+# What a decoder decodes besides whole bodies ("").
+MERGE, STRATEGIC = "merge", "strategic"
 
 # Go types whose JSON strings are checked or converted; other strings are kept verbatim without a call.
 _CHECKED_STRINGS = frozenset({"[]byte", "resource.Quantity", *_TIMES})
 _JSON_SCALARS = frozenset({str, int, float, bool})
-_STRUCTS: dict[tuple[type[BaseModel], bool], Decoder] = {}
+_STRUCTS: dict[tuple[type[BaseModel], str], Decoder] = {}
 # Times as written -> as stored, per Go type: a status write carries back the same few timestamps
 # (conditions, container starts) every time, and parsing one costs more than the rest of its field.
 _NORMALIZED_TIMES: dict[str, Memo[str, str]] = {go: Memo(4096) for go in _TIMES}
@@ -242,7 +244,7 @@ def _verbatim_string(node: Node) -> bool:
     return isinstance(node, Scalar) and _accepted(node.go)[0] is str and node.go not in _CHECKED_STRINGS
 
 
-def _fast_path(node: Node, patch: bool) -> tuple[type | None, Decoder | None]:
+def _fast_path(node: Node, patch: str) -> tuple[type | None, Decoder | None]:
     """The JSON type a well-typed value of ``node`` has, if one type says it is well-typed, and
     what decodes it then without checking its type again: None keeps the value (a string)."""
     if _verbatim_string(node):
@@ -252,8 +254,9 @@ def _fast_path(node: Node, patch: bool) -> tuple[type | None, Decoder | None]:
     return None, None
 
 
-def _compile(node: Node, struct: str, patch: bool) -> Decoder:
-    """The decoder of a value of type ``node`` in a field of Go struct ``struct``."""
+def _compile(node: Node, struct: str, patch: str) -> Decoder:
+    """The decoder of a value of type ``node`` in a field of Go struct ``struct``, in a whole body
+    (``patch`` "") or in a "merge" or "strategic" patch."""
     def mismatch(value: Any, path: LazyPath) -> _TypeMismatch:
         return _TypeMismatch(value, struct, _render(path, go=True), node)
 
@@ -274,7 +277,10 @@ def _compile(node: Node, struct: str, patch: bool) -> Decoder:
         return decode_opaque_elements
     if isinstance(node, ListOf):
         item_node = node.item
-        item, (fast_type, fast) = _compile(item_node, struct, patch), _fast_path(item_node, patch)
+        # A merge patch replaces a list whole, so its items are whole values: their nulls and
+        # empties are Go's zero values, as in a body (a strategic one merges items by key).
+        items = "" if patch == MERGE else patch
+        item, (fast_type, fast) = _compile(item_node, struct, items), _fast_path(item_node, items)
 
         def decode_list(value: Any, path: LazyPath, unknown: list[str]) -> Any:
             if not isinstance(value, list):
@@ -361,7 +367,7 @@ def _compile_scalar(go: str, mismatch: Callable[[Any, LazyPath], _TypeMismatch])
     return decode_scalar
 
 
-def _struct_decoder(model: type[BaseModel], patch: bool) -> Decoder:
+def _struct_decoder(model: type[BaseModel], patch: str) -> Decoder:
     """The decoder of a JSON object known to be a dict into ``model``'s fields (compiled once)."""
     found = _STRUCTS.get((model, patch))
     if found is not None:
@@ -372,12 +378,13 @@ def _struct_decoder(model: type[BaseModel], patch: bool) -> Decoder:
     # leaves empty is left out of its result by drop_emptied.
     omit_empty = {} if patch else omitted_when_empty(model)
     is_open = _is_open(model)
+    directives = patch == STRATEGIC
 
     def decode_fields(obj: dict[str, Any], path: LazyPath, unknown: list[str]) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for key, value in obj.items():
             field = fields.get(key)
-            if patch and (value is None or key.startswith("$")):
+            if patch and (value is None or (directives and key.startswith("$"))):
                 out[key] = value  # a deletion or a strategic-merge directive, applied later
             elif field is None:
                 if is_open:
@@ -409,15 +416,16 @@ def omitted_when_empty(model: type[BaseModel]) -> dict[str, type]:
             if not spec.required and isinstance(spec.node, ListOf | MapOf)}
 
 
-def drop_emptied(model: type[BaseModel], patch: dict[str, Any], result: dict[str, Any]) -> None:
+def drop_emptied(model: type[BaseModel], patch: dict[str, Any], result: dict[str, Any], *,
+                 strategic: bool) -> None:
     """Leave out of ``result`` (in place) the optional maps and lists of ``model`` that a merge or
-    strategic-merge ``patch`` left empty, as Go's omitempty does when the apiserver re-encodes the
-    patched object: a nodeSelector whose last key was deleted, a toleration list replaced by [].
+    ``strategic`` merge ``patch`` left empty, as Go's omitempty does when the apiserver re-encodes
+    the patched object: a nodeSelector whose last key was deleted, a toleration list replaced by [].
 
     Only what the patch reaches is walked: the stored object has no empty ones (the decoder leaves
-    them out of whole bodies), so only a patched value can be one.  A list of structs the patch
-    reaches is walked whole, since its elements come from the patch (decoded as a patch, empties
-    kept) or from a strategic merge by key, which cannot be told apart by position."""
+    them out of whole bodies), so only a patched value can be one.  A merge patch's lists were
+    decoded as whole values, so they hold none; a strategic patch's lists of structs it reaches
+    are walked whole, as their items are merged by key, empties kept."""
     plan = _emptying_plan(model)
     emptied: list[str] = []
     for key, change in patch.items():
@@ -432,23 +440,23 @@ def drop_emptied(model: type[BaseModel], patch: dict[str, Any], result: dict[str
             if value is not None and omitted is type(value):
                 emptied.append(key)
         elif inner is not None and type(change) in (dict, list):
-            _drop_emptied_in(inner, change, value)
+            _drop_emptied_in(inner, change, value, strategic)
     for key in emptied:
         del result[key]
 
 
-def _drop_emptied_in(node: Node, change: Any, value: Any) -> None:
+def _drop_emptied_in(node: Node, change: Any, value: Any, strategic: bool) -> None:
     if isinstance(node, Struct):
         if type(change) is dict and type(value) is dict:
-            drop_emptied(node.model, change, value)
+            drop_emptied(node.model, change, value, strategic=strategic)
     elif isinstance(node, MapOf):  # map values stay even when empty: omitempty is a struct field's
         if type(change) is dict and type(value) is dict:
             for key, each in change.items():
                 if key in value and type(each) in (dict, list):
-                    _drop_emptied_in(node.value, each, value[key])
-    elif isinstance(node, ListOf) and type(value) is list:
+                    _drop_emptied_in(node.value, each, value[key], strategic)
+    elif isinstance(node, ListOf) and strategic and type(value) is list:
         for each in value:
-            _drop_emptied_in(node.item, each, each)
+            _drop_emptied_in(node.item, each, each, strategic)
 
 
 @cache
@@ -492,13 +500,14 @@ def _join(path: str, key: str) -> str:
 
 
 def decode(model: type[BaseModel], obj: dict[str, Any], field_validation: str = "Strict", *,
-           patch: bool = False) -> tuple[dict[str, Any], list[str]]:
+           patch: str = "") -> tuple[dict[str, Any], list[str]]:
     """Check JSON types against ``model`` and handle unknown fields per ``fieldValidation``.
 
     Returns a pruned deep copy (unknown fields and nulls removed, numeric quantities as
     strings) and the warnings for ``Warn``.  Raises :class:`BadRequest` on a type mismatch
-    and, for ``Strict``, on unknown fields.  Defaults are not applied.  With ``patch`` the
-    object is a merge or strategic-merge patch: nulls (deletions) and ``$`` directives stay.
+    and, for ``Strict``, on unknown fields.  Defaults are not applied.  With ``patch`` ("merge"
+    or "strategic") the object is such a patch: nulls (deletions) stay, and a strategic one's
+    ``$`` directives; a merge patch's lists are decoded as whole values.
     """
     if not isinstance(obj, dict):
         raise BadRequest(_refusal(model) + f"json: cannot unmarshal {_json_kind(obj)} into Go value of type "

@@ -37,7 +37,7 @@ from fakeapi.machinery.tokens import TokenIssuer
 from fakeapi.models import MODELS
 from fakeapi.models.listtypes import list_types_for
 from fakeapi.models.meta import FINALIZER_FOREGROUND, FINALIZER_ORPHAN, ObjectMeta
-from fakeapi.models.schema import decode, drop_emptied, fill_value_structs
+from fakeapi.models.schema import STRATEGIC, decode, drop_emptied, fill_value_structs
 from fakeapi.registry import meta as m
 from fakeapi.registry import patching
 from fakeapi.registry.reads import Reader
@@ -78,13 +78,14 @@ def _check_identity(rt: ResourceType, meta: Any, name: str, namespace: str) -> N
         raise BadRequest(m.NAMESPACE_MISMATCH)
 
 
-def _drop_emptied(rt: ResourceType, patch: dict[str, Any], new: dict[str, Any]) -> None:
+def _drop_emptied(rt: ResourceType, patch_type: str, patch: dict[str, Any], new: dict[str, Any]) -> None:
     """Leave out the optional maps and lists the patch left empty, as the apiserver's re-encoding
     of the patched object does; a custom resource is kept as written, but for its metadata."""
+    strategic = patch_type == STRATEGIC
     if rt.model is not None:
-        drop_emptied(rt.model, patch, new)
+        drop_emptied(rt.model, patch, new, strategic=strategic)
     elif isinstance(patch.get("metadata"), dict) and isinstance(new.get("metadata"), dict):
-        drop_emptied(ObjectMeta, patch["metadata"], new["metadata"])
+        drop_emptied(ObjectMeta, patch["metadata"], new["metadata"], strategic=strategic)
 
 
 def _list_types(rt: ResourceType) -> ListTypes:
@@ -162,11 +163,11 @@ class Writer:
         return ns
 
     def _decode(self, rt: ResourceType, obj: dict[str, Any], field_validation: str, *,
-                patch: bool = False) -> tuple[dict[str, Any], list[str]]:
+                patch: str = "") -> tuple[dict[str, Any], list[str]]:
         """Check types and unknown fields against the kind's model, or its strategy's schema
-        (returns a private copy)."""
+        (returns a private copy); ``patch``: the body is a "merge" or "strategic" patch."""
         if rt.model is None:
-            return rt.strategy.decode(obj, field_validation, patch=patch)
+            return rt.strategy.decode(obj, field_validation, patch=bool(patch))
         return decode(rt.model, obj, field_validation, patch=patch)
 
     def decode_subresource(self, rt: ResourceType, sub: Subresource, namespace: str, name: str,
@@ -344,14 +345,14 @@ class Writer:
         if patch_type != "json" and isinstance(patch, dict):
             # The stored object is valid, so only the patch can bring unknown fields or wrong
             # types: checking it instead of the whole result keeps small patches cheap.
-            patch, warnings = self._decode(rt, patch, opts.field_validation, patch=True)
+            patch, warnings = self._decode(rt, patch, opts.field_validation, patch=patch_type)
         # A status write keeps only the patched status, and copies it (meta.status_only): the
         # merge need not copy the whole stored object first.
         new = patching.patched(old, patch_type, patch, _list_types(rt), share=opts.subresource == "status")
         if patch_type == "json":
             new, warnings = self._decode(rt, new, opts.field_validation)
         elif isinstance(patch, dict):
-            _drop_emptied(rt, patch, new)
+            _drop_emptied(rt, patch_type, patch, new)
         _check_identity(rt, new.get("metadata"), name, namespace)
         _check_rv(rt, name, new, old)
         return self._update(rt, old, new, opts), False, warnings

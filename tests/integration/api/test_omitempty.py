@@ -93,3 +93,26 @@ async def test_a_wrong_type_is_still_refused_when_empty(api: Api) -> None:
     assert (status, answer["reason"]) == (400, "BadRequest")
     assert "cannot unmarshal array into Go struct field ObjectMeta.metadata.labels of type map[string]string" \
         in answer["message"]
+
+
+async def test_a_merge_patch_replaces_a_list_with_items_decoded_as_in_a_body(api: Api) -> None:
+    """RFC 7386 replaces lists whole, nulls and all; the apiserver then decodes the result into Go
+    structs, where a null field is its zero value (left out) and an unknown one is reported."""
+    await api.ok("POST", DEPLOYMENTS, {
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "nulls"},
+        "spec": {"selector": {"matchLabels": {"app": "a"}}, "template": {
+            "metadata": {"labels": {"app": "a"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}}})
+    patch = {"spec": {"template": {"spec": {
+        "tolerations": [{"key": "k", "operator": "Equal", "value": None, "effect": "NoSchedule"}],
+        "containers": [{"name": "c", "image": "j", "env": [{"name": "E", "value": None}], "ports": []}]}}}}
+    patched = await api.ok("PATCH", f"{DEPLOYMENTS}/nulls?fieldValidation=Strict", patch,
+                           content_type="application/merge-patch+json")
+    spec = patched["spec"]["template"]["spec"]
+    assert spec["tolerations"] == [{"key": "k", "operator": "Equal", "effect": "NoSchedule"}]
+    assert spec["containers"][0]["env"] == [{"name": "E"}] and "ports" not in spec["containers"][0]
+    status, answer = await api.request("PATCH", f"{DEPLOYMENTS}/nulls?fieldValidation=Strict",
+                                       {"spec": {"template": {"spec": {"containers": [
+                                           {"name": "c", "image": "j", "$patch": "replace"}]}}}},
+                                       content_type="application/merge-patch+json")
+    assert status == 400, answer
+    assert answer["message"].endswith('strict decoding error: unknown field "spec.template.spec.containers[0].$patch"')

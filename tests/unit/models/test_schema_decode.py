@@ -23,44 +23,50 @@ def _schema(props: dict[str, Any]) -> dict[str, Any]:
     return {"spec": {"versions": [{"name": "v1", "schema": {"openAPIV3Schema": {"properties": props}}}]}}
 
 
-# (model, body, patch, decoded body, warnings)
+# (model, body, patch ("", "merge" or "strategic"), decoded body, warnings)
 GOOD = [
-    (POD, {"spec": {"nodeSelector": {"a": "b", "c": None}}}, False,
+    (POD, {"spec": {"nodeSelector": {"a": "b", "c": None}}}, "",
      {"spec": {"nodeSelector": {"a": "b", "c": ""}}}, []),
-    (POD, {"spec": {"nodeSelector": {"a": "b", "c": None}}}, True,
+    (POD, {"spec": {"nodeSelector": {"a": "b", "c": None}}}, "strategic",
      {"spec": {"nodeSelector": {"a": "b", "c": None}}}, []),
-    (POD, {"spec": {"tolerations": [None], "containers": [{"name": "c", "args": ["a", None]}]}}, False,
+    (POD, {"spec": {"tolerations": [None], "containers": [{"name": "c", "args": ["a", None]}]}}, "",
      {"spec": {"tolerations": [{}], "containers": [{"name": "c", "args": ["a", ""]}]}}, []),
-    (POD, {"metadata": {"creationTimestamp": "2026-12-01T10:00:00.5+01:00", "labels": None}}, False,
+    (POD, {"metadata": {"creationTimestamp": "2026-12-01T10:00:00.5+01:00", "labels": None}}, "",
      {"metadata": {"creationTimestamp": "2026-12-01T09:00:00Z"}}, []),
-    (EVENT, {"eventTime": "2026-12-01T10:00:00.123456+00:00", "count": 2}, False,
+    (EVENT, {"eventTime": "2026-12-01T10:00:00.123456+00:00", "count": 2}, "",
      {"eventTime": "2026-12-01T10:00:00.123456Z", "count": 2}, []),
-    (CONFIGMAP, {"binaryData": {"k": "QUJD", "j": "QQ==\n"}}, False,
+    (CONFIGMAP, {"binaryData": {"k": "QUJD", "j": "QQ==\n"}}, "",
      {"binaryData": {"k": "QUJD", "j": "QQ==\n"}}, []),
-    (NODE, {"status": {"capacity": {"cpu": 4, "memory": None, "pods": "110"}}}, False,
+    (NODE, {"status": {"capacity": {"cpu": 4, "memory": None, "pods": "110"}}}, "",
      {"status": {"capacity": {"cpu": "4", "memory": "0", "pods": "110"}}}, []),
     (POD, {"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": 0.5}},
-                                    "livenessProbe": {"x": [1, None]}}], "priority": 2}}, False,
+                                    "livenessProbe": {"x": [1, None]}}], "priority": 2}}, "",
      {"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "500m"}},
                                "livenessProbe": {"x": [1, None]}}], "priority": 2}}, []),
     (POD, {"spec": {"$setElementOrder/containers": [{"name": "c"}],
-                    "containers": [{"name": "c", "$patch": "replace", "zz": 1}], "nodeName": None}}, True,
+                    "containers": [{"name": "c", "$patch": "replace", "zz": 1}], "nodeName": None}}, "strategic",
      {"spec": {"$setElementOrder/containers": [{"name": "c"}], "containers": [{"name": "c", "$patch": "replace"}],
                "nodeName": None}}, ['unknown field "spec.containers[0].zz"']),
-    (POD, {"spec": {"$setElementOrder/containers": [{"name": "c"}], "nodeName": None}}, False,
+    (POD, {"spec": {"$setElementOrder/containers": [{"name": "c"}], "nodeName": None}}, "",
      {"spec": {}}, ['unknown field "spec.$setElementOrder/containers"']),
-    (CRD, _schema({"a": {"typo": "x", "properties": {"b": {"type": "string", "typo2": 1}}}}), False,
+    (CRD, _schema({"a": {"typo": "x", "properties": {"b": {"type": "string", "typo2": 1}}}}), "",
      _schema({"a": {"properties": {"b": {"type": "string"}}}}),
      ['unknown field "spec.versions[0].schema.openAPIV3Schema.properties.a.typo"',
       'unknown field "spec.versions[0].schema.openAPIV3Schema.properties.a.properties.b.typo2"']),
     (POD, {"status": {"containerStatuses": [{"name": "c", "ready": None, "state": {"running": {"x": [1, None]}}},
-                                            None]}}, False,
+                                            None]}}, "",
      {"status": {"containerStatuses": [{"name": "c", "ready": None, "state": {"running": {"x": [1, None]}}},
                                        None]}}, []),
-    (POD, {"status": {"containerStatuses": [{"name": "c", "restartCount": None}]}}, True,
+    (POD, {"status": {"containerStatuses": [{"name": "c", "restartCount": None}]}}, "strategic",
      {"status": {"containerStatuses": [{"name": "c", "restartCount": None}]}}, []),
-    (CRD, _schema({"a": {"enum": ["x", 1, None, {"k": None}, [True]]}}), False,
+    (CRD, _schema({"a": {"enum": ["x", 1, None, {"k": None}, [True]]}}), "",
      _schema({"a": {"enum": ["x", 1, None, {"k": None}, [True]]}}), []),
+    # A merge patch replaces lists whole: their items decode as in a body (null and empty fields
+    # left out, no directives), while its maps keep their nulls (deletions).
+    (POD, {"spec": {"nodeSelector": {"c": None}, "tolerations": [{"key": "k", "value": None}],
+                    "containers": [{"name": "c", "$patch": "replace", "env": []}]}}, "merge",
+     {"spec": {"nodeSelector": {"c": None}, "tolerations": [{"key": "k"}], "containers": [{"name": "c"}]}},
+     ['unknown field "spec.containers[0].$patch"']),
 ]
 
 
@@ -69,8 +75,8 @@ GOOD = [
     "time-to-utc-seconds", "microtime-keeps-microseconds", "base64-with-padding-and-newline",
     "numeric-quantity-to-string-null-to-zero", "opaque-kept-verbatim", "patch-keeps-directives-and-nulls",
     "directive-outside-patch-is-unknown", "recursive-model-unknown-paths", "open-maps-kept-with-their-nulls",
-    "open-map-in-patch-keeps-nulls", "opaque-list-kept-with-its-nulls"])
-def test_good_bodies_decode(model: Any, body: dict, patch: bool, decoded: dict, warnings: list[str]) -> None:
+    "open-map-in-patch-keeps-nulls", "opaque-list-kept-with-its-nulls", "merge-patch-lists-are-whole"])
+def test_good_bodies_decode(model: Any, body: dict, patch: str, decoded: dict, warnings: list[str]) -> None:
     assert decode(model, body, "Warn", patch=patch) == (decoded, warnings)
 
 
@@ -126,8 +132,8 @@ BAD = [
     "array-in-string-map", "string-for-list", "array-for-struct", "array-for-quantity", "bool-for-quantity",
     "bad-time", "microtime-too-precise", "bad-base64", "number-for-bytes", "recursive-model-type-error",
     "array-for-object", "string-for-open-map", "object-for-list-of-open-maps", "object-for-opaque-list"])
-@pytest.mark.parametrize("patch", [False, True], ids=["body", "patch"])
-def test_bad_bodies_name_the_field(model: Any, body: Any, message: str, patch: bool) -> None:
+@pytest.mark.parametrize("patch", ["", "merge", "strategic"], ids=["body", "merge-patch", "strategic-patch"])
+def test_bad_bodies_name_the_field(model: Any, body: Any, message: str, patch: str) -> None:
     kind = model.gvk[2]
     with pytest.raises(BadRequest) as err:
         decode(model, body, "Ignore", patch=patch)
@@ -187,7 +193,7 @@ EMPTIED = [
 
 @pytest.mark.parametrize(("model", "patch", "result", "left"), EMPTIED)
 def test_drop_emptied_leaves_out_what_the_patch_emptied(model: Any, patch: dict, result: dict, left: dict) -> None:
-    schema.drop_emptied(model, patch, result)
+    schema.drop_emptied(model, patch, result, strategic=True)
     assert result == left
 
 
