@@ -8,6 +8,7 @@ update if already stored; only ``schedulingPolicy.gang.minCount`` may change.
 
 from __future__ import annotations
 
+import re
 import zoneinfo
 from dataclasses import replace
 from typing import Any
@@ -252,6 +253,28 @@ class JobStrategy(Strategy):
         return errs
 
 
+
+# A part of a time zone's name, as upstream checks it before any lookup (validTimeZoneCharacters).
+_TIME_ZONE_PART = re.compile(r"[A-Za-z.\-_0-9+]{1,14}")
+
+
+def _time_zone(zone: str) -> list[FieldError]:
+    """Upstream's validateTimeZone: a name of the IANA database, checked part by part before it
+    is looked up (so no name reaches the file system but one made of such parts)."""
+    if not zone:
+        return [invalid("spec.timeZone", zone, "timeZone must be nil or non-empty string")]
+    for part in zone.split("/"):
+        if part in (".", "..") or part.startswith("-") or not _TIME_ZONE_PART.fullmatch(part):
+            return [invalid("spec.timeZone", zone, f"unknown time zone {zone}")]
+    if zone.lower() == "local":
+        return [invalid("spec.timeZone", zone,
+                        "timeZone must be an explicit time zone as defined in https://www.iana.org/time-zones")]
+    try:
+        zoneinfo.ZoneInfo(zone)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):  # OSError: a directory ("Europe")
+        return [invalid("spec.timeZone", zone, f"unknown time zone {zone}")]
+    return []
+
 class CronJobStrategy(Strategy):
     """CronJobs: Allow, history 3/1; names fit the Job suffix; a schedule robfig/cron would parse."""
 
@@ -290,10 +313,7 @@ class CronJobStrategy(Strategy):
                 errs.append(invalid("spec.schedule", schedule, str(exc)))
         zone = spec.get("timeZone")
         if zone is not None:
-            try:
-                zoneinfo.ZoneInfo(zone)
-            except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-                errs.append(invalid("spec.timeZone", zone, f"unknown time zone {zone}"))
+            errs += _time_zone(zone)
         policies = ["Allow", "Forbid", "Replace"]
         if spec.get("concurrencyPolicy") not in policies:
             errs.append(not_supported("spec.concurrencyPolicy", spec.get("concurrencyPolicy", ""), policies))

@@ -75,6 +75,16 @@ CASES = [
                 "spec": {"schedule": "@daily", "jobTemplate": {"spec": {"template": JOB_POD}}}},
      f'CronJob.batch "{"n" * 53}" is invalid: metadata.name: Invalid value: "{"n" * 53}": '
      "must be no more than 52 characters"),
+    *((CRONJOBS, {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "nightly"},
+                  "spec": {"schedule": "@daily", "timeZone": zone, "jobTemplate": {"spec": {"template": JOB_POD}}}},
+       f'CronJob.batch "nightly" is invalid: spec.timeZone: Invalid value: "{zone}": {message}')
+      for zone, message in (
+          ("Europe", "unknown time zone Europe"),  # a directory of the database
+          ("Mars/Olympus_Mons", "unknown time zone Mars/Olympus_Mons"),
+          ("Europe/" + "x" * 300, "unknown time zone Europe/" + "x" * 300),  # no lookup of a name that long
+          ("../etc/passwd", "unknown time zone ../etc/passwd"),
+          ("", "timeZone must be nil or non-empty string"),
+          ("local", "timeZone must be an explicit time zone as defined in https://www.iana.org/time-zones"))),
     (PDBS, {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "pdb"},
             "spec": {"minAvailable": 1, "maxUnavailable": 1, "selector": {"matchLabels": {"app": "web"}}}},
      "minAvailable and maxUnavailable cannot be both set"),
@@ -89,7 +99,8 @@ CASES = [
 @pytest.mark.parametrize(("gvr", "body", "message"), CASES, ids=[
     "selector-mismatch", "empty-selector", "zero-surge-and-unavailable", "recreate-with-rolling", "restart-never",
     "negative-replicas", "indexed-without-completions", "job-restart-always", "failure-policy-needs-never",
-    "bad-schedule", "cronjob-name-too-long", "pdb-both", "no-volume-claims"])
+    "bad-schedule", "cronjob-name-too-long", "time-zone-directory", "time-zone-unknown", "time-zone-too-long",
+    "time-zone-path", "time-zone-empty", "time-zone-local", "pdb-both", "no-volume-claims"])
 async def test_invalid_workloads_are_422_with_upstreams_message(api: ApiClient, gvr: GVR, body: dict,
                                                                 message: str) -> None:
     with pytest.raises(Invalid) as refused:
