@@ -253,7 +253,6 @@ class JobStrategy(Strategy):
         return errs
 
 
-
 # A part of a time zone's name, as upstream checks it before any lookup (validTimeZoneCharacters).
 _TIME_ZONE_PART = re.compile(r"[A-Za-z.\-_0-9+]{1,14}")
 
@@ -274,6 +273,7 @@ def _time_zone(zone: str) -> list[FieldError]:
     except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):  # OSError: a directory ("Europe")
         return [invalid("spec.timeZone", zone, f"unknown time zone {zone}")]
     return []
+
 
 class CronJobStrategy(Strategy):
     """CronJobs: Allow, history 3/1; names fit the Job suffix; a schedule robfig/cron would parse."""
