@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import copy
 import random
+import urllib.parse
 from typing import Any
 
 import orjson
@@ -130,6 +131,18 @@ async def test_broken_objects_and_patches_get_4xx_never_500(api: Api, seed: int)
 async def test_broken_list_and_watch_options_get_4xx(api: Api, query: str) -> None:
     status, body = await api.request("GET", f"/api/v1/namespaces/default/pods?{query}")
     _assert_client_error_or_success(status, body, query)
+
+
+@pytest.mark.parametrize("rv", ["18446744073709551616", "1_0", "+5", " 5", "\u0665"],
+                         ids=["beyond-64-bits", "underscore", "sign", "space", "arabic-digit"])
+@pytest.mark.parametrize("watch", ["", "&watch=true&timeoutSeconds=1"], ids=["list", "watch"])
+async def test_a_resource_version_go_cannot_parse_is_422_at_once(api: Api, rv: str, watch: str) -> None:
+    """Upstream parses it with ParseUint(rv, 10, 64); one beyond 64 bits was waited for as a future
+    revision (3 s, then 504 Too large resource version), the others taken as Python's int() reads them."""
+    query = f"resourceVersion={urllib.parse.quote(rv)}{watch}"
+    status, body = await api.request("GET", f"/api/v1/namespaces/default/pods?{query}")
+    assert (status, body["reason"]) == (422, "Invalid"), body
+    assert body["details"]["causes"][0]["field"] == "resourceVersion"
 
 
 # --- hand-made cases: each input once made a 500, a silent store or a wrong answer -------------
