@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 from fakeapi.errors import BadRequest, FieldError, invalid, invalid_object, not_supported
+from fakeapi.machinery.goparse import parse_int64
 from fakeapi.machinery.selectors import (
     EVERYTHING,
     FieldSelector,
@@ -58,10 +59,10 @@ def parse_list_options(query: Mapping[str, str], rt: ResourceType) -> ListOption
             if field not in allowed:
                 raise BadRequest(f'field label not supported: {field}')
     try:
-        limit = int(query.get("limit") or 0)
-        timeout = int(query["timeoutSeconds"]) if query.get("timeoutSeconds") else None
+        limit = parse_int64(query.get("limit") or "0")
+        timeout = parse_int64(query["timeoutSeconds"]) if query.get("timeoutSeconds") else None
     except ValueError as exc:
-        raise BadRequest(f"invalid query parameter: {exc}") from exc
+        raise BadRequest(str(exc)) from exc
     sie = query.get("sendInitialEvents")
     opts = ListOptions(
         label_selector=labels, field_selector=fields,

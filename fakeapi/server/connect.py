@@ -19,6 +19,7 @@ import orjson
 from aiohttp import web
 
 from fakeapi.errors import BadRequest, forbidden, invalid, invalid_object
+from fakeapi.machinery.goparse import parse_int64
 from fakeapi.machinery.timestamps import TimeParseError, parse_go_time
 from fakeapi.registry import listing
 from fakeapi.registry.rest import Registry
@@ -127,9 +128,9 @@ class LogOptions:
             if not query.get(key):
                 return None
             try:
-                return int(query[key])
-            except ValueError:
-                raise BadRequest(f"invalid {key}: {query[key]!r} is not an integer") from None
+                return parse_int64(query[key])
+            except ValueError as exc:
+                raise BadRequest(str(exc)) from None
 
         tail, limit, since_seconds = number("tailLines"), number("limitBytes"), number("sinceSeconds")
         errs = []

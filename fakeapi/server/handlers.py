@@ -22,6 +22,7 @@ from fakeapi.errors import (
     success_status,
     too_long,
 )
+from fakeapi.machinery.goparse import parse_int64
 from fakeapi.machinery.listtypes import ListTypes
 from fakeapi.machinery.memo import Memo
 from fakeapi.models.options import DeleteOptions
@@ -219,9 +220,9 @@ async def _delete_options(request: web.Request) -> tuple[dict[str, Any], bool]:
         options["propagationPolicy"] = query["propagationPolicy"]
     if "gracePeriodSeconds" in query:
         try:
-            options["gracePeriodSeconds"] = int(query["gracePeriodSeconds"])
+            options["gracePeriodSeconds"] = parse_int64(query["gracePeriodSeconds"])
         except ValueError as exc:
-            raise BadRequest(f"invalid gracePeriodSeconds: {exc}") from exc
+            raise BadRequest(str(exc)) from exc
     if "orphanDependents" in query:
         options["orphanDependents"] = query["orphanDependents"].lower() == "true"
     dry = list(query.getall("dryRun", [])) + list(options.get("dryRun") or [])

@@ -13,7 +13,9 @@ PODS = next(k for k in KINDS if k.plural == "pods")
 INVALID = [
     ("bad-label-syntax", {"labelSelector": "a in (b"}, BadRequest, ""),
     ("unknown-field", {"fieldSelector": "spec.nope=x"}, BadRequest, "field label not supported: spec.nope"),
-    ("bad-limit", {"limit": "ten"}, BadRequest, "invalid query parameter"),
+    ("bad-limit", {"limit": "ten"}, BadRequest, 'strconv.ParseInt: parsing "ten": invalid syntax'),
+    ("limit-beyond-64-bits", {"limit": "9" * 20}, BadRequest, "value out of range"),
+    ("timeout-with-underscore", {"timeoutSeconds": "1_0"}, BadRequest, "invalid syntax"),
     ("match-without-rv", {"resourceVersionMatch": "Exact"}, Invalid, "resourceVersionMatch"),
     ("exact-zero", {"resourceVersion": "0", "resourceVersionMatch": "Exact"}, Invalid, 'for resourceVersion "0"'),
     ("continue-with-rv", {"continue": "x", "resourceVersion": "5"}, Invalid, "when using continue"),

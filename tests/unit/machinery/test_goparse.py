@@ -1,0 +1,27 @@
+"""parse_int64 reads what Go's strconv.ParseInt(s, 10, 64) reads, and refuses the rest with its message."""
+
+from __future__ import annotations
+
+import pytest
+
+from fakeapi.machinery.goparse import parse_int64
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("0", 0), ("42", 42), ("+5", 5), ("-5", -5), ("007", 7),
+    ("9223372036854775807", 2**63 - 1), ("-9223372036854775808", -(2**63)),
+])
+def test_what_go_reads(text: str, value: int) -> None:
+    assert parse_int64(text) == value
+
+
+@pytest.mark.parametrize(("text", "reason"), [
+    ("", "invalid syntax"), ("ten", "invalid syntax"), (" 5", "invalid syntax"), ("5 ", "invalid syntax"),
+    ("1_0", "invalid syntax"), ("\u0665", "invalid syntax"), ("+", "invalid syntax"), ("--5", "invalid syntax"),
+    ("1.5", "invalid syntax"), ("9223372036854775808", "value out of range"),
+    ("-9223372036854775809", "value out of range"),
+])
+def test_what_go_refuses(text: str, reason: str) -> None:
+    with pytest.raises(ValueError) as refused:
+        parse_int64(text)
+    assert str(refused.value) == f'strconv.ParseInt: parsing "{text}": {reason}'
