@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 from fakeapi.errors import BadRequest, FieldError, invalid, invalid_object, not_supported
-from fakeapi.machinery.goparse import parse_int64
+from fakeapi.machinery.goparse import parse_int64, parse_uint64
 from fakeapi.machinery.selectors import (
     EVERYTHING,
     FieldSelector,
@@ -104,11 +104,11 @@ def _validate_list_options(opts: ListOptions) -> list[FieldError]:
     if opts.watch and match and opts.send_initial_events is None:
         errors.append(FieldError("FieldValueForbidden", "resourceVersionMatch",
                                  "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"))
-    rv = opts.resource_version
-    # What Go's ParseUint(rv, 10, 64) takes: ASCII digits only (Python's int() also takes signs,
-    # spaces, underscores and other scripts' digits) within 64 bits.
-    if rv and not (rv.isascii() and rv.isdigit() and int(rv) < 2**64):
-        errors.append(invalid("resourceVersion", rv, "must be a non-negative integer"))
+    if opts.resource_version:
+        try:
+            parse_uint64(opts.resource_version)
+        except ValueError:
+            errors.append(invalid("resourceVersion", opts.resource_version, "must be a non-negative integer"))
     return errors
 
 

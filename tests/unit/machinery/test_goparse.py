@@ -1,10 +1,11 @@
-"""parse_int64 reads what Go's strconv.ParseInt(s, 10, 64) reads, and refuses the rest with its message."""
+"""parse_int64 and parse_uint64 read what Go's strconv.ParseInt and ParseUint (base 10, 64 bits) read,
+and refuse the rest with their messages."""
 
 from __future__ import annotations
 
 import pytest
 
-from fakeapi.machinery.goparse import parse_int64
+from fakeapi.machinery.goparse import parse_int64, parse_uint64
 
 
 @pytest.mark.parametrize(("text", "value"), [
@@ -25,3 +26,12 @@ def test_what_go_refuses(text: str, reason: str) -> None:
     with pytest.raises(ValueError) as refused:
         parse_int64(text)
     assert str(refused.value) == f'strconv.ParseInt: parsing "{text}": {reason}'
+
+
+def test_unsigned() -> None:
+    assert parse_uint64("18446744073709551615") == 2**64 - 1
+    for text, reason in (("18446744073709551616", "value out of range"), ("+5", "invalid syntax"),
+                         ("-1", "invalid syntax")):
+        with pytest.raises(ValueError) as refused:
+            parse_uint64(text)
+        assert str(refused.value) == f'strconv.ParseUint: parsing "{text}": {reason}'
