@@ -7,23 +7,21 @@ after the timeout" is shown by a sentinel connection that the same timeout has c
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import json
 import logging
 import socket
 import ssl
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import aiohttp
 import pytest
-import yaml
 from fakeapi.fixtures import wait_for
 from yarl import URL
 
 from fakeapi.cluster import FakeCluster
 from fakeapi.config import ServerOptions
+from tests.e2e.api.test_auth import ca_context
 
 SHORT = 0.3  # a shortened timeout, seconds
 LONG = 60.0  # a timeout that must not be the one that fires
@@ -321,18 +319,17 @@ async def test_an_answer_sent_before_its_body_arrived_keeps_the_connection(clust
 _ESTABLISHED, _CLOSE, _CLOSE_WAIT = 1, 7, 8  # Linux's TCP states, the first byte of TCP_INFO
 
 
-async def test_a_stopped_secure_server_closes_the_tls_connections_a_client_keeps_idle(tmp_path: Path) -> None:
+async def test_a_stopped_secure_server_closes_the_tls_connections_a_client_keeps_idle() -> None:
     """A pooled client (urllib3's, the kubernetes client's) keeps its TLS connection and never
     reads it again: the server's close_notify goes unanswered.  The stop must still close the
     server's socket, which the client's socket sees as the peer's FIN, not wait for the answer."""
     async with FakeCluster(control_plane=False, secure=True) as running:
-        kubeconfig = yaml.safe_load(running.kubeconfig_path.read_text())
-        ca = base64.b64decode(kubeconfig["clusters"][0]["cluster"]["certificate-authority-data"]).decode()
+        context = ca_context(running)
         url = URL(running.url)
 
         def idle_client() -> ssl.SSLSocket:
             raw = socket.create_connection((url.host, url.port), timeout=DEADLINE)
-            tls = ssl.create_default_context(cadata=ca).wrap_socket(raw, server_hostname=url.host)
+            tls = context.wrap_socket(raw, server_hostname=url.host)
             tls.sendall(request("/readyz"))
             assert tls.recv(4096).startswith(b"HTTP/1.1 200")  # small: one record
             return tls
