@@ -105,11 +105,31 @@ def _validate_list_options(opts: ListOptions) -> list[FieldError]:
         errors.append(FieldError("FieldValueForbidden", "resourceVersionMatch",
                                  "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"))
     if opts.resource_version:
-        try:
-            parse_uint64(opts.resource_version)
-        except ValueError:
-            errors.append(invalid("resourceVersion", opts.resource_version, "must be a non-negative integer"))
+        errors.extend(_resource_version_errors(opts.resource_version))
     return errors
+
+
+def _resource_version_errors(rv: str) -> list[FieldError]:
+    try:
+        parse_uint64(rv)
+    except ValueError:
+        return [invalid("resourceVersion", rv, "must be a non-negative integer")]
+    return []
+
+
+def parse_get_resource_version(query: Mapping[str, str]) -> int:
+    """A GET's ``resourceVersion`` as the revision its answer must not be older than (0: any).
+
+    Upstream's watch cache answers an unparsable one with a 500 that carries the same field
+    error; a client mistake gets the 422 a list gets here instead.
+    """
+    rv = query.get("resourceVersion") or ""
+    if not rv:
+        return 0
+    errors = _resource_version_errors(rv)
+    if errors:
+        raise invalid_object("GetOptions", "meta.k8s.io", "", errors)
+    return int(rv)
 
 
 def _getter(rt: ResourceType, obj: dict[str, Any]) -> Callable[[str], str | None]:

@@ -95,7 +95,8 @@ class Reader:
 
     # -- lists -------------------------------------------------------------------------------------
 
-    async def _wait_not_older_than(self, rv: int) -> None:
+    async def wait_not_older_than(self, rv: int) -> None:
+        """Return once the store has reached revision ``rv``; 504 after ``RV_WAIT_SECONDS``."""
         store = self._store
         if rv > store.rv and not await store.wait_for_rv(rv, RV_WAIT_SECONDS):
             raise _too_large(rv, store.rv)
@@ -109,14 +110,14 @@ class Reader:
             token = ContinueToken.decode(opts.continue_)
             if token.rv < store.log.compacted_rv:
                 raise _expired_continue(store, token)
-            await self._wait_not_older_than(token.rv)
+            await self.wait_not_older_than(token.rv)
             list_rv, start_after = token.rv, token.start_after
         else:
             rv = int(opts.resource_version) if opts.resource_version else 0
             exact = opts.resource_version_match == "Exact" or (
                 rv > 0 and opts.limit > 0 and not opts.resource_version_match)
             if rv > 0:
-                await self._wait_not_older_than(rv)
+                await self.wait_not_older_than(rv)
             list_rv = rv if exact else store.rv
         if list_rv == store.rv:
             items_all = self.items(rt, scope)
@@ -157,7 +158,7 @@ class Reader:
         rv_text = opts.resource_version
         if opts.send_initial_events:
             if rv_text and rv_text != "0":
-                await self._wait_not_older_than(int(rv_text))
+                await self.wait_not_older_than(int(rv_text))
             watcher = store.open_watch(storage, flt, since=None, initial=self.items(rt, flt.namespace))
             watcher.push_line(orjson.dumps(bookmark_line(rt, store.rv, True)) + b"\n")
             return watcher
@@ -166,7 +167,7 @@ class Reader:
             return store.open_watch(storage, flt, since=None, initial=initial)
         rv = int(rv_text)
         if rv > store.rv:
-            await self._wait_not_older_than(rv)
+            await self.wait_not_older_than(rv)
         return store.open_watch(storage, flt, since=rv)
 
     def bookmark(self, rt: ResourceType) -> dict[str, Any]:

@@ -169,6 +169,8 @@ async def _get(request: web.Request, registry: Registry, target: Target) -> web.
             body = tables.to_table(rt, body["items"], body["metadata"],
                                    request.query.get("includeObject", "Metadata"))
         return json_response(body)
+    if request.query_string:  # (the check without parsing: nearly every GET has none)
+        await registry.reads.wait_not_older_than(listing.parse_get_resource_version(request.query))
     obj = registry.reads.get(rt, target.namespace or "", target.name or "")
     if "Table" in accept and tables.wants_table(accept):  # (the check without a call: nearly every GET)
         return json_response(tables.to_table(rt, [obj], {"resourceVersion": obj["metadata"]["resourceVersion"]},

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -226,6 +227,33 @@ async def test_future_resource_version_times_out_with_504(api: Api) -> None:
     finally:
         reads.RV_WAIT_SECONDS = reads_wait
     assert status == 504 and body["details"]["causes"][0]["reason"] == "ResourceVersionTooLarge"
+
+
+async def test_get_waits_for_a_future_resource_version(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A GET's resourceVersion is "not older than", as a list's: never an answer older than it."""
+    from fakeapi.registry import reads
+
+    created = await api.ok("POST", CM, configmap("rv-get"))
+    rv = int(created["metadata"]["resourceVersion"])
+    assert await api.ok("GET", f"{CM}/rv-get?resourceVersion=0") == created
+    assert await api.ok("GET", f"{CM}/rv-get?resourceVersion={rv}") == created
+    waiting = asyncio.create_task(api.request("GET", f"{CM}/rv-get?resourceVersion={rv + 1}"))
+    updated = await api.ok("PUT", f"{CM}/rv-get", {**created, "data": {"k": "v"}})
+    async with asyncio.timeout(5):
+        assert await waiting == (200, updated)
+    monkeypatch.setattr(reads, "RV_WAIT_SECONDS", 0.05)
+    status, body = await api.request("GET", f"{PODS}/no-such-pod/status?resourceVersion={rv + 100}")
+    assert (status, body["details"]["causes"][0]["reason"]) == (504, "ResourceVersionTooLarge")
+    assert body["message"] == f"Too large resource version: {rv + 100}, current: {rv + 1}"
+
+
+@pytest.mark.parametrize("rv", ["abc", "-1", "18446744073709551616"])
+async def test_get_refuses_an_unparsable_resource_version(api: Api, rv: str) -> None:
+    await api.ok("POST", CM, configmap("rv-bad"))
+    status, body = await api.request("GET", f"{CM}/rv-bad?resourceVersion={rv}")
+    assert (status, body["reason"]) == (422, "Invalid")
+    assert body["message"] == (f'GetOptions.meta.k8s.io "" is invalid: resourceVersion: Invalid value: "{rv}": '
+                               "must be a non-negative integer")
 
 
 async def test_unknown_paths_and_methods(api: Api) -> None:
