@@ -139,9 +139,37 @@ _BY_CODE: dict[int, type[StatusError]] = {
 }
 
 
+_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v",
+               '"': '\\"', "\\": "\\\\"}
+
+
+def go_quote(text: str) -> str:
+    """``text`` as Go's ``strconv.Quote`` (``%q``) writes it, as upstream's messages show strings.
+
+    Unlike JSON, it keeps printable non-ASCII characters and escapes the rest Go's way (``\\x01``,
+    ``\\u00ad``); ``str.isprintable`` and Go's ``unicode.IsPrint`` take the same categories.
+    """
+    if text.isprintable() and '"' not in text and "\\" not in text:
+        return f'"{text}"'
+    return '"' + "".join(_go_escape(ch) for ch in text) + '"'
+
+
+def _go_escape(ch: str) -> str:
+    if ch in _GO_ESCAPES:
+        return _GO_ESCAPES[ch]
+    if ch.isprintable():
+        return ch
+    code = ord(ch)
+    if code < 0x20 or code == 0x7F:
+        return f"\\x{code:02x}"
+    if 0xD800 <= code <= 0xDFFF:  # a lone surrogate, which Go's decoders read as U+FFFD
+        return "\ufffd"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
 def _fmt_value(value: Any) -> str:
     if isinstance(value, str):
-        return json.dumps(value)
+        return go_quote(value)
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -207,7 +235,7 @@ def invalid(field: str, value: Any, detail: str = "") -> FieldError:
 
 
 def not_supported(field: str, value: Any, supported: list[str]) -> FieldError:
-    detail = "supported values: " + ", ".join(json.dumps(s) for s in supported) if supported else ""
+    detail = "supported values: " + ", ".join(go_quote(s) for s in supported) if supported else ""
     return FieldError("FieldValueNotSupported", field, detail, value)
 
 

@@ -8,6 +8,8 @@ between digits and the digits of other scripts, and has no bound.  Upstream read
 
 from __future__ import annotations
 
+from fakeapi.errors import go_quote
+
 _INT64 = 2**63
 _UINT64 = 2**64
 
@@ -28,8 +30,8 @@ def parse_uint64(text: str) -> int:
 
 def _parse(function: str, text: str, digits: str, low: int, high: int) -> int:
     if not (digits.isascii() and digits.isdigit()):
-        raise ValueError(f'strconv.{function}: parsing "{text}": invalid syntax')
+        raise ValueError(f'strconv.{function}: parsing {go_quote(text)}: invalid syntax')
     value = int(text)
     if not low <= value < high:
-        raise ValueError(f'strconv.{function}: parsing "{text}": value out of range')
+        raise ValueError(f'strconv.{function}: parsing {go_quote(text)}: value out of range')
     return value

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from fakeapi.errors import go_quote
+
 # Operators as spelled by k8s.io/apimachinery/pkg/selection.
 IN = "in"
 NOT_IN = "notin"
@@ -122,14 +124,10 @@ def label_value_errors(value: str) -> list[str]:
     return errs
 
 
-def _go_quote(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)
-
-
 def _invalid(path: str, value: str | tuple[str, ...], detail: str) -> str:
     # field.Invalid(...).Error(): strings print %q, string lists print as JSON (nil -> null).
     if isinstance(value, str):
-        shown = _go_quote(value)
+        shown = go_quote(value)
     else:
         shown = json.dumps(list(value), separators=(",", ":"), ensure_ascii=False) if value else "null"
     return f"{path}: Invalid value: {shown}: {detail}"
@@ -215,8 +213,8 @@ def new_requirement(key: str, operator: str, values: Iterable[str] = ()) -> Requ
         errs.extend(_invalid(f"values[{i}]", v, "for 'Gt', 'Lt' operators, the value must be an integer")
                     for i, v in enumerate(vals) if parse_int64(v) is None)
     else:
-        supported = ", ".join(_go_quote(op) for op in _VALID_OPERATORS)
-        errs.append(f"operator: Unsupported value: {_go_quote(operator)}: supported values: {supported}")
+        supported = ", ".join(go_quote(op) for op in _VALID_OPERATORS)
+        errs.append(f"operator: Unsupported value: {go_quote(operator)}: supported values: {supported}")
     for i, value in enumerate(vals):
         if value_errs := label_value_errors(value):
             errs.append(_invalid(f"values[{i}][{key}]", value, "; ".join(value_errs)))
@@ -433,7 +431,7 @@ def label_selector_from_dict(selector: Mapping[str, Any] | None) -> LabelSelecto
     for expr in expressions:
         operator = _OBJECT_OPERATORS.get(expr.get("operator", ""))
         if operator is None:
-            raise SelectorError(f"{_go_quote(expr.get('operator', ''))} is not a valid label selector operator")
+            raise SelectorError(f"{go_quote(expr.get('operator', ''))} is not a valid label selector operator")
         requirements.append(new_requirement(expr.get("key", ""), operator, expr.get("values") or ()))
     return selector_from_requirements(requirements)
 

@@ -29,7 +29,7 @@ from typing import Any
 
 import re2
 
-from fakeapi.errors import FieldError, duplicate, invalid, not_supported, required, too_long, too_many
+from fakeapi.errors import FieldError, duplicate, go_quote, invalid, not_supported, required, too_long, too_many
 from fakeapi.machinery.jsoncopy import deep_copy
 
 _NO_DEFAULT = object()
@@ -383,7 +383,7 @@ class Validator:
             check = FORMATS.get(schema.format)
             if check is not None and not check(value):
                 errors.append(FieldError("FieldValueTypeInvalid", path,
-                                         f"{path} in body must be of type {schema.format}: {_quote(value)}", value))
+                                         f"{path} in body must be of type {schema.format}: {go_quote(value)}", value))
 
     def _number(self, value: float, schema: Schema, path: str) -> None:
         errors = self.errors
@@ -420,10 +420,6 @@ class Validator:
             self.errors.append(invalid(path, value, f'"{name}" must validate one and only one schema (oneOf)'))
         if schema.not_ is not None and passes(schema.not_):
             self.errors.append(invalid(path, value, f'"{name}" must not validate the schema (not)'))
-
-
-def _quote(value: str) -> str:
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def _json_equal(a: Any, b: Any) -> bool:

@@ -7,7 +7,6 @@ same shape.
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from datetime import UTC, datetime, timedelta, timezone
@@ -53,7 +52,17 @@ class TimeParseError(ValueError):
 
 
 def _quote(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)
+    # Go's time package quotes with a function of its own, not strconv.Quote: each byte of a
+    # control or non-ASCII character as \xNN (a lone surrogate was U+FFFD to Go's decoder).
+    return '"' + "".join(_time_escape(ch) for ch in text) + '"'
+
+
+def _time_escape(ch: str) -> str:
+    if " " <= ch < "\x80":
+        return "\\" + ch if ch in '"\\' else ch
+    if "\ud800" <= ch <= "\udfff":
+        ch = "\ufffd"
+    return "".join(f"\\x{byte:02x}" for byte in ch.encode())
 
 
 def _days_in(month: int, year: int) -> int:

@@ -286,3 +286,12 @@ async def test_pod_level_and_container_resources_are_validated_as_upstream(api: 
                                      {"metadata": {"name": "v"}, "spec": spec})
     assert status == 422, body
     assert [(c["reason"], c["field"], c["message"]) for c in body["details"]["causes"]] == causes
+
+
+async def test_invalid_values_are_quoted_as_go_quotes_them(api: Api) -> None:
+    """Upstream's field errors print a string with %q: non-ASCII as is, control characters escaped."""
+    labels = {"app": "café\t"}
+    status, body = await api.request("POST", "/api/v1/namespaces/default/configmaps",
+                                     {"metadata": {"name": "quoted", "labels": labels}})
+    assert status == 422
+    assert body["details"]["causes"][0]["message"].startswith('Invalid value: "café\\t": a valid label must be')

@@ -35,3 +35,9 @@ def test_unsigned() -> None:
         with pytest.raises(ValueError) as refused:
             parse_uint64(text)
         assert str(refused.value) == f'strconv.ParseUint: parsing "{text}": {reason}'
+
+
+def test_the_message_quotes_the_text_as_go_does() -> None:
+    with pytest.raises(ValueError) as refused:
+        parse_int64('5\n"')
+    assert str(refused.value) == 'strconv.ParseInt: parsing "5\\n\\"": invalid syntax'

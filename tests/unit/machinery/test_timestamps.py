@@ -41,8 +41,10 @@ def test_accepted_times_are_stored_in_utc(value: str, micro: bool, stored: str) 
     ("2026-03-04T05:06:07Z", True, f'parsing time "2026-03-04T05:06:07Z" as "{M}": cannot parse "Z" as ".000000"'),
     ("2026-03-04T05:06:07.123Z", True,
      f'parsing time "2026-03-04T05:06:07.123Z" as "{M}": cannot parse ".123Z" as ".000000"'),
+    ("2026-03-04T05:06:07Zé\t", False,
+     'parsing time "2026-03-04T05:06:07Z\\xc3\\xa9\\x09": extra text: "\\xc3\\xa9\\x09"'),
 ], ids=["word", "empty", "slashes", "date-only", "space", "no-zone", "month", "day", "hour", "extra",
-        "micro-without-fraction", "micro-short-fraction"])
+        "micro-without-fraction", "micro-short-fraction", "non-ascii-extra"])
 def test_refused_times_say_what_go_says(value: str, micro: bool, message: str) -> None:
     with pytest.raises(TimeParseError) as err:
         normalize_go_time(value, micro=micro)
