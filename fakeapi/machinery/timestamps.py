@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import time
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import MAXYEAR, MINYEAR, UTC, datetime, timedelta
 
 RFC3339 = "%Y-%m-%dT%H:%M:%SZ"
 MICRO_RFC3339 = "%Y-%m-%dT%H:%M:%S.%fZ"
@@ -73,7 +73,29 @@ def _days_in(month: int, year: int) -> int:
 def parse_go_time(value: str, *, micro: bool = False) -> datetime:
     """``value`` parsed as metav1.Time (RFC 3339) or, with ``micro``, metav1.MicroTime (exactly six
     fractional digits), the way Go's ``time.Parse`` does; raises :class:`TimeParseError` with Go's
-    message (``parsing time "x" as "2006-01-02T15:04:05Z07:00": cannot parse "x" as "2006"``)."""
+    message (``parsing time "x" as "2006-01-02T15:04:05Z07:00": cannot parse "x" as "2006"``).
+
+    The result is in UTC.  Go's times reach years 0000 and 9999 with any offset, Python's only
+    0001 to 9999: an instant beyond them is the earliest or latest datetime, which orders it
+    rightly against every other (a log's ``sinceTime``).
+    """
+    moment, shift = _utc_instant(value, micro)
+    year = moment.year - shift
+    if year < MINYEAR:
+        return datetime.min.replace(tzinfo=UTC)
+    if year > MAXYEAR:
+        return datetime.max.replace(tzinfo=UTC)
+    return moment.replace(year=year, tzinfo=UTC)
+
+
+# Gregorian calendars repeat every 400 years, so a date moved by 400 years keeps its weekday and
+# leap days: it moves times near Python's year limits to where offsets cannot overflow.
+_CYCLE_YEARS = 400
+
+
+def _utc_instant(value: str, micro: bool) -> tuple[datetime, int]:
+    """The naive UTC instant of ``value``, with its year moved by the returned shift into Python's
+    range (0 for nearly every time)."""
     layout = MICRO_TIME_LAYOUT if micro else TIME_LAYOUT
     rest = value
 
@@ -146,8 +168,10 @@ def parse_go_time(value: str, *, micro: bool = False) -> datetime:
         raise TimeParseError(f"parsing time {_quote(value)}: extra text: {_quote(rest)}")
     if day > _days_in(month, year):
         raise out_of_range("day")
-    moment = datetime(year, month, day, hour, minute, second, tzinfo=timezone(timedelta(minutes=offset)))
-    return moment + timedelta(microseconds=fraction // 1000)
+    # Go takes offsets up to 24:60, beyond what datetime.timezone takes: subtract it by hand.
+    shift = _CYCLE_YEARS if year < _CYCLE_YEARS else -_CYCLE_YEARS if year > MAXYEAR - _CYCLE_YEARS else 0
+    moment = datetime(year + shift, month, day, hour, minute, second, fraction // 1000)
+    return moment - timedelta(minutes=offset), shift
 
 
 def normalize_go_time(value: str, *, micro: bool = False) -> str:
@@ -158,5 +182,10 @@ def normalize_go_time(value: str, *, micro: bool = False) -> str:
         if 1 <= month <= 12 and 1 <= day <= _days_in(month, year) and value[11:13] < "24" and \
                 value[14:16] < "60" and value[17:19] < "60":
             return value  # already canonical: the common case costs one match
-    moment = parse_go_time(value, micro=micro).astimezone(UTC)
-    return moment.strftime(MICRO_RFC3339 if micro else RFC3339)
+    moment, shift = _utc_instant(value, micro)
+    year = moment.year - shift
+    if not 0 <= year <= 9999:  # what RFC 3339 (and Go's Time.MarshalJSON) can write
+        raise TimeParseError(f"parsing time {_quote(value)}: year outside of range [0,9999] in UTC")
+    # (strftime's %Y does not pad years before 1000)
+    text = f"{year:04d}-{moment.month:02d}-{moment.day:02d}T{moment.hour:02d}:{moment.minute:02d}:{moment.second:02d}"
+    return f"{text}.{moment.microsecond:06d}Z" if micro else f"{text}Z"

@@ -125,6 +125,9 @@ def list_types(schema: st.Schema) -> ListTypes:
     return ListTypes(fields)
 
 
+_INT64 = 2**63
+
+
 def _cell_getter(json_path: str, type_: str) -> Callable[[dict[str, Any]], Any]:
     try:
         steps = jsonpath.parse_path(json_path)
@@ -136,16 +139,21 @@ def _cell_getter(json_path: str, type_: str) -> Callable[[dict[str, Any]], Any]:
         if value is jsonpath.MISSING or value is None:
             return None
         if type_ == "integer":
-            return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+            if not isinstance(value, int | float) or isinstance(value, bool):
+                return None
+            # Go's int64(float64) on amd64: beyond int64, the most negative one
+            return int(value) if -_INT64 <= value < _INT64 else -_INT64
         if type_ == "number":
             return value if isinstance(value, int | float) and not isinstance(value, bool) else None
         if type_ == "boolean":
             return value if isinstance(value, bool) else None
+        if type_ == "date":  # a time is a string; upstream's cell for anything else is empty
+            return value if isinstance(value, str) else None
         if isinstance(value, dict | list):
             return orjson.dumps(value).decode()
         if isinstance(value, bool):
             return "true" if value else "false"
-        return value if type_ == "date" else str(value)
+        return str(value)
 
     return get
 

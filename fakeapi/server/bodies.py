@@ -11,6 +11,8 @@ into gigabytes.
 
 from __future__ import annotations
 
+import math
+import struct
 from collections.abc import Iterable
 from typing import Any
 
@@ -114,7 +116,90 @@ class _BoundedComposer(Composer):
             raise _Refused("document contains excessive aliasing")
 
 
-class PyLoader(Reader, Scanner, Parser, _BoundedComposer, SafeConstructor, Resolver):
+class _JsonResolver(Resolver):
+    """YAML 1.1's implicit types but timestamps: go-yaml leaves a plain scalar that looks like a
+    time as its text when the target is JSON (sigs.k8s.io/yaml's), so ``2024-13-01`` is a string."""
+
+    yaml_implicit_resolvers = {
+        first: [(tag, pattern) for tag, pattern in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+        for first, resolvers in Resolver.yaml_implicit_resolvers.items()
+    }
+
+
+class _JsonConstructor(SafeConstructor):
+    """The safe constructor, building only what sigs.k8s.io/yaml turns into JSON: map keys that
+    are numbers or booleans become their text, ``!!binary`` its bytes as text, infinities and NaN
+    are refused, and so is a scalar whose explicit tag does not fit it, as go-yaml does."""
+
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        try:
+            return super().construct_object(node, deep)
+        except (ValueError, LookupError, AttributeError, OverflowError):
+            # What PyYAML's builders raise for a tagged value that is not one (``!!int abc``).
+            if not isinstance(node, yaml.ScalarNode):
+                raise
+            implicit = self.resolve(yaml.ScalarNode, node.value, (True, False))
+            raise _Refused(f"cannot decode {_short_tag(implicit)} `{node.value}` as a {_short_tag(node.tag)}") from None
+
+    def construct_yaml_binary(self, node: yaml.ScalarNode) -> str:
+        return super().construct_yaml_binary(node).decode("utf-8", "replace")
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        mapping = super().construct_mapping(node, deep)
+        if all(type(key) is str for key in mapping):
+            return mapping
+        return {json_key(key): value for key, value in mapping.items()}
+
+    def construct_yaml_float(self, node: yaml.ScalarNode) -> float:
+        value = super().construct_yaml_float(node)
+        if math.isinf(value) or math.isnan(value):
+            shown = "NaN" if math.isnan(value) else ("+Inf" if value > 0 else "-Inf")
+            raise _Refused(f"json: unsupported value: {shown}")
+        return value
+
+
+_JsonConstructor.add_constructor("tag:yaml.org,2002:float", _JsonConstructor.construct_yaml_float)
+_JsonConstructor.add_constructor("tag:yaml.org,2002:binary", _JsonConstructor.construct_yaml_binary)
+
+
+def _short_tag(tag: str) -> str:
+    return "!!" + tag.removeprefix("tag:yaml.org,2002:")
+
+
+def json_key(key: Any) -> str:
+    """A YAML map key as sigs.k8s.io/yaml writes it in JSON (400 for keys it cannot write)."""
+    if type(key) is str:
+        return key
+    if type(key) is bool:
+        return "true" if key else "false"
+    if type(key) is int:
+        return str(key)
+    if type(key) is float:
+        return _go_float32_text(key)
+    raise _Refused(f"unsupported map key of type: {type(key).__name__}, key: {key!r}")
+
+
+def _go_float32_text(value: float) -> str:
+    # strconv.FormatFloat(value, 'g', -1, 32), with go-yaml's names for infinities and NaN.
+    if math.isnan(value):
+        return ".nan"
+    try:
+        single = struct.unpack("f", struct.pack("f", value))[0]
+    except OverflowError:
+        single = math.copysign(math.inf, value)
+    if math.isinf(single):
+        return ".inf" if single > 0 else "-.inf"
+    for digits in range(1, 10):  # the fewest significant digits that read back as the same float32
+        text = f"{single:.{digits - 1}e}"
+        if struct.unpack("f", struct.pack("f", float(text)))[0] == single:
+            break
+    exponent = int(text.partition("e")[2])
+    if exponent < -4 or exponent >= 6:
+        return text
+    return f"{single:.{max(digits - exponent - 1, 0)}f}"
+
+
+class PyLoader(Reader, Scanner, Parser, _BoundedComposer, _JsonConstructor, _JsonResolver):
     """The bounded safe loader in pure Python."""
 
     def __init__(self, stream: bytes) -> None:
@@ -122,22 +207,22 @@ class PyLoader(Reader, Scanner, Parser, _BoundedComposer, SafeConstructor, Resol
         Scanner.__init__(self)
         Parser.__init__(self)
         _BoundedComposer.__init__(self)
-        SafeConstructor.__init__(self)
-        Resolver.__init__(self)
+        _JsonConstructor.__init__(self)
+        _JsonResolver.__init__(self)
 
 
 if CParser is None:
     LOADERS: tuple[type, ...] = (PyLoader,)
 else:
-    class CLoader(_BoundedComposer, SafeConstructor, Resolver, CParser):
+    class CLoader(_BoundedComposer, _JsonConstructor, _JsonResolver, CParser):
         """The bounded safe loader on libyaml's (several times faster) parser; the composer stays
         the Python one the bounds hook into."""
 
         def __init__(self, stream: bytes) -> None:
             CParser.__init__(self, stream)
             _BoundedComposer.__init__(self)
-            SafeConstructor.__init__(self)
-            Resolver.__init__(self)
+            _JsonConstructor.__init__(self)
+            _JsonResolver.__init__(self)
 
     LOADERS = (CLoader, PyLoader)
 
@@ -146,8 +231,8 @@ def load_yaml(raw: bytes, loader_class: type = LOADERS[0]) -> Any:
     """One YAML document as JSON values, within the depth and alias bounds (400 otherwise)."""
     loader = loader_class(raw)
     try:
-        # Through JSON, as the apiserver converts YAML: dates become strings, and values JSON
-        # cannot carry (integers beyond 64 bits) are refused here rather than deep inside.
+        # Through JSON, as the apiserver converts YAML: values JSON cannot carry (integers
+        # beyond 64 bits, a !!binary's bytes) are refused here rather than deep inside.
         value = orjson.loads(orjson.dumps(loader.get_single_data()))
         if too_deep(value):  # measured again with aliases expanded: each nests its anchor where it stands
             raise _Refused(f"exceeded max depth of {MAX_DEPTH}")
@@ -195,17 +280,23 @@ async def read_body(request: web.Request, *, allow_empty: bool = False, syntax: 
     Content-Type, as upstream's DELETE)."""
     media = syntax or (None if allow_empty else syntax_of(request))
     content = request.content
-    if content.is_eof():
-        # The whole body is in already (nearly always: it came with the headers), so it is taken
-        # as it is rather than through read()'s loop of awaits and copies; the same limit applies.
-        raw = content.read_nowait()
-        if len(raw) > request.client_max_size:
-            raise RequestEntityTooLarge(TOO_LARGE)
-    else:
-        try:
+    try:
+        if content.is_eof():
+            # The whole body is in already (nearly always: it came with the headers), so it is taken
+            # as it is rather than through read()'s loop of awaits and copies; the same limit applies.
+            raw = content.read_nowait()
+            if len(raw) > request.client_max_size:
+                raise RequestEntityTooLarge(TOO_LARGE)
+        else:
             raw = await request.read()
-        except web.HTTPRequestEntityTooLarge as exc:
-            raise RequestEntityTooLarge(TOO_LARGE) from exc
+    except web.HTTPRequestEntityTooLarge as exc:
+        raise RequestEntityTooLarge(TOO_LARGE) from exc
+    except web.RequestPayloadError as exc:  # e.g. a Content-Encoding: gzip body that is not gzip
+        # The rest of the connection's bytes cannot be framed: answer, then close it (without
+        # aiohttp draining a body that would raise again).
+        content.feed_eof()
+        request.protocol.close()
+        raise BadRequest(f"the request body could not be read: {getattr(exc.__cause__, 'message', exc)}") from exc
     if not raw or raw.isspace():  # (strip() would copy the body)
         if allow_empty:
             return None

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import orjson
@@ -146,7 +146,10 @@ class LogOptions:
             raise invalid_object("PodLogOptions", "", pod_name, errs)
         since = None
         if since_seconds is not None:
-            since = datetime.fromtimestamp(now.timestamp() - since_seconds, UTC)
+            try:
+                since = now - timedelta(seconds=since_seconds)
+            except OverflowError:  # further back than datetime reaches: every line is newer
+                since = datetime.min.replace(tzinfo=UTC)
         elif query.get("sinceTime"):
             try:
                 since = parse_go_time(query["sinceTime"])

@@ -7,6 +7,7 @@ and writes (the pipeline, and the subresource handlers a kind declares).
 from __future__ import annotations
 
 from collections.abc import Awaitable
+from itertools import accumulate
 from typing import Any
 
 from aiohttp import hdrs, web
@@ -47,9 +48,34 @@ METHOD_VERBS = {"GET": "get", "POST": "create", "PUT": "update", "PATCH": "patch
 
 
 def json_response(body: Any, status: int = 200, warnings: list[str] | None = None) -> web.Response:
-    headers = {"Warning": ", ".join(f'299 - "{_escape(w)}"' for w in warnings)} if warnings else None
+    headers = {"Warning": ", ".join(f'299 - "{_escape(w)}"' for w in bounded_warnings(warnings))} \
+        if warnings else None
     return web.Response(body=encoded(body), status=status, content_type="application/json",
                         headers=headers)
+
+
+# Upstream's warning recorder bounds what one response carries: 4 Ki runes of warning text in all;
+# past that, every warning is cut to 256 runes and no more are added once the budget is spent.
+WARNINGS_TOTAL_RUNES = 4 * 1024
+WARNING_ITEM_RUNES = 256
+
+
+def bounded_warnings(warnings: list[str]) -> list[str]:
+    """The warnings a response carries, de-duplicated and truncated as upstream's recorder does."""
+    unique = list(dict.fromkeys(w for w in warnings if w))
+    totals = list(accumulate(map(len, unique)))
+    if not totals or totals[-1] <= WARNINGS_TOTAL_RUNES:
+        return unique
+    # The first warning that does not fit turns truncation on for it and all before it.
+    overflow = next(i for i, total in enumerate(totals) if total > WARNINGS_TOTAL_RUNES)
+    kept = [text[:WARNING_ITEM_RUNES] for text in unique[:overflow + 1]]
+    written = sum(map(len, kept))
+    for text in unique[overflow + 1:]:
+        if written >= WARNINGS_TOTAL_RUNES:
+            break
+        kept.append(text[:WARNING_ITEM_RUNES])
+        written += len(kept[-1])
+    return kept
 
 
 def _escape(text: str) -> str:

@@ -338,3 +338,23 @@ async def test_a_merge_patch_empties_metadata_maps_away_but_a_custom_list_stays(
     # written, as upstream stores them unstructured.
     assert "labels" not in patched["metadata"]
     assert patched["spec"]["tags"] == []
+
+
+async def test_printer_columns_show_what_their_type_allows(api: Api) -> None:
+    """A date column shows only strings and an integer column truncates numbers as Go's int64()
+    does, whatever the (unvalidated) values are: a Table is never a 500."""
+    crd = crontab_crd(plural="gadgets", kind="Gadget", schema={
+        "type": "object", "properties": {"spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}})
+    crd["spec"]["names"]["shortNames"] = []
+    crd["spec"]["versions"][0]["additionalPrinterColumns"] = [
+        {"name": "When", "type": "date", "jsonPath": ".spec.when"},
+        {"name": "Count", "type": "integer", "jsonPath": ".spec.count"}]
+    del crd["spec"]["versions"][0]["subresources"], crd["spec"]["versions"][0]["selectableFields"]
+    await create_crd(api, crd)
+    gadgets = f"/apis/{GROUP}/v1/namespaces/default/gadgets"
+    for name, spec in (("numbers", {"when": 5, "count": 1e30}), ("fraction", {"when": [1], "count": 2.7})):
+        await api.ok("POST", gadgets, {"apiVersion": f"{GROUP}/v1", "kind": "Gadget", "metadata": {"name": name},
+                                       "spec": spec})
+    table = await api.ok("GET", gadgets, headers={"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"})
+    assert [row["cells"][:3] for row in table["rows"]] == [["fraction", "<unknown>", 2],
+                                                           ["numbers", "<unknown>", -(2**63)]]

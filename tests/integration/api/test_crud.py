@@ -256,6 +256,36 @@ async def test_get_refuses_an_unparsable_resource_version(api: Api, rv: str) -> 
                                "must be a non-negative integer")
 
 
+async def test_yaml_bodies_read_as_sigs_k8s_io_yaml_reads_them(api: Api) -> None:
+    """Time-like scalars stay text, number keys become text, a mistagged value is a 400 (not a 500)."""
+    created = await api.ok("POST", CM, b"metadata: {name: from-yaml}\ndata: {when: 2024-13-01, 8080: port}\n",
+                           content_type="application/yaml")
+    assert created["data"] == {"when": "2024-13-01", "8080": "port"}
+    status, body = await api.request("POST", CM, b"metadata: {name: tagged}\ndata: {a: !!int abc}\n",
+                                     content_type="application/yaml")
+    assert (status, body["message"]) == (
+        400, "error converting YAML to JSON: yaml: cannot decode !!str `abc` as a !!int")
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "deflate"])
+async def test_a_body_that_does_not_decompress_is_a_400(api: Api, encoding: str) -> None:
+    status, body = await api.request("POST", CM, b"not compressed", headers={"Content-Encoding": encoding})
+    assert (status, body["message"]) == (400, f"the request body could not be read: Can not decode "
+                                               f"content-encoding: {encoding}")
+    assert (await api.request("GET", CM))[0] == 200  # the session goes on (on a new connection)
+
+
+async def test_warnings_are_bounded_as_upstream_bounds_them(api: Api) -> None:
+    """Thousands of unknown fields warn within 4 Ki runes of text, so any client can read the header."""
+    body = {"metadata": {"name": "many-unknown"}, **{f"field{i:05d}": 1 for i in range(5000)}}
+    async with api.session.post(f"{CM}?fieldValidation=Warn", json=body) as resp:
+        assert resp.status == 201
+        warnings = resp.headers["Warning"].split(", 299 - ")
+    texts = [f'unknown field "field{i:05d}"' for i in range(5000)]
+    kept = next(n for n in range(1, 5000) if sum(map(len, texts[:n])) >= 4096)
+    assert len(warnings) == kept and warnings[-1] == f'"unknown field \\"field{kept - 1:05d}\\""'
+
+
 async def test_unknown_paths_and_methods(api: Api) -> None:
     status, body = await api.request("GET", "/apis/nope.example.com/v1/things")
     assert status == 404 and body["message"] == "the server could not find the requested resource"

@@ -295,3 +295,13 @@ async def test_invalid_values_are_quoted_as_go_quotes_them(api: Api) -> None:
                                      {"metadata": {"name": "quoted", "labels": labels}})
     assert status == 422
     assert body["details"]["causes"][0]["message"].startswith('Invalid value: "café\\t": a valid label must be')
+
+
+async def test_times_at_the_ends_of_gos_range_are_read_not_500(api: Api) -> None:
+    """Go reads years 0000-9999 with any offset; what RFC 3339 cannot write in UTC is a 400."""
+    status, body = await api.request("POST", NODES, node("edge", "0001-01-01T00:00:00+01:00"))
+    assert status == 201
+    assert body["status"]["conditions"][0]["lastHeartbeatTime"] == "0000-12-31T23:00:00Z"
+    status, body = await api.request("POST", NODES, node("beyond", "9999-12-31T23:59:59-01:00"))
+    assert (status, body["reason"]) == (400, "BadRequest")
+    assert body["message"].endswith('parsing time "9999-12-31T23:59:59-01:00": year outside of range [0,9999] in UTC')

@@ -21,8 +21,14 @@ M = "2006-01-02T15:04:05.000000Z07:00"
     ("2026-03-04T5:06:07Z", False, "2026-03-04T05:06:07Z"),
     ("2026-03-04T05:06:07.123456Z", True, "2026-03-04T05:06:07.123456Z"),
     ("2026-03-04T05:06:07.123456+02:00", True, "2026-03-04T03:06:07.123456Z"),
+    # Go's times reach year 0000 and offsets up to 24:60, beyond Python's datetime.
+    ("0001-01-01T00:00:00+01:00", False, "0000-12-31T23:00:00Z"),
+    ("0000-03-01T00:30:00.5+24:00", False, "0000-02-29T00:30:00Z"),
+    ("2026-03-04T05:06:07+24:60", False, "2026-03-03T04:06:07Z"),
+    ("0399-01-01T00:00:00.123456+01:00", True, "0398-12-31T23:00:00.123456Z"),
 ], ids=["canonical", "offset", "negative-offset", "fraction-dropped", "comma-fraction", "leap-day",
-        "one-digit-hour", "micro", "micro-offset"])
+        "one-digit-hour", "micro", "micro-offset", "into-year-0", "year-0-leap-day", "offset-24-60",
+        "year-399-micro"])
 def test_accepted_times_are_stored_in_utc(value: str, micro: bool, stored: str) -> None:
     assert normalize_go_time(value, micro=micro) == stored
 
@@ -41,10 +47,12 @@ def test_accepted_times_are_stored_in_utc(value: str, micro: bool, stored: str) 
     ("2026-03-04T05:06:07Z", True, f'parsing time "2026-03-04T05:06:07Z" as "{M}": cannot parse "Z" as ".000000"'),
     ("2026-03-04T05:06:07.123Z", True,
      f'parsing time "2026-03-04T05:06:07.123Z" as "{M}": cannot parse ".123Z" as ".000000"'),
+    ("9999-12-31T23:59:59-01:00", False,
+     'parsing time "9999-12-31T23:59:59-01:00": year outside of range [0,9999] in UTC'),
     ("2026-03-04T05:06:07Zé\t", False,
      'parsing time "2026-03-04T05:06:07Z\\xc3\\xa9\\x09": extra text: "\\xc3\\xa9\\x09"'),
 ], ids=["word", "empty", "slashes", "date-only", "space", "no-zone", "month", "day", "hour", "extra",
-        "micro-without-fraction", "micro-short-fraction", "non-ascii-extra"])
+        "micro-without-fraction", "micro-short-fraction", "year-10000", "non-ascii-extra"])
 def test_refused_times_say_what_go_says(value: str, micro: bool, message: str) -> None:
     with pytest.raises(TimeParseError) as err:
         normalize_go_time(value, micro=micro)

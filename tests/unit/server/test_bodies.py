@@ -85,7 +85,21 @@ YAML_BODIES = [
      "error converting YAML to JSON: yaml: exceeded max depth of 100"),
     ("self-containing-anchor", b"&a [*a]", "error converting YAML to JSON: yaml: anchor 'a' value contains itself"),
     ("huge-integer", b"a: 123456789012345678901234567890", "error converting YAML to JSON: "),
-    ("binary", b"a: !!binary aGk=", "error converting YAML to JSON: "),
+    ("binary", b"a: !!binary aGk=", {"a": "hi"}),
+    # go-yaml keeps a plain scalar that looks like a time as its text when decoding for JSON.
+    ("times-as-text", b"a: 2024-13-01\nb: 2024-01-01 10:00:00\nc: !!timestamp 2024-01-01\n",
+     {"a": "2024-13-01", "b": "2024-01-01 10:00:00", "c": "2024-01-01"}),
+    # sigs.k8s.io/yaml writes number and boolean keys as text (floats as Go's 32-bit %g).
+    ("scalar-keys", b"1: a\nfalse: b\n1.5: c\n1000000.0: d\n0.00001: e\n",
+     {"1": "a", "false": "b", "1.5": "c", "1e+06": "d", "1e-05": "e"}),
+    ("null-key", b"~: a\n", "error converting YAML to JSON: yaml: unsupported map key of type: NoneType"),
+    ("infinity", b"a: [.inf]\n", "error converting YAML to JSON: yaml: json: unsupported value: +Inf"),
+    ("nan", b"a: .nan\n", "error converting YAML to JSON: yaml: json: unsupported value: NaN"),
+    ("not-an-int", b"a: {b: !!int abc}\n", "error converting YAML to JSON: yaml: cannot decode !!str `abc` as a !!int"),
+    ("not-a-time", b"a: !!timestamp 2024-02-30\n",
+     "error converting YAML to JSON: yaml: cannot decode !!str `2024-02-30` as a !!timestamp"),
+    ("not-a-bool", b"a: !!bool maybe\n",
+     "error converting YAML to JSON: yaml: cannot decode !!str `maybe` as a !!bool"),
     ("two-documents", b"a: 1\n---\nb: 2\n", "error converting YAML to JSON: "),
 ]
 

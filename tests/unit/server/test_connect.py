@@ -63,7 +63,13 @@ LINES = [LogLine("2026-01-01T00:00:00Z", "first"), LogLine("2026-01-01T00:05:00Z
     ({"sinceTime": "2026-01-01T00:05:00Z"}, b"second\nthird\n"),
     ({"limitBytes": "8"}, b"first\nse"),
     ({"timestamps": "true", "tailLines": "1"}, b"2026-01-01T00:09:00.000000000Z third\n"),
-], ids=["all", "tail", "tail-zero", "since-seconds", "since-time", "limit-bytes", "timestamps"])
+    # Further back than Python's datetime reaches (Go's reach year 0): every line.
+    ({"sinceSeconds": "9223372036854775807"}, b"first\nsecond\nthird\n"),
+    ({"sinceSeconds": "99999999999"}, b"first\nsecond\nthird\n"),
+    ({"sinceTime": "0000-01-01T00:00:00Z"}, b"first\nsecond\nthird\n"),
+    ({"sinceTime": "9999-12-31T23:59:59-01:00"}, b""),
+], ids=["all", "tail", "tail-zero", "since-seconds", "since-time", "limit-bytes", "timestamps",
+        "since-seconds-max", "since-seconds-before-year-1", "since-year-0", "since-year-10000"])
 def test_log_options(query: dict[str, str], out: bytes) -> None:
     assert render(LINES, LogOptions.parse(query, "p", NOW)) == out
 
