@@ -287,6 +287,11 @@ def status_details(plural: str, group: str, name: str) -> dict[str, Any]:
     return details
 
 
+def internal_error(cause: str) -> StatusError:
+    """Upstream's ``NewInternalError``: a 500 ``InternalError`` carrying its cause."""
+    return StatusError(f"Internal error occurred: {cause}", details={"causes": [{"message": cause}]})
+
+
 def not_found(plural: str, group: str, name: str) -> NotFound:
     details = status_details(plural, group, name)
     return NotFound(f'{resource_name(plural, group)} "{name}" not found', details=details)

@@ -33,6 +33,7 @@ from fakeapi.errors import (
     ServiceUnavailable,
     StatusError,
     TooManyRequests,
+    internal_error,
     resource_name,
     status_details,
 )
@@ -141,7 +142,7 @@ def fault_error(code: int, facts: RequestFacts, *, message: str = "", retry_afte
     if code == 503:
         return ServiceUnavailable(message or UNAVAILABLE_MESSAGE)
     cause = message or INTERNAL_ERROR_CAUSE
-    return StatusError(f"Internal error occurred: {cause}", details={"causes": [{"message": cause}]})
+    return internal_error(cause)
 
 
 @dataclass

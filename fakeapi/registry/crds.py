@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from fakeapi.errors import BadRequest, StatusError, invalid, invalid_object
+from fakeapi.errors import BadRequest, internal_error, invalid, invalid_object
 from fakeapi.machinery import jsonpath
 from fakeapi.machinery import structural as st
 from fakeapi.machinery.jsoncopy import deep_copy
@@ -245,7 +245,7 @@ def _scale_subresource(scale: dict[str, Any]) -> Subresource:
         meta = obj["metadata"]
         replicas = jsonpath.lookup(obj, spec_path)
         if replicas is jsonpath.MISSING:
-            raise StatusError(f'the spec replicas field "{scale["specReplicasPath"]}" does not exist')
+            raise internal_error(f'the spec replicas field "{scale["specReplicasPath"]}" does not exist')
         status_replicas = jsonpath.lookup(obj, status_path)
         selector = jsonpath.lookup(obj, selector_path) if selector_path else ""
         scale_meta = {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")

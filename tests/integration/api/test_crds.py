@@ -150,6 +150,12 @@ async def test_status_and_scale_subresources(api: Api, crontabs: dict[str, Any])
     assert obj["spec"]["replicas"] == 3 and obj["metadata"]["generation"] == 3
     status, err = await api.request("PUT", f"{CRONTABS}/s/scale", {**scale, "spec": {"replicas": -1}})
     assert status == 422 and "spec.replicas: Invalid value: -1" in err["message"]
+    # Upstream answers a scale whose object lacks the replicas field with NewInternalError.
+    await api.ok("POST", CRONTABS, crontab("no-replicas"))
+    status, err = await api.request("GET", f"{CRONTABS}/no-replicas/scale")
+    cause = 'the spec replicas field ".spec.replicas" does not exist'
+    assert (status, err["reason"], err["message"], err["details"]) == (
+        500, "InternalError", f"Internal error occurred: {cause}", {"causes": [{"message": cause}]})
 
 
 async def test_server_side_apply_uses_the_schema_list_types(api: Api, crontabs: dict[str, Any]) -> None:
