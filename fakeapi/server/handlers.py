@@ -34,12 +34,12 @@ from fakeapi.registry.reads import encoded
 from fakeapi.registry.resource import Subresource
 from fakeapi.registry.rest import Registry
 from fakeapi.registry.writes import WriteOptions
-from fakeapi.server import connect, tables
+from fakeapi.server import connect, partial, tables
 from fakeapi.server.bodies import JSON, YAML, body_media_type, read_body
 from fakeapi.server.routes import Target, resolve
 from fakeapi.server.security import authenticate
 from fakeapi.server.state import ACCESS, REGISTRY
-from fakeapi.server.watch_stream import stream_watch
+from fakeapi.server.watch_stream import stream_watch, table_lines
 
 MAX_BODY = 3 * 1024 * 1024  # upstream's request body limit
 FIELD_VALIDATION = ("Ignore", "Warn", "Strict")
@@ -183,17 +183,24 @@ async def _review(request: web.Request, registry: Registry, target: Target) -> w
 async def _get(request: web.Request, registry: Registry, target: Target) -> web.StreamResponse:
     rt = target.resource
     accept = request.headers.get(hdrs.ACCEPT, "")
+    metadata_only = partial.requested(accept)
     if target.name is None:
         opts = listing.parse_list_options(request.query, rt)
         if opts.watch:
             if opts.send_initial_events and tables.accepts_only_table(accept):
                 raise NotAcceptable("only the following media types are accepted: application/json, "
                                     "application/yaml, application/vnd.kubernetes.protobuf")
-            return await stream_watch(request, registry, target, opts, tables.wants_table(accept))
+            if metadata_only:  # (each event carries one object, as a GET's answer does)
+                render = partial.Partial(partial.PARTIAL, metadata_only.version).watch_line
+            else:
+                render = table_lines(target) if tables.wants_table(accept) else None
+            return await stream_watch(request, registry, target, opts, render)
         body = await registry.reads.list(rt, target.namespace, opts)
         if tables.wants_table(accept):
             body = tables.to_table(rt, body["items"], body["metadata"],
                                    request.query.get("includeObject", "Metadata"))
+        elif metadata_only:
+            body = metadata_only.list(body)
         return json_response(body)
     if request.query_string:  # (the check without parsing: nearly every GET has none)
         await registry.reads.wait_not_older_than(listing.parse_get_resource_version(request.query))
@@ -201,7 +208,7 @@ async def _get(request: web.Request, registry: Registry, target: Target) -> web.
     if "Table" in accept and tables.wants_table(accept):  # (the check without a call: nearly every GET)
         return json_response(tables.to_table(rt, [obj], {"resourceVersion": obj["metadata"]["resourceVersion"]},
                                              request.query.get("includeObject", "Metadata")))
-    return json_response(obj)
+    return json_response(metadata_only.object(obj) if metadata_only else obj)
 
 
 async def _create(request: web.Request, registry: Registry, target: Target) -> web.Response:

@@ -70,8 +70,15 @@ def _as_table_line(target: Target, line: bytes, first: bool) -> bytes:
     return orjson.dumps({"type": event["type"], "object": table}) + b"\n"
 
 
-async def stream_watch(request: web.Request, registry: Registry, target: Target,
-                       opts: listing.ListOptions, as_table: bool) -> web.StreamResponse:
+def table_lines(target: Target) -> Callable[[bytes, bool], bytes]:
+    """What :func:`stream_watch` renders each event line with for a Table watch."""
+    return lambda line, first: _as_table_line(target, line, first)
+
+
+async def stream_watch(request: web.Request, registry: Registry, target: Target, opts: listing.ListOptions,
+                       render: Callable[[bytes, bool], bytes] | None = None) -> web.StreamResponse:
+    """Serve a watch; ``render`` shows each event line another way (a Table row, metadata alone),
+    given the line and whether it is the stream's first."""
     rt = target.resource
     reads = registry.reads
     response = web.StreamResponse(status=200, headers={"Content-Type": "application/json",
@@ -95,9 +102,9 @@ async def stream_watch(request: web.Request, registry: Registry, target: Target,
     if bookmarks is not None:
         bookmarks.add(watcher, loop)  # due when next_bookmark is, or a hair later
     first = True
-    # A StreamResponse sends its headers in prepare(), so raw chunks may follow at once.  Table
-    # rows are rendered per watch, by the reader.
-    sink = None if as_table else chunk_sink(request.transport)
+    # A StreamResponse sends its headers in prepare(), so raw chunks may follow at once.  Lines
+    # rendered another way are rendered per watch, by the reader.
+    sink = None if render else chunk_sink(request.transport)
     watcher.use_sink(sink)
     try:
         while True:
@@ -109,8 +116,8 @@ async def stream_watch(request: web.Request, registry: Registry, target: Target,
                 wait = deadline - now if wait is None else min(wait, deadline - now)
             lines = await watcher.next_lines(max(wait, 0) if wait is not None else None)
             if lines:
-                if as_table:
-                    lines = [_as_table_line(target, line, first and i == 0) for i, line in enumerate(lines)]
+                if render:
+                    lines = [render(line, first and i == 0) for i, line in enumerate(lines)]
                     first = False
                 # The sink takes what the connection can (the initial events, nearly always: they
                 # wait in the watcher since set-up); else the response's writer waits for the client.
@@ -126,7 +133,8 @@ async def stream_watch(request: web.Request, registry: Registry, target: Target,
             if deadline is not None and now >= deadline:
                 break
             if bookmarks is not None and now >= next_bookmark and not lines and not watcher.take_delivered():
-                await response.write(orjson.dumps(reads.bookmark(rt)) + b"\n")
+                line = orjson.dumps(reads.bookmark(rt)) + b"\n"
+                await response.write(render(line, False) if render else line)
                 next_bookmark = loop.time() + interval
                 bookmarks.add(watcher, loop)
         await response.write_eof()
