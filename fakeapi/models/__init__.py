@@ -25,9 +25,11 @@ import fakeapi.models.core_v1_services as core_v1_services
 import fakeapi.models.core_v1_storage as core_v1_storage
 import fakeapi.models.discovery_v1 as discovery_v1
 import fakeapi.models.events_v1 as events_v1
+import fakeapi.models.networking_v1 as networking_v1
 import fakeapi.models.policy_v1 as policy_v1
 import fakeapi.models.rbac_v1 as rbac_v1
 import fakeapi.models.scheduling_v1 as scheduling_v1
+import fakeapi.models.storage_v1 as storage_v1
 import fakeapi.models.tokenrequest_v1 as tokenrequest_v1
 from fakeapi.models import apiextensions_v1, core_v1, resource_v1, scheduling_v1alpha1, scheduling_v1beta1
 
@@ -51,3 +53,7 @@ MODELS.update({model.gvk: model for module in (core_v1_config, core_v1_services,
 MODELS.update({model.gvk: model for model in (policy_v1.Eviction, autoscaling_v1.Scale)})
 # scheduling.k8s.io/v1 PriorityClass.
 MODELS.update({model.gvk: model for model in scheduling_v1.MODELS.values()})
+# storage.k8s.io/v1 StorageClass, CSIDriver, CSINode and CSIStorageCapacity.
+MODELS.update({model.gvk: model for model in storage_v1.MODELS.values()})
+# networking.k8s.io/v1 Ingress, IngressClass and NetworkPolicy.
+MODELS.update({model.gvk: model for model in networking_v1.MODELS.values()})

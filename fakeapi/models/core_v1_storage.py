@@ -33,6 +33,20 @@ class VolumeNodeAffinity(KubeModel):
     required: NodeSelector | None = opt("Nodes the volume is reachable from.")
 
 
+class TopologySelectorLabelRequirement(KubeModel):
+    """A topology label and the values it may take."""
+
+    key: str = req("The label key.")
+    values: list[str] = req("Values the label may take (any of them).", markers=ATOMIC)
+
+
+class TopologySelectorTerm(KubeModel):
+    """Topology labels that must all match (a StorageClass's allowed topologies)."""
+
+    match_label_expressions: list[TopologySelectorLabelRequirement] | None = opt(
+        "Label requirements, ANDed.", markers=ATOMIC)
+
+
 class PersistentVolumeSpec(KubeModel):
     """A volume's capacity, access and source (the source fields are kept as given)."""
 

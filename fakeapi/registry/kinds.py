@@ -47,6 +47,13 @@ from fakeapi.registry.printers_everyday import (
     SERVICE_COLUMNS,
     converted,
 )
+from fakeapi.registry.printers_networking import INGRESS_CLASS_COLUMNS, INGRESS_COLUMNS, NETWORK_POLICY_COLUMNS
+from fakeapi.registry.printers_storage import (
+    CSI_DRIVER_COLUMNS,
+    CSI_NODE_COLUMNS,
+    CSI_STORAGE_CAPACITY_COLUMNS,
+    STORAGE_CLASS_COLUMNS,
+)
 from fakeapi.registry.resource import FieldGetter, ResourceType
 from fakeapi.registry.subresources import (
     ATTACH,
@@ -191,4 +198,19 @@ KINDS: tuple[ResourceType, ...] = (
           stored_as=("", "events"), read_view=events_v1_model.from_core, write_view=events_v1_model.to_core,
           field_selectors={label: path(*label.split(".")) for label in events_v1_model.FIELD_LABELS},
           columns=converted(EVENT_COLUMNS, events_v1_model.to_core)),
+    # networking.k8s.io/v1: an Ingress's controller reports through its status subresource.
+    _kind("networking.k8s.io", "v1", "Ingress", "ingresses", namespaced=True, short_names=("ing",),
+          subresources=(STATUS,), columns=INGRESS_COLUMNS),
+    _kind("networking.k8s.io", "v1", "IngressClass", "ingressclasses", namespaced=False,
+          columns=INGRESS_CLASS_COLUMNS),
+    _kind("networking.k8s.io", "v1", "NetworkPolicy", "networkpolicies", namespaced=True, short_names=("netpol",),
+          columns=NETWORK_POLICY_COLUMNS),
+    # storage.k8s.io/v1: of the four, only CSIDrivers get a generation (their strategy sets it upstream).
+    _kind("storage.k8s.io", "v1", "StorageClass", "storageclasses", namespaced=False, short_names=("sc",),
+          tracks_generation=False, columns=STORAGE_CLASS_COLUMNS),
+    _kind("storage.k8s.io", "v1", "CSIDriver", "csidrivers", namespaced=False, columns=CSI_DRIVER_COLUMNS),
+    _kind("storage.k8s.io", "v1", "CSINode", "csinodes", namespaced=False, tracks_generation=False,
+          columns=CSI_NODE_COLUMNS),
+    _kind("storage.k8s.io", "v1", "CSIStorageCapacity", "csistoragecapacities", namespaced=True,
+          tracks_generation=False, columns=CSI_STORAGE_CAPACITY_COLUMNS),
 )

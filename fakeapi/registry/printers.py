@@ -156,7 +156,7 @@ def _template_containers(*keys: str) -> tuple[FieldGetter, FieldGetter]:
             lambda o: ",".join(c.get("image", "") for c in containers(o)))
 
 
-def _selector(*keys: str) -> FieldGetter:
+def label_selector(*keys: str) -> FieldGetter:
     """``metav1.FormatLabelSelector``: ``a=b,c in (d)``, ``<none>`` when empty."""
     def get(obj: dict[str, Any]) -> str:
         selector: Any = obj
@@ -188,7 +188,7 @@ def _int_status(key: str) -> Callable[[dict[str, Any]], int]:
 def _workload_wide(*template: str, selector: tuple[str, ...] = ("spec", "selector")) -> tuple[Column, ...]:
     names, images = _template_containers(*template)
     return (Column("Containers", names, priority=1), Column("Images", images, priority=1),
-            Column("Selector", _selector(*selector), priority=1))
+            Column("Selector", label_selector(*selector), priority=1))
 
 
 DEPLOYMENT_COLUMNS = (

@@ -20,7 +20,9 @@ MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
 MAGIC = b"k8s\x00"
 
 # A schema maps field number -> (json name, type); a type is "string", "bytes" (base64 in JSON),
-# "blob" (raw bytes), "int", "bool", "time", a nested schema (dict), ("map", value type) or ("repeated", item type).
+# "blob" (raw bytes), "int", "bool", "time", a nested schema (dict), ("map", value type), ("repeated", item type)
+# or ("inline", schema): an embedded Go struct, a message on the wire whose fields JSON lists in the parent.
+# A "?" suffix marks a pointer field, whose zero value ("", 0, false) is still a value.
 Schema = dict[int, tuple[str, Any]]
 
 TYPE_META: Schema = {1: ("apiVersion", "string"), 2: ("kind", "string")}
@@ -179,6 +181,20 @@ KINDS[("scheduling.k8s.io/v1", "PriorityClass")] = {
     1: ("metadata", OBJECT_META), 2: ("value", "int?"), 3: ("globalDefault", "bool"), 4: ("description", "string"),
     5: ("preemptionPolicy", "string")}
 
+# kubectl create ingress (k8s.io/api networking/v1 generated.proto).  A rule embeds
+# IngressRuleValue in Go: field 2 of the message, but ``http`` beside ``host`` in JSON ("inline").
+_INGRESS_BACKEND: Schema = {
+    3: ("resource", {1: ("apiGroup", "string?"), 2: ("kind", "string"), 3: ("name", "string")}),
+    4: ("service", {1: ("name", "string"), 2: ("port", {1: ("name", "string"), 2: ("number", "int")})}),
+}
+_HTTP_INGRESS_PATH: Schema = {1: ("path", "string"), 2: ("backend", _INGRESS_BACKEND), 3: ("pathType", "string?")}
+KINDS[("networking.k8s.io/v1", "Ingress")] = {1: ("metadata", OBJECT_META), 2: ("spec", {
+    1: ("defaultBackend", _INGRESS_BACKEND),
+    2: ("tls", ("repeated", {1: ("hosts", _STRINGS), 2: ("secretName", "string")})),
+    3: ("rules", ("repeated", {1: ("host", "string"), 2: ("ingressRuleValue", ("inline", {
+        1: ("http", {1: ("paths", ("repeated", _HTTP_INGRESS_PATH))})}))})),
+    4: ("ingressClassName", "string?")})}
+
 
 class _Reader:
     def __init__(self, data: bytes) -> None:
@@ -268,6 +284,8 @@ def _message(schema: Schema, data: bytes) -> dict[str, Any]:
             out.setdefault(name, {})[entry.get("key", "")] = entry.get("value", "" if kind[1] == "string" else None)
         elif isinstance(kind, tuple) and kind[0] == "repeated":
             out.setdefault(name, []).append(_scalar(kind[1], value))
+        elif isinstance(kind, tuple) and kind[0] == "inline":
+            out.update(_message(kind[1], value))
         elif value or kind not in ("string", "int", "bool"):
             # Go's generated marshallers write the zero values of non-pointer fields too ("", 0,
             # false); its JSON (omitempty) and defaulting treat them as unset, so they are left

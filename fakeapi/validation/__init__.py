@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import fakeapi.validation.coordination as coordination
 import fakeapi.validation.core_config as core_config
+import fakeapi.validation.csi as csi
 import fakeapi.validation.discovery as discovery
 import fakeapi.validation.events as events
+import fakeapi.validation.networking as networking
 import fakeapi.validation.priority as priority
 import fakeapi.validation.rbac as rbac
 import fakeapi.validation.services as services
 import fakeapi.validation.storage as storage
+import fakeapi.validation.storageclass as storageclass
 from fakeapi.validation import apiextensions, apps, batch, core, devices, policy, resource, scheduling
 from fakeapi.validation.strategy import Strategy
 
@@ -36,4 +39,6 @@ STRATEGIES: dict[tuple[str, str, str], Strategy] = {
     **{("coordination.k8s.io", "v1", kind): s for kind, s in coordination.STRATEGIES.items()},
     **{("events.k8s.io", "v1", kind): s for kind, s in events.STRATEGIES.items()},
     ("scheduling.k8s.io", "v1", "PriorityClass"): priority.PriorityClassStrategy(),
+    **{(networking.GROUP, "v1", kind): s for kind, s in networking.STRATEGIES.items()},
+    **{("storage.k8s.io", "v1", kind): s for kind, s in (storageclass.STRATEGIES | csi.STRATEGIES).items()},
 }

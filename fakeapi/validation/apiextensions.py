@@ -10,7 +10,6 @@ internal conversion hoists it; otherwise at ``spec.versions[i].schema.openAPIV3S
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from fakeapi.errors import FieldError, duplicate, forbidden, invalid, not_supported, required, too_many
@@ -22,23 +21,11 @@ from fakeapi.validation.common import immutable
 from fakeapi.validation.crd_schema import check_schema
 from fakeapi.validation.strategy import AdmissionContext, Strategy
 
-_DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
-DNS1035_MESSAGE = ("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
-                   "alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', "
-                   "regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')")
 COLUMN_TYPES = ("boolean", "date", "integer", "number", "string")
 COLUMN_FORMATS = ("byte", "date", "date-time", "double", "float", "int32", "int64", "password")
 SELECTABLE_FIELDS_MAX = 8
 PROTECTED_GROUPS = ("k8s.io", "kubernetes.io")
 APPROVAL_ANNOTATION = "api-approved.kubernetes.io"
-
-
-def dns1035_label(value: str) -> list[str]:
-    """Messages for an invalid DNS-1035 label (names of versions, plurals, short names)."""
-    msgs = ["must be no more than 63 characters"] if len(value) > 63 else []
-    if not _DNS1035.match(value):
-        msgs.append(DNS1035_MESSAGE)
-    return msgs
 
 
 def condition(obj: dict[str, Any], type_: str) -> dict[str, Any] | None:
@@ -187,16 +174,16 @@ def _validate_names(names_: dict[str, Any], path: str) -> list[FieldError]:
             errors.append(required(f"{path}.{key}"))
             continue
         if key in ("kind", "listKind"):
-            msgs = dns1035_label(value.lower())
+            msgs = names.dns1035_label(value.lower())
             errors += [invalid(f"{path}.{key}", value, f"may have mixed case, but should otherwise match: {m}")
                        for m in msgs]
         else:
-            errors += [invalid(f"{path}.{key}", value, m) for m in dns1035_label(value)]
+            errors += [invalid(f"{path}.{key}", value, m) for m in names.dns1035_label(value)]
     if names_.get("kind") and names_.get("kind") == names_.get("listKind"):
         errors.append(invalid(f"{path}.listKind", names_["listKind"], "kind and listKind may not be the same"))
     for key in ("shortNames", "categories"):
         for i, value in enumerate(names_.get(key) or []):
-            errors += [invalid(f"{path}.{key}[{i}]", value, m) for m in dns1035_label(value)]
+            errors += [invalid(f"{path}.{key}[{i}]", value, m) for m in names.dns1035_label(value)]
     return errors
 
 
@@ -214,7 +201,7 @@ def _validate_versions(spec: dict[str, Any]) -> list[FieldError]:
         if not name:
             errors.append(required(f"{path}.name"))
         else:
-            errors += [invalid(f"{path}.name", name, m) for m in dns1035_label(name)]
+            errors += [invalid(f"{path}.name", name, m) for m in names.dns1035_label(name)]
         if name in seen:
             errors.append(invalid("spec.versions", versions, "must contain unique version names"))
         seen.add(name)

@@ -18,7 +18,7 @@ from fakeapi.machinery import structural as st
 from fakeapi.machinery.jsoncopy import deep_copy
 from fakeapi.models.meta import ObjectMeta
 from fakeapi.models.schema import decode, struct_fields
-from fakeapi.validation.apiextensions import dns1035_label
+from fakeapi.validation import names
 from fakeapi.validation.strategy import AdmissionContext, Strategy
 
 CRD_GROUP, CRD_PLURAL = "apiextensions.k8s.io", "customresourcedefinitions"
@@ -235,7 +235,7 @@ def _embedded(value: dict[str, Any], path: str) -> list[FieldError]:
     kind = value.get("kind")
     if isinstance(kind, str) and kind:
         errors += [invalid(f"{path}.kind", kind, f"may have mixed case, but should otherwise match: {m}")
-                   for m in dns1035_label(kind.lower())]
+                   for m in names.dns1035_label(kind.lower())]
     name = (value.get("metadata") or {}).get("name") if isinstance(value.get("metadata"), dict) else None
     if isinstance(name, str) and (name in (".", "..") or "/" in name or "%" in name):
         errors.append(invalid(f"{path}.metadata.name", name, f"may not be '{name}'" if name in (".", "..") else

@@ -14,6 +14,8 @@ _DNS_SUBDOMAIN = rf"{_DNS_LABEL}(\.{_DNS_LABEL})*"
 _QUALIFIED = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
 _LABEL_VALUE = rf"({_QUALIFIED})?"
 _C_IDENTIFIER = "[A-Za-z_][A-Za-z0-9_]*"
+_DNS1035_LABEL = "[a-z]([-a-z0-9]*[a-z0-9])?"
+_WILDCARD_SUBDOMAIN = rf"\*\.{_DNS_SUBDOMAIN}"
 
 Checker = Callable[[str], list[str]]
 DNS_LABEL_MAX, DNS_SUBDOMAIN_MAX, QUALIFIED_NAME_MAX, LABEL_VALUE_MAX = 63, 253, 63, 63
@@ -25,7 +27,8 @@ def _full(pattern: str) -> re.Pattern[str]:
 
 _RE = {name: _full(p) for name, p in (("label", _DNS_LABEL), ("subdomain", _DNS_SUBDOMAIN),
                                       ("qualified", _QUALIFIED), ("value", _LABEL_VALUE),
-                                      ("cid", _C_IDENTIFIER))}
+                                      ("cid", _C_IDENTIFIER), ("dns1035", _DNS1035_LABEL),
+                                      ("wildcard", _WILDCARD_SUBDOMAIN))}
 
 
 def _max_len(n: int) -> str:
@@ -49,6 +52,26 @@ def dns1123_subdomain(value: str) -> list[str]:
         msgs.append("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
                     "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex "
                     f"used for validation is '{_DNS_SUBDOMAIN}')")
+    return msgs
+
+
+def dns1035_label(value: str) -> list[str]:
+    """Messages for an invalid DNS-1035 label (Service names; CRD versions, plurals, short names)."""
+    msgs = [_max_len(DNS_LABEL_MAX)] if len(value) > DNS_LABEL_MAX else []
+    if not _RE["dns1035"].match(value):
+        msgs.append("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
+                    "alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', "
+                    f"regex used for validation is '{_DNS1035_LABEL}')")
+    return msgs
+
+
+def wildcard_dns1123_subdomain(value: str) -> list[str]:
+    """Messages for an invalid wildcard subdomain (``*.example.com``: Ingress hosts)."""
+    msgs = [_max_len(DNS_SUBDOMAIN_MAX)] if len(value) > DNS_SUBDOMAIN_MAX else []
+    if not _RE["wildcard"].match(value):
+        msgs.append("a wildcard DNS-1123 subdomain must start with '*.', followed by a valid DNS subdomain, which "
+                    "must consist of lower case alphanumeric characters, '-' or '.' and end with an alphanumeric "
+                    f"character (e.g. '*.example.com', regex used for validation is '{_WILDCARD_SUBDOMAIN}')")
     return msgs
 
 

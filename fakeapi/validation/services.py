@@ -15,9 +15,9 @@ from typing import Any
 
 from fakeapi.errors import (
     FieldError,
-    StatusError,
     duplicate,
     forbidden,
+    internal_error,
     invalid,
     invalid_object,
     not_supported,
@@ -182,14 +182,17 @@ def _service_port(port: dict[str, Any], path: str, *, named: bool, service_type:
     return errs
 
 
-def _cluster_ip(ip: str | None, path: str) -> list[FieldError]:
-    if not ip or ip == HEADLESS:
-        return []
+def validate_ip(ip: str, path: str) -> list[FieldError]:
+    """``IsValidIPForLegacyField`` (StrictIPCIDRValidation off, as in 1.37): an IPv4 or IPv6 address."""
     try:
         ipaddress.ip_address(ip)
     except ValueError:
         return [invalid(path, ip, "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)")]
     return []
+
+
+def _cluster_ip(ip: str | None, path: str) -> list[FieldError]:
+    return [] if not ip or ip == HEADLESS else validate_ip(ip, path)
 
 
 def validate_service(svc: dict[str, Any]) -> list[FieldError]:
@@ -253,7 +256,7 @@ class ServiceStrategy(Strategy):
             errs = allocate(spec, ctx.service_network, ctx.list_all("", "services"),
                             ((old or {}).get("metadata") or {}).get("uid", ""))
         except RangeFull as exc:
-            raise StatusError(f"Internal error occurred: {exc}") from None
+            raise internal_error(str(exc)) from None
         if errs:
             raise invalid_object("Service", "", meta.get("name") or meta.get("generateName", ""), errs)
 

@@ -1,6 +1,7 @@
 """Core ``v1`` PersistentVolume and PersistentVolumeClaim strategies: upstream's defaults, the
-required fields, and claim spec immutability (requests may grow; an unbound claim may be bound).
-No binder or provisioner runs: phases change only when a client writes them."""
+required fields, claim spec immutability (requests may grow; an unbound claim may be bound), and
+the default StorageClass of a new claim (:mod:`.storageclass`).  No binder or provisioner runs:
+phases change only when a client writes them."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from fakeapi.machinery.quantity import QuantityError, parse_quantity
 from fakeapi.models.core_v1_storage import PersistentVolumeSpec
 from fakeapi.models.schema import struct_fields
 from fakeapi.validation.common import get
+from fakeapi.validation.storageclass import admit_claim_class
 from fakeapi.validation.strategy import AdmissionContext, Strategy
 
 ACCESS_MODES = ["ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"]
@@ -71,6 +73,10 @@ class PersistentVolumeClaimStrategy(Strategy):
     def default(self, obj: dict[str, Any], ctx: AdmissionContext) -> None:
         obj.setdefault("spec", {}).setdefault("volumeMode", "Filesystem")
         obj.setdefault("status", {}).setdefault("phase", "Pending")
+
+    def admit(self, obj: dict[str, Any], old: dict[str, Any] | None, ctx: AdmissionContext) -> None:
+        if old is None:  # DefaultStorageClass admits creates only
+            admit_claim_class(obj, ctx)
 
     def validate(self, obj: dict[str, Any], ctx: AdmissionContext) -> list[FieldError]:
         spec = obj.get("spec") or {}

@@ -357,3 +357,67 @@ PRIORITY_CLASS = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
                   "value": 1000, "description": "Training that may preempt batch work."}
 ALL = (*ALL, PRIORITY_CLASS)
 DEFAULTS["trainer-high"] = {"preemptionPolicy": "PreemptLowerPriority"}
+
+# storage.k8s.io/v1.  The class is not the default one, so claims elsewhere keep no class.
+STORAGE = "storage.k8s.io/v1"
+STORAGE_CLASS = {"apiVersion": STORAGE, "kind": "StorageClass", "metadata": {"name": "trainer-ssd"},
+                 "provisioner": "ebs.csi.aws.com", "parameters": {"type": "gp3", "encrypted": "true"},
+                 "allowVolumeExpansion": True, "mountOptions": ["noatime"],
+                 "allowedTopologies": [{"matchLabelExpressions": [{"key": "topology.ebs.csi.aws.com/zone",
+                                                                   "values": ["us-east-1a", "us-east-1b"]}]}]}
+CSI_DRIVER = {"apiVersion": STORAGE, "kind": "CSIDriver", "metadata": {"name": "ebs.csi.aws.com"},
+              "spec": {"attachRequired": True, "podInfoOnMount": True, "fsGroupPolicy": "File",
+                       "tokenRequests": [{"audience": "sts.amazonaws.com", "expirationSeconds": 3600}],
+                       "serviceAccountTokenInSecrets": True}}
+# Named as its node; node-2 (the one with partitionable GPUs) since names are unique across ALL.
+CSI_NODE = {"apiVersion": STORAGE, "kind": "CSINode", "metadata": {"name": "node-2"},
+            "spec": {"drivers": [{"name": "ebs.csi.aws.com", "nodeID": "i-0123456789abcdef0",
+                                  "topologyKeys": ["topology.ebs.csi.aws.com/zone"],
+                                  "allocatable": {"count": 25}}]}}
+CSI_STORAGE_CAPACITY = {"apiVersion": STORAGE, "kind": "CSIStorageCapacity",
+                        "metadata": {"name": "csisc-trainer-ssd-us-east-1a", "namespace": NS},
+                        "storageClassName": "trainer-ssd", "capacity": "500Gi", "maximumVolumeSize": "16Ti",
+                        "nodeTopology": {"matchLabels": {"topology.ebs.csi.aws.com/zone": "us-east-1a"}}}
+ALL = (*ALL, STORAGE_CLASS, CSI_DRIVER, CSI_NODE, CSI_STORAGE_CAPACITY)
+DEFAULTS.update({
+    "trainer-ssd": {"reclaimPolicy": "Delete", "volumeBindingMode": "Immediate"},
+    "ebs.csi.aws.com": {"spec": {"storageCapacity": False, "volumeLifecycleModes": ["Persistent"],
+                                 "requiresRepublish": False, "seLinuxMount": False}},
+})
+
+# networking.k8s.io/v1.  The Ingress names its class, so no default class is needed; its paths
+# reach a Service by port number, by port name (the default backend) and a non-Service resource.
+NETWORKING = "networking.k8s.io/v1"
+INGRESS_CLASS = {"apiVersion": NETWORKING, "kind": "IngressClass", "metadata": {"name": "trainer-nginx"},
+                 "spec": {"controller": "k8s.io/ingress-nginx",
+                          "parameters": {"apiGroup": "k8s.example.com", "kind": "IngressParameters",
+                                         "name": "external-lb", "scope": "Namespace", "namespace": NS}}}
+INGRESS = {"apiVersion": NETWORKING, "kind": "Ingress",
+           "metadata": {"name": "trainer-web", "namespace": NS,
+                        "annotations": {"nginx.ingress.kubernetes.io/rewrite-target": "/"}},
+           "spec": {"ingressClassName": "trainer-nginx",
+                    "defaultBackend": {"service": {"name": "trainer-svc", "port": {"name": "metrics"}}},
+                    "tls": [{"hosts": ["trainer.example.com", "*.trainer.example.com"], "secretName": "trainer-tls"}],
+                    "rules": [{"host": "trainer.example.com", "http": {"paths": [
+                        {"path": "/api", "pathType": "Prefix",
+                         "backend": {"service": {"name": "trainer-svc", "port": {"number": 9090}}}},
+                        {"path": "/static", "pathType": "ImplementationSpecific",
+                         "backend": {"resource": {"apiGroup": "k8s.example.com", "kind": "StorageBucket",
+                                                  "name": "static-assets"}}}]}}]}}
+NETWORK_POLICY = {"apiVersion": NETWORKING, "kind": "NetworkPolicy",
+                  "metadata": {"name": "trainer-isolation", "namespace": NS},
+                  "spec": {"podSelector": {"matchLabels": {"app": "trainer"}},
+                           "ingress": [{"from": [{"namespaceSelector": {"matchLabels": {
+                                                      "kubernetes.io/metadata.name": "monitoring"}},
+                                                  "podSelector": {"matchLabels": {"app": "prometheus"}}},
+                                                 {"ipBlock": {"cidr": "172.17.0.0/16", "except": ["172.17.1.0/24"]}}],
+                                        "ports": [{"protocol": "TCP", "port": 9090},
+                                                  {"port": 32000, "endPort": 32768}]}],
+                           "egress": [{"to": [{"ipBlock": {"cidr": "10.0.0.0/24"}}],
+                                       "ports": [{"protocol": "UDP", "port": 53}]}]}}
+ALL = (*ALL, INGRESS_CLASS, INGRESS, NETWORK_POLICY)
+DEFAULTS.update({
+    # SetDefaults_NetworkPolicy (Egress too, as the policy has egress rules) and the port's TCP.
+    "trainer-isolation": {"spec": {"policyTypes": ["Ingress", "Egress"],
+                                   "ingress": [{"ports": [{}, {"protocol": "TCP"}]}]}},
+})

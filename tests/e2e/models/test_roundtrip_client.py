@@ -64,6 +64,13 @@ TYPED: dict[tuple[str, str], tuple[type, str, bool]] = {
     ("discovery.k8s.io/v1", "EndpointSlice"): (client.DiscoveryV1Api, "endpoint_slice", True),
     ("coordination.k8s.io/v1", "Lease"): (client.CoordinationV1Api, "lease", True),
     ("events.k8s.io/v1", "Event"): (client.EventsV1Api, "event", True),
+    **{("networking.k8s.io/v1", kind): (client.NetworkingV1Api, resource, namespaced)
+       for kind, resource, namespaced in (("Ingress", "ingress", True), ("IngressClass", "ingress_class", False),
+                                          ("NetworkPolicy", "network_policy", True))},
+    **{("storage.k8s.io/v1", kind): (client.StorageV1Api, resource, namespaced)
+       for kind, resource, namespaced in (("StorageClass", "storage_class", False), ("CSIDriver", "csi_driver", False),
+                                          ("CSINode", "csi_node", False),
+                                          ("CSIStorageCapacity", "csi_storage_capacity", True))},
 }
 
 

@@ -74,6 +74,20 @@ def test_service_of_kubectl_expose() -> None:
                  "selector": {"app": "web"}, "type": "NodePort"}}
 
 
+def test_ingress_rules_inline_their_http_value_and_keep_an_empty_pointer_string() -> None:
+    # Go writes non-pointer zero values (host "", port number 0); pointer fields only when set.
+    service = field(1, b"web") + field(2, field(1, b"") + field(2, 0))
+    path = field(1, b"/api") + field(2, field(4, service)) + field(3, b"Exact")
+    rule = field(1, b"") + field(2, field(1, field(1, path)))
+    spec = field(3, rule) + field(2, field(1, b"shop.example.com") + field(2, b"")) + field(4, b"")
+    raw = field(1, field(1, b"shop")) + field(2, spec)
+    assert decode_protobuf(envelope("networking.k8s.io/v1", "Ingress", raw)) == {
+        "apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": {"name": "shop"},
+        "spec": {"rules": [{"http": {"paths": [{"path": "/api", "pathType": "Exact",
+                                                "backend": {"service": {"name": "web", "port": {}}}}]}}],
+                 "tls": [{"hosts": ["shop.example.com"]}], "ingressClassName": ""}}
+
+
 def test_token_request_of_kubectl_create_token() -> None:
     bound = field(1, b"Pod") + field(2, b"v1") + field(3, b"p") + field(4, b"uid-1")
     spec = field(1, b"vault") + field(4, 600) + field(3, bound)
