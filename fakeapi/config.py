@@ -36,6 +36,10 @@ class FeatureGates:
     # KEP-2837: spec.resources of a Pod (beta since 1.34, on): its QoS class, defaulted requests
     # and the scheduler's view of its requests; off, the field is dropped from new pods.
     PodLevelResources: bool = True
+    # HorizontalPodAutoscaler: minReplicas 0 with an Object or External metric (alpha, off);
+    # spec.behavior.*.tolerance (beta, on; off, new tolerances are dropped).
+    HPAScaleToZero: bool = False
+    HPAConfigurableTolerance: bool = True
 
     @classmethod
     def parse(cls, text: str | None) -> FeatureGates:

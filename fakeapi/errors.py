@@ -167,7 +167,14 @@ def _go_escape(ch: str) -> str:
     return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
+class GoSyntax(str):
+    """A field error's value as Go prints it with ``%#v`` (a ``[]byte`` as ``[]byte{0x2d, ...}``):
+    written as is, not quoted as a string value is."""
+
+
 def _fmt_value(value: Any) -> str:
+    if isinstance(value, GoSyntax):
+        return str(value)
     if isinstance(value, str):
         return go_quote(value)
     if value is None:

@@ -29,3 +29,33 @@ def parse_duration(text: str) -> float:
     if not body or pos != len(body):
         raise ValueError(f'time: invalid duration "{text}"')
     return sign * total
+
+
+def human_duration(seconds: int) -> str:
+    """apimachinery's ``duration.HumanDuration``: ``5s``, ``3m2s``, ``4h``, ``12d``, ``3y``, at the
+    precision kubectl prints ages and durations (coarser as they grow)."""
+    if seconds < -1:
+        return "<invalid>"
+    if seconds < 0:
+        return "0s"
+    if seconds < 120:
+        return f"{seconds}s"
+    minutes = seconds // 60
+    if minutes < 10:
+        rem = seconds % 60
+        return f"{minutes}m{rem}s" if rem else f"{minutes}m"
+    if minutes < 180:
+        return f"{minutes}m"
+    hours = minutes // 60
+    if hours < 8:
+        return f"{hours}h{minutes % 60}m" if minutes % 60 else f"{hours}h"
+    if hours < 48:
+        return f"{hours}h"
+    days = hours // 24
+    if hours < 24 * 8:
+        return f"{days}d{hours % 24}h" if hours % 24 else f"{days}d"
+    if hours < 24 * 365 * 2:
+        return f"{days}d"
+    if hours < 24 * 365 * 8:
+        return f"{days // 365}y{days % 365}d" if days % 365 else f"{days // 365}y"
+    return f"{days // 365}y"

@@ -18,7 +18,9 @@ import fakeapi.models.apps_v1 as apps_v1  # the workload kinds, kept apart from 
 import fakeapi.models.authentication_v1 as authentication_v1
 import fakeapi.models.authorization_v1 as authorization_v1
 import fakeapi.models.autoscaling_v1 as autoscaling_v1
+import fakeapi.models.autoscaling_v2 as autoscaling_v2
 import fakeapi.models.batch_v1 as batch_v1
+import fakeapi.models.certificates_v1 as certificates_v1
 import fakeapi.models.coordination_v1 as coordination_v1
 import fakeapi.models.core_v1_config as core_v1_config
 import fakeapi.models.core_v1_services as core_v1_services
@@ -55,5 +57,9 @@ MODELS.update({model.gvk: model for model in (policy_v1.Eviction, autoscaling_v1
 MODELS.update({model.gvk: model for model in scheduling_v1.MODELS.values()})
 # storage.k8s.io/v1 StorageClass, CSIDriver, CSINode and CSIStorageCapacity.
 MODELS.update({model.gvk: model for model in storage_v1.MODELS.values()})
+# certificates.k8s.io/v1 CertificateSigningRequest.
+MODELS.update({model.gvk: model for model in certificates_v1.MODELS.values()})
 # networking.k8s.io/v1 Ingress, IngressClass and NetworkPolicy.
 MODELS.update({model.gvk: model for model in networking_v1.MODELS.values()})
+# autoscaling/v2 HorizontalPodAutoscaler.
+MODELS.update({model.gvk: model for model in autoscaling_v2.MODELS.values()})

@@ -33,6 +33,8 @@ from fakeapi.registry.printers import (
     STATEFULSET_COLUMNS,
     path,
 )
+from fakeapi.registry.printers_autoscaling import HPA_COLUMNS
+from fakeapi.registry.printers_certificates import CSR_COLUMNS
 from fakeapi.registry.printers_everyday import (
     ENDPOINT_SLICE_COLUMNS,
     ENDPOINTS_COLUMNS,
@@ -56,6 +58,7 @@ from fakeapi.registry.printers_storage import (
 )
 from fakeapi.registry.resource import FieldGetter, ResourceType
 from fakeapi.registry.subresources import (
+    APPROVAL,
     ATTACH,
     BINDING,
     EPHEMERAL_CONTAINERS,
@@ -213,4 +216,12 @@ KINDS: tuple[ResourceType, ...] = (
           columns=CSI_NODE_COLUMNS),
     _kind("storage.k8s.io", "v1", "CSIStorageCapacity", "csistoragecapacities", namespaced=True,
           tracks_generation=False, columns=CSI_STORAGE_CAPACITY_COLUMNS),
+    # certificates.k8s.io/v1: no signer runs; an approved request gets its certificate from a client
+    # acting as the signer (through /status).
+    _kind("certificates.k8s.io", "v1", "CertificateSigningRequest", "certificatesigningrequests", namespaced=False,
+          short_names=("csr",), subresources=(STATUS, APPROVAL), tracks_generation=False,
+          field_selectors={"spec.signerName": path("spec", "signerName")}, columns=CSR_COLUMNS),
+    # autoscaling/v2: stored and validated; no autoscaler runs, so status is what clients write.
+    _kind("autoscaling", "v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers", namespaced=True,
+          short_names=("hpa",), categories=("all",), subresources=(STATUS,), columns=HPA_COLUMNS),
 )

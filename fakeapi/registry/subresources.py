@@ -3,6 +3,7 @@
 ``status`` is the generic pipeline's (a write that changes status only); ``pods/binding`` and
 ``namespaces/{name}/finalize`` are upstream's ``BindingREST`` and ``FinalizeREST``: they change
 one field of the parent directly, without its strategy, and commit through the pipeline's tail.
+``certificatesigningrequests/approval`` is the conditions of a CSR.
 ``…/scale`` is a view of a workload as an ``autoscaling/v1`` Scale whose writes set
 ``spec.replicas``; ``pods/eviction`` deletes a pod unless a PodDisruptionBudget forbids it.
 """
@@ -84,6 +85,8 @@ def finalize_namespace(writer: Writer, rt: ResourceType, namespace: str, name: s
 STATUS = Subresource("status", ("get", "patch", "update"))
 BINDING = Subresource("binding", ("create",), kind="Binding", handler=bind_pod)
 FINALIZE = Subresource("finalize", ("update",), handler=finalize_namespace)
+# CertificateSigningRequests are approved or denied here: a write changes status.conditions only.
+APPROVAL = Subresource("approval", ("get", "patch", "update"), scope=("status", "conditions"))
 
 
 # -- scale (Deployment, ReplicaSet, StatefulSet) ------------------------------------------------

@@ -9,9 +9,10 @@ changes nothing.  Nothing here names a kind: what differs between kinds is a str
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from fakeapi.auth.users import UserInfo
 from fakeapi.config import FeatureGates
 from fakeapi.errors import (
     STALE_OBJECT,
@@ -58,6 +59,8 @@ class WriteOptions:
     field_validation: str = "Strict"
     force: bool = False
     subresource: str = ""
+    # Who sent the write, when the kind's strategy ``wants_user`` (see AdmissionContext.user).
+    user: UserInfo | None = None
 
 
 def _check_rv(rt: ResourceType, name: str, body: dict[str, Any], stored: dict[str, Any]) -> None:
@@ -230,6 +233,8 @@ class Writer:
         if rt.has_status and not rt.strategy.keeps_status_on_create:
             obj.pop("status", None)  # the kind's status defaults then come from its strategy
         ctx = self._admission(rt, namespace, "CREATE", ns=ns)
+        if opts.user is not None:  # (contexts are shared between requests; the user is this one's)
+            ctx = replace(ctx, user=opts.user)
         self._fill_value_structs(rt, obj)
         rt.strategy.default(obj, ctx)
         rt.strategy.drop_disabled_fields(obj, None, ctx)
@@ -290,6 +295,7 @@ class Writer:
         ctx = self._admission(rt, old_meta.get("namespace", ""), "UPDATE", opts.subresource)
         if opts.subresource == "status":
             new = m.status_only(new, old)
+            rt.strategy.prepare_update(new, old, ctx)
             rt.strategy.drop_disabled_fields(new, old, ctx)
         else:
             sub = rt.subresource(opts.subresource) if opts.subresource else None
@@ -297,6 +303,7 @@ class Writer:
                 new = m.scoped(new, old, sub.scope)
             elif rt.has_status:
                 m.keep_status(new, old)
+            rt.strategy.prepare_update(new, old, ctx)
             self._fill_value_structs(rt, new)
             rt.strategy.default(new, ctx)
             rt.strategy.drop_disabled_fields(new, old, ctx)

@@ -7,6 +7,7 @@ and writes (the pipeline, and the subresource handlers a kind declares).
 from __future__ import annotations
 
 from collections.abc import Awaitable
+from dataclasses import replace
 from itertools import accumulate
 from typing import Any
 
@@ -211,10 +212,18 @@ async def _get(request: web.Request, registry: Registry, target: Target) -> web.
     return json_response(metadata_only.object(obj) if metadata_only else obj)
 
 
+def _with_user(request: web.Request, target: Target, opts: WriteOptions) -> WriteOptions:
+    """``opts`` with the requesting user when the kind's creates record it (CSRs); options are
+    shared between requests, so the user goes on a copy."""
+    if not target.resource.strategy.wants_user:
+        return opts
+    return replace(opts, user=authenticate(request, request.app[ACCESS]))
+
+
 async def _create(request: web.Request, registry: Registry, target: Target) -> web.Response:
     body = await read_body(request)
     _check_type_meta(body, target)
-    opts = write_options(request)
+    opts = _with_user(request, target, write_options(request))
     obj, warnings = registry.writes.create(target.resource, target.namespace or "", body, opts)
     return json_response(obj, 201, warnings)
 
@@ -241,7 +250,8 @@ async def _patch(request: web.Request, registry: Registry, target: Target) -> we
     body = await read_body(request, syntax=YAML if patch_type == "apply" else JSON)
     if patch_type == "apply":
         _check_type_meta(body, target)
-    opts = write_options(request, target.subresource, apply=patch_type == "apply")
+    # (server-side apply may create)
+    opts = _with_user(request, target, write_options(request, target.subresource, apply=patch_type == "apply"))
     obj, created, warnings = registry.writes.patch(target.resource, target.namespace or "", target.name or "",
                                             patch_type, body, opts)
     return json_response(obj, 201 if created else 200, warnings)

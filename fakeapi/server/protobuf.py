@@ -195,6 +195,39 @@ KINDS[("networking.k8s.io/v1", "Ingress")] = {1: ("metadata", OBJECT_META), 2: (
         1: ("http", {1: ("paths", ("repeated", _HTTP_INGRESS_PATH))})}))})),
     4: ("ingressClassName", "string?")})}
 
+# kubectl autoscale (1.37 creates autoscaling/v2 first; k8s.io/api autoscaling/v2 generated.proto).
+_CROSS_VERSION_REFERENCE: Schema = {1: ("kind", "string"), 2: ("name", "string"), 3: ("apiVersion", "string")}
+_METRIC_IDENTIFIER: Schema = {1: ("name", "string"), 2: ("selector", LABEL_SELECTOR)}
+_METRIC_TARGET: Schema = {1: ("type", "string"), 2: ("value", "quantity"), 3: ("averageValue", "quantity"),
+                          4: ("averageUtilization", "int?")}
+_SCALING_RULES: Schema = {
+    1: ("selectPolicy", "string?"), 2: ("policies", ("repeated", {1: ("type", "string"), 2: ("value", "int"),
+                                                                  3: ("periodSeconds", "int")})),
+    3: ("stabilizationWindowSeconds", "int?"), 4: ("tolerance", "quantity")}
+KINDS[("autoscaling/v2", "HorizontalPodAutoscaler")] = {1: ("metadata", OBJECT_META), 2: ("spec", {
+    1: ("scaleTargetRef", _CROSS_VERSION_REFERENCE), 2: ("minReplicas", "int?"), 3: ("maxReplicas", "int"),
+    4: ("metrics", ("repeated", {
+        1: ("type", "string"),
+        2: ("object", {1: ("describedObject", _CROSS_VERSION_REFERENCE), 2: ("target", _METRIC_TARGET),
+                       3: ("metric", _METRIC_IDENTIFIER)}),
+        3: ("pods", {1: ("metric", _METRIC_IDENTIFIER), 2: ("target", _METRIC_TARGET)}),
+        4: ("resource", {1: ("name", "string"), 2: ("target", _METRIC_TARGET)}),
+        5: ("external", {1: ("metric", _METRIC_IDENTIFIER), 2: ("target", _METRIC_TARGET)}),
+        7: ("containerResource", {1: ("name", "string"), 2: ("target", _METRIC_TARGET), 3: ("container", "string")}),
+    })),
+    5: ("behavior", {1: ("scaleUp", _SCALING_RULES), 2: ("scaleDown", _SCALING_RULES)})})}
+
+
+# kubectl certificate approve|deny (k8s.io/api certificates/v1 generated.proto): the request read
+# back, its conditions changed.  ``extra`` (a map of ExtraValue messages) is left out: the server
+# keeps the stored spec on every update.
+KINDS[("certificates.k8s.io/v1", "CertificateSigningRequest")] = {1: ("metadata", OBJECT_META), 2: ("spec", {
+    1: ("request", "bytes"), 2: ("username", "string"), 3: ("uid", "string"), 4: ("groups", _STRINGS),
+    5: ("usages", _STRINGS), 7: ("signerName", "string"), 8: ("expirationSeconds", "int?")}), 3: ("status", {
+        1: ("conditions", ("repeated", {1: ("type", "string"), 6: ("status", "string"), 2: ("reason", "string"),
+                                        3: ("message", "string"), 4: ("lastUpdateTime", "time"),
+                                        5: ("lastTransitionTime", "time")})),
+        2: ("certificate", "bytes")})}
 
 class _Reader:
     def __init__(self, data: bytes) -> None:

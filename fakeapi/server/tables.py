@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from fakeapi.machinery.durations import human_duration
 from fakeapi.registry.resource import AGE, NAME, Column, ResourceType
 
 TABLE_MEDIA = "as=Table"
@@ -33,22 +34,8 @@ def human_age(timestamp: str | None, now: datetime | None = None) -> str:
         created = datetime.strptime(timestamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
     except ValueError:
         return "<invalid>"
-    seconds = int(((now or datetime.now(UTC)) - created).total_seconds())
-    if seconds < 0:
-        return "0s"
-    if seconds < 120:
-        return f"{seconds}s"
-    minutes = seconds // 60
-    if minutes < 10:
-        rem = seconds % 60
-        return f"{minutes}m{rem}s" if rem else f"{minutes}m"
-    if minutes < 180:
-        return f"{minutes}m"
-    hours = minutes // 60
-    if hours < 48:
-        return f"{hours}h{minutes % 60}m" if hours < 8 and minutes % 60 else f"{hours}h"
-    days = hours // 24
-    return f"{days}d{hours % 24}h" if days < 8 and hours % 24 else f"{days}d"
+    # A creation time ahead of this clock (another process's) reads as just created.
+    return human_duration(max(int(((now or datetime.now(UTC)) - created).total_seconds()), 0))
 
 
 def columns(rt: ResourceType) -> tuple[Column, ...]:

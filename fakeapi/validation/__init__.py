@@ -7,6 +7,8 @@ lists, immutability), one module per API group.
 
 from __future__ import annotations
 
+import fakeapi.validation.autoscaling as autoscaling
+import fakeapi.validation.certificates as certificates
 import fakeapi.validation.coordination as coordination
 import fakeapi.validation.core_config as core_config
 import fakeapi.validation.csi as csi
@@ -41,4 +43,6 @@ STRATEGIES: dict[tuple[str, str, str], Strategy] = {
     ("scheduling.k8s.io", "v1", "PriorityClass"): priority.PriorityClassStrategy(),
     **{(networking.GROUP, "v1", kind): s for kind, s in networking.STRATEGIES.items()},
     **{("storage.k8s.io", "v1", kind): s for kind, s in (storageclass.STRATEGIES | csi.STRATEGIES).items()},
+    **{("certificates.k8s.io", "v1", kind): s for kind, s in certificates.STRATEGIES.items()},
+    **{("autoscaling", "v2", kind): s for kind, s in autoscaling.STRATEGIES.items()},
 }

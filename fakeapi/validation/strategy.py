@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from fakeapi.auth.users import UserInfo
 from fakeapi.config import FeatureGates
 from fakeapi.errors import FieldError
 from fakeapi.machinery.jsoncopy import deep_copy
@@ -49,6 +50,8 @@ class AdmissionContext:
     list_all: ListAll = _no_objects
     # Where Services get their cluster IPs and node ports.
     service_network: ServiceNetwork = field(default_factory=ServiceNetwork.parse)
+    # Who sent a create, for a kind whose strategy ``wants_user`` (None: nobody, an in-server write).
+    user: UserInfo | None = None
 
 
 class Strategy:
@@ -56,6 +59,9 @@ class Strategy:
 
     # Upstream strategies reset status on create; a kind whose clients may set it (nodes) says so.
     keeps_status_on_create: ClassVar[bool] = False
+    # Whether a create needs the requesting user in ``ctx.user`` (CSRs record who asked); other
+    # kinds' creates skip finding it.
+    wants_user: ClassVar[bool] = False
 
     def decode(self, obj: dict[str, Any], field_validation: str, *, patch: bool = False
                ) -> tuple[dict[str, Any], list[str]]:
@@ -69,6 +75,11 @@ class Strategy:
 
     def default(self, obj: dict[str, Any], ctx: AdmissionContext) -> None:
         """Apply defaults and drop fields of disabled feature gates (create and update)."""
+
+    def prepare_update(self, new: dict[str, Any], old: dict[str, Any], ctx: AdmissionContext) -> None:
+        """Upstream's ``PrepareForUpdate`` of the endpoint written (``ctx.subresource``): keep what
+        the write may not change and fill in what the server derives, before defaults and validation
+        (the pipeline has already kept status on the main resource and metadata on ``status``)."""
 
     def drop_disabled_fields(self, new: dict[str, Any], old: dict[str, Any] | None,
                              ctx: AdmissionContext) -> None:

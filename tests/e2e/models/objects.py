@@ -6,6 +6,7 @@ with ``sent + DEFAULTS[kind]`` (a merge: the defaults only add keys).
 
 from __future__ import annotations
 
+import base64
 import copy
 from typing import Any
 
@@ -421,3 +422,42 @@ DEFAULTS.update({
     "trainer-isolation": {"spec": {"policyTypes": ["Ingress", "Egress"],
                                    "ingress": [{"ports": [{}, {"protocol": "TCP"}]}]}},
 })
+
+# certificates.k8s.io/v1.  A real PKCS#10 request (EC P-256, CN=trainer, O=ml-team), made once with
+# cryptography and kept here.  The server records who asked: the open cluster's insecure superuser.
+CSR_PEM = b"""-----BEGIN CERTIFICATE REQUEST-----
+MIHgMIGGAgEAMCQxEDAOBgNVBAMMB3RyYWluZXIxEDAOBgNVBAoMB21sLXRlYW0w
+WTATBgcqhkjOPQIBBggqhkjOPQMBBwNCAAQMTHPtG4mTLbGxtbUAc0OcoB2cFQid
+9iyQMoZtflLxlTvgYDJYvN6Vn7skviXn89do06UW89E32WqvvlqZF750oAAwCgYI
+KoZIzj0EAwIDSQAwRgIhAPJjZ+11sKqBsu3KLE7XTZQGLQvkjj5JghoA6ihwu5Yp
+AiEAxDsMInusk5DTXmKuOx1Z42XyN+w+xxvJi8hldxPjmos=
+-----END CERTIFICATE REQUEST-----
+"""
+CSR = {"apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest",
+       "metadata": {"name": "trainer-client"},
+       "spec": {"request": base64.b64encode(CSR_PEM).decode(), "signerName": "kubernetes.io/kube-apiserver-client",
+                "expirationSeconds": 86400, "usages": ["digital signature", "client auth"]}}
+ALL = (*ALL, CSR)
+DEFAULTS["trainer-client"] = {"spec": {"username": "system:unsecured",
+                                       "groups": ["system:masters", "system:authenticated"]}}
+
+# autoscaling/v2: an HPA beside the Deployment, on CPU and a per-pod custom metric, scaling down
+# slowly.  minReplicas and the scale-up rules are left to the v2 defaults.
+HPA = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+       "metadata": {"name": "trainer-hpa", "namespace": NS},
+       "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "trainer-deploy"},
+                "maxReplicas": 10,
+                "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {
+                                 "type": "Utilization", "averageUtilization": 70}}},
+                            {"type": "Pods", "pods": {
+                                "metric": {"name": "requests_per_second",
+                                           "selector": {"matchLabels": {"verb": "GET"}}},
+                                "target": {"type": "AverageValue", "averageValue": "500m"}}}],
+                "behavior": {"scaleDown": {"stabilizationWindowSeconds": 600, "tolerance": "50m",
+                                           "policies": [{"type": "Pods", "value": 1, "periodSeconds": 60}]}}}}
+ALL = (*ALL, HPA)
+DEFAULTS["trainer-hpa"] = {"spec": {"minReplicas": 1, "behavior": {
+    "scaleUp": {"stabilizationWindowSeconds": 0, "selectPolicy": "Max",
+                "policies": [{"type": "Pods", "value": 4, "periodSeconds": 15},
+                             {"type": "Percent", "value": 100, "periodSeconds": 15}]},
+    "scaleDown": {"selectPolicy": "Max"}}}}

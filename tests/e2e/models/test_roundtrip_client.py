@@ -63,6 +63,7 @@ TYPED: dict[tuple[str, str], tuple[type, str, bool]] = {
                                           ("LimitRange", "limit_range", True), ("PodTemplate", "pod_template", True))},
     ("discovery.k8s.io/v1", "EndpointSlice"): (client.DiscoveryV1Api, "endpoint_slice", True),
     ("coordination.k8s.io/v1", "Lease"): (client.CoordinationV1Api, "lease", True),
+    ("autoscaling/v2", "HorizontalPodAutoscaler"): (client.AutoscalingV2Api, "horizontal_pod_autoscaler", True),
     ("events.k8s.io/v1", "Event"): (client.EventsV1Api, "event", True),
     **{("networking.k8s.io/v1", kind): (client.NetworkingV1Api, resource, namespaced)
        for kind, resource, namespaced in (("Ingress", "ingress", True), ("IngressClass", "ingress_class", False),
@@ -71,6 +72,8 @@ TYPED: dict[tuple[str, str], tuple[type, str, bool]] = {
        for kind, resource, namespaced in (("StorageClass", "storage_class", False), ("CSIDriver", "csi_driver", False),
                                           ("CSINode", "csi_node", False),
                                           ("CSIStorageCapacity", "csi_storage_capacity", True))},
+    ("certificates.k8s.io/v1", "CertificateSigningRequest"): (client.CertificatesV1Api,
+                                                              "certificate_signing_request", False),
 }
 
 
