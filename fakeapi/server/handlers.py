@@ -184,7 +184,7 @@ async def _review(request: web.Request, registry: Registry, target: Target) -> w
 async def _get(request: web.Request, registry: Registry, target: Target) -> web.StreamResponse:
     rt = target.resource
     accept = request.headers.get(hdrs.ACCEPT, "")
-    metadata_only = partial.requested(accept)
+    metadata_only = partial.requested(accept) if "Partial" in accept else None  # (no call on nearly every GET)
     if target.name is None:
         opts = listing.parse_list_options(request.query, rt)
         if opts.watch:
@@ -203,7 +203,7 @@ async def _get(request: web.Request, registry: Registry, target: Target) -> web.
         elif metadata_only:
             body = metadata_only.list(body)
         return json_response(body)
-    if request.query_string:  # (the check without parsing: nearly every GET has none)
+    if "?" in request.raw_path:  # (the check without parsing, or a URL object: nearly every GET has none)
         await registry.reads.wait_not_older_than(listing.parse_get_resource_version(request.query))
     obj = registry.reads.get(rt, target.namespace or "", target.name or "")
     if "Table" in accept and tables.wants_table(accept):  # (the check without a call: nearly every GET)
