@@ -71,7 +71,7 @@ class ServiceNetwork:
 
     def free_ip(self, used: Iterable[str]) -> str:
         """The lowest unallocated address; RangeFull when none is left."""
-        taken = {ipaddress.ip_address(ip) for ip in used if _is_ip(ip)}
+        taken = {ipaddress.ip_address(ip) for ip in used if is_ip(ip)}
         for address in self.cluster_ips.hosts():
             if address not in taken:
                 return str(address)
@@ -95,7 +95,8 @@ class ServiceNetwork:
         raise RangeFull("failed to allocate a nodePort: range is full")
 
 
-def _is_ip(text: str) -> bool:
+def is_ip(text: str) -> bool:
+    """Whether ``text`` is an IPv4 or IPv6 address."""
     try:
         ipaddress.ip_address(text)
     except ValueError:

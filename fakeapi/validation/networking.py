@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 from fakeapi.errors import FieldError, forbidden, invalid, not_supported, required, too_long
+from fakeapi.machinery.servicenet import is_ip
 from fakeapi.validation import names
 from fakeapi.validation.common import get, immutable
 from fakeapi.validation.services import PROTOCOLS, port_name_problems, validate_ip
@@ -34,14 +35,6 @@ _NOT_AN_IP = "must be a DNS name, not an IP address"
 # RFC 3986 path characters (IsDomainPrefixedPath's part after the domain).
 _HTTP_PATH = r"[A-Za-z0-9/\-._~%!$&'()*+,;=:]+"
 _HTTP_PATH_RE = re.compile(f"^{_HTTP_PATH}$")
-
-
-def _is_ip(value: str) -> bool:
-    try:
-        ipaddress.ip_address(value)
-    except ValueError:
-        return False
-    return True
 
 
 def _host(host: str, path: str) -> list[FieldError]:
@@ -116,7 +109,7 @@ def _rule(rule: dict[str, Any], path: str) -> list[FieldError]:
     errs: list[FieldError] = []
     host = rule.get("host") or ""
     if host:
-        if _is_ip(host):
+        if is_ip(host):
             errs.append(invalid(f"{path}.host", host, _NOT_AN_IP))
         errs += _host(host, f"{path}.host")
     http = rule.get("http")
@@ -159,7 +152,7 @@ def validate_load_balancer_status(status: dict[str, Any]) -> list[FieldError]:
         hostname = point.get("hostname")
         if hostname:
             errs += names.check(f"{path}.hostname", hostname, names.dns1123_subdomain)
-            if _is_ip(hostname):
+            if is_ip(hostname):
                 errs.append(invalid(f"{path}.hostname", hostname, _NOT_AN_IP))
     return errs
 
