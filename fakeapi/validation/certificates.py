@@ -307,17 +307,8 @@ def _record_requester(spec: dict[str, Any], ctx: AdmissionContext) -> None:
     """PrepareForCreate: the user fields say who sent the create, whatever the client wrote."""
     for key in ("username", "uid", "groups", "extra"):
         spec.pop(key, None)
-    user = ctx.user
-    if user is None:
-        return
-    if user.name:
-        spec["username"] = user.name
-    if user.uid:
-        spec["uid"] = user.uid
-    if user.groups:
-        spec["groups"] = list(user.groups)
-    if user.extra:
-        spec["extra"] = {key: list(values) for key, values in user.extra.items()}
+    if ctx.user is not None:  # (the UserInfo's wire form has the spec's field names)
+        spec.update(ctx.user.to_api())
 
 
 def _keep_instances(new: dict[str, Any], old: dict[str, Any], kind: str) -> None:
