@@ -286,6 +286,15 @@ def resource_name(plural: str, group: str) -> str:
     return f"{plural}.{group}" if group else plural
 
 
+def admission_forbidden(obj: dict[str, Any], plural: str, group: str, reason: str) -> Forbidden:
+    """Upstream's ``admission.NewForbidden``: ``<resource> "<name>" is forbidden: <reason>`` (a
+    generated name is not known yet, so the prefix stands for it)."""
+    meta = obj.get("metadata") or {}
+    name = meta.get("name") or meta.get("generateName") or "Unknown"
+    return Forbidden(f'{qualified_kind(plural, group)} "{name}" is forbidden: {reason}',
+                     details=status_details(plural, group, name))
+
+
 def status_details(plural: str, group: str, name: str) -> dict[str, Any]:
     """``details`` of a Status about one object (the core group is omitted, as upstream)."""
     details: dict[str, Any] = {"name": name, "kind": plural}

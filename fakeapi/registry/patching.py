@@ -82,11 +82,21 @@ def _keeps_managed_fields(patch: Any) -> bool:
 
 def applied_fields(rt: ResourceType, config: dict[str, Any], subresource: str) -> dict[str, Any]:
     """The part of an apply configuration the endpoint applies (and its manager owns): status
-    on ``/status``, everything but status on the main resource."""
-    if subresource == "status":
-        out = {k: v for k, v in config.items() if k in ("apiVersion", "kind", "metadata", "status")}
+    on ``/status``, a scoped subresource's field on it (``approval``: ``status.conditions``),
+    everything but status on the main resource."""
+    sub = rt.subresource(subresource) if subresource and subresource != "status" else None
+    scope = ("status",) if subresource == "status" else sub.scope if sub is not None else ()
+    if scope:
+        out = {k: v for k, v in config.items() if k in ("apiVersion", "kind")}
         out["metadata"] = {k: v for k, v in (config.get("metadata") or {}).items()
                            if k in ("name", "namespace", "resourceVersion", "uid")}
+        source: Any = config
+        target = out
+        for key in scope[:-1]:
+            source = source.get(key) if isinstance(source, dict) else None
+            target = target.setdefault(key, {})
+        if isinstance(source, dict) and scope[-1] in source:
+            target[scope[-1]] = source[scope[-1]]
         return out
     if rt.has_status:
         config.pop("status", None)

@@ -9,9 +9,8 @@ from fakeapi.registry.printers import label_selector
 from fakeapi.registry.resource import AGE, Column
 
 NONE = "<none>"
-# Hosts beyond this many print as "+ N more..."; addresses are clipped to this width (not in -o wide).
+# Hosts beyond this many print as "+ N more...".
 MAX_HOSTS = 3
-LOAD_BALANCER_WIDTH = 16
 
 
 def _spec(obj: dict[str, Any]) -> dict[str, Any]:
@@ -19,21 +18,25 @@ def _spec(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def _hosts(ingress: dict[str, Any]) -> str:
-    """``formatHosts``: the rules' hosts, ``*`` when none names one."""
+    """``formatHosts``: the rules' hosts, ``*`` when none names one; once three are listed and
+    another rule follows, "+ N more..." with N counted from every rule past the third."""
     rules = _spec(ingress).get("rules") or []
-    hosts = [r["host"] for r in rules if r.get("host")][:MAX_HOSTS]
+    hosts: list[str] = []
+    more = False
+    for rule in rules:
+        more = more or len(hosts) == MAX_HOSTS
+        if not more and rule.get("host"):
+            hosts.append(rule["host"])
     if not hosts:
         return "*"
-    # Upstream counts every rule past the third, hosted or not.
-    more = len(rules) - MAX_HOSTS
-    return ",".join(hosts) + (f" + {more} more..." if more > 0 else "")
+    return ",".join(hosts) + (f" + {len(rules) - MAX_HOSTS} more..." if more else "")
 
 
 def _address(ingress: dict[str, Any]) -> str:
-    """``ingressLoadBalancerStatusStringer``: sorted unique IPs (else hostnames), clipped."""
+    """``ingressLoadBalancerStatusStringer``: sorted unique IPs (else hostnames), whole, as the
+    server's Tables are printed wide."""
     points = ((ingress.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []
-    text = ",".join(sorted({p.get("ip") or p.get("hostname") for p in points if p.get("ip") or p.get("hostname")}))
-    return text[:LOAD_BALANCER_WIDTH - 3] + "..." if len(text) > LOAD_BALANCER_WIDTH else text
+    return ",".join(sorted({p.get("ip") or p.get("hostname") for p in points if p.get("ip") or p.get("hostname")}))
 
 
 def _parameters(ingress_class: dict[str, Any]) -> str:

@@ -32,7 +32,7 @@ def _spec_or(key: str, unset: Any) -> Callable[[dict[str, Any]], Any]:
 
 def _token_audiences(driver: dict[str, Any]) -> str:
     requests = (driver.get("spec") or {}).get("tokenRequests")
-    return "<unset>" if requests is None else ",".join(r.get("audience", "") for r in requests)
+    return ",".join(r.get("audience", "") for r in requests) if requests else "<unset>"
 
 
 def _modes(driver: dict[str, Any]) -> str:

@@ -25,6 +25,7 @@ from fakeapi.errors import FieldError, forbidden, invalid, not_supported, requir
 from fakeapi.machinery.quantity import QuantityError, parse_quantity
 from fakeapi.validation import names
 from fakeapi.validation.common import get
+from fakeapi.validation.core import validate_resource_name
 from fakeapi.validation.strategy import AdmissionContext, Strategy
 from fakeapi.validation.templates import default_zero_counts, non_negative
 
@@ -202,8 +203,8 @@ def _container_resource_source(src: dict[str, Any], path: str) -> list[FieldErro
     name = src.get("name")
     if not name:
         errs.append(required(f"{path}.name", "must specify a resource name"))
-    else:  # ValidateContainerResourceName: a standard name or a qualified (extended) one
-        errs += names.check(f"{path}.name", name, names.qualified_name)
+    else:
+        errs += validate_resource_name(name, f"{path}.name")
     container = src.get("container")
     if not container:
         errs.append(required(f"{path}.container", "must specify a container"))

@@ -21,10 +21,11 @@ from typing import Any, ClassVar
 
 from fakeapi.errors import (
     FieldError,
-    Forbidden,
     GoSyntax,
+    admission_forbidden,
     duplicate,
     forbidden,
+    go_quote,
     invalid,
     not_supported,
     required,
@@ -168,13 +169,13 @@ def validate_signer_name(path: str, signer: str) -> list[FieldError]:
     # Only the first bad label of each part is reported: the rest would read alike.
     for label in labels:
         if problems := names.dns1123_label(label):
-            errs += [invalid(path, domain, f'validating label "{label}": {p}') for p in problems]
+            errs += [invalid(path, domain, f"validating label {go_quote(label)}: {p}") for p in problems]
             break
     if len(labels) < 2:
         errs.append(invalid(path, domain, "should be a domain with at least two segments separated by dots"))
     for label in name.split("."):
         if problems := names.dns1123_subdomain(label):
-            errs += [invalid(path, name, f'validating label "{label}": {p}') for p in problems]
+            errs += [invalid(path, name, f"validating label {go_quote(label)}: {p}") for p in problems]
             break
     longest = names.DNS_SUBDOMAIN_MAX + (names.DNS_SUBDOMAIN_MAX + names.DNS_LABEL_MAX + 1) + 1
     if len(signer) > longest:
@@ -342,10 +343,8 @@ def admit_subject(csr: dict[str, Any]) -> None:
     if spec.get("signerName") != KUBE_APISERVER_CLIENT or not isinstance(spec.get("request"), str):
         return
     if SYSTEM_MASTERS in parse_request(spec["request"]).organizations:
-        name = (csr.get("metadata") or {}).get("name", "")
-        raise Forbidden(f'certificatesigningrequests.certificates.k8s.io "{name}" is forbidden: use of '
-                        f"{KUBE_APISERVER_CLIENT} signer with {SYSTEM_MASTERS} group is not allowed",
-                        details={"name": name, "group": "certificates.k8s.io", "kind": "certificatesigningrequests"})
+        raise admission_forbidden(csr, "certificatesigningrequests", "certificates.k8s.io",
+                                  f"use of {KUBE_APISERVER_CLIENT} signer with {SYSTEM_MASTERS} group is not allowed")
 
 
 class CertificateSigningRequestStrategy(Strategy):

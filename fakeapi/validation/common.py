@@ -183,3 +183,13 @@ def get(obj: dict[str, Any] | None, *keys: str) -> Any:
             return None
         cur = cur.get(key)
     return cur
+
+
+def newest(objects: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Of several objects claiming one role (the default IngressClass or StorageClass), the one
+    upstream's admission picks: the newest, then the first by name among those created in the same
+    second."""
+    # RFC 3339 UTC timestamps sort as text; a stable sort keeps name order within a second.
+    ordered = sorted(objects, key=lambda obj: (obj.get("metadata") or {}).get("name") or "")
+    ordered.sort(key=lambda obj: (obj.get("metadata") or {}).get("creationTimestamp") or "", reverse=True)
+    return ordered[0] if ordered else None

@@ -44,7 +44,6 @@ _RESTART_POLICIES = ["Always", "Never", "OnFailure"]
 _DNS_POLICIES = ["ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"]
 # The NamespaceLifecycle admission plugin refuses to delete these.
 IMMORTAL_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
-_CONFIG_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
 POD_UPDATE_FORBIDDEN = (
     "pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,"
     "`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),"
@@ -326,7 +325,7 @@ def _native(name: str) -> bool:
     return "/" not in name or "kubernetes.io/" in name
 
 
-def _resource_name(name: str, field: str, pod_level: bool) -> list[FieldError]:
+def validate_resource_name(name: str, field: str, pod_level: bool = False) -> list[FieldError]:
     """validateContainerResourceName, or validatePodResourceName at the pod level."""
     errs = names.check(field, name, names.qualified_name)
     if errs:
@@ -366,7 +365,7 @@ def _resource_requirements(resources: Any, path: str, pod_level: bool = False) -
     for kind, values in (("limits", limits), ("requests", requests)):
         for name, value in values.items():
             field = f"{path}.{kind}[{name}]"
-            errs += _resource_name(name, field, pod_level)
+            errs += validate_resource_name(name, field, pod_level)
             quantity = _quantity(value)
             if quantity is not None and quantity < 0:
                 errs.append(invalid(field, value, "must be greater than or equal to 0"))
@@ -641,11 +640,7 @@ class ConfigMapStrategy(Strategy):
         data, binary = obj.get("data") or {}, obj.get("binaryData") or {}
         for field_name, values in (("data", data), ("binaryData", binary)):
             for key in values:
-                if not _CONFIG_KEY.match(key) or len(key) > 253:
-                    errs.append(invalid(f"{field_name}[{key}]", key,
-                                        "a valid config key must consist of alphanumeric characters, '-', '_' "
-                                        "or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for "
-                                        "validation is '[-._a-zA-Z0-9]+')"))
+                errs += names.check_config_key(f"{field_name}[{key}]", key)
         for key in set(data) & set(binary):
             errs.append(invalid(f"data[{key}]", key, "duplicate of key present in binaryData"))
         return errs

@@ -10,7 +10,6 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import re
 from typing import Any
 
 from fakeapi.errors import FieldError, invalid, not_supported, required
@@ -21,9 +20,6 @@ from fakeapi.validation.strategy import AdmissionContext, Strategy
 from fakeapi.validation.templates import default_template, validate_pod_template
 
 MAX_SECRET_SIZE = 1024 * 1024
-_CONFIG_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
-CONFIG_KEY_MESSAGE = ("a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  "
-                      "or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')")
 # Keys a Secret of each built-in type must carry (kubernetes.io/dockercfg and -json as JSON).
 REQUIRED_KEYS: dict[str, tuple[str, ...]] = {
     "kubernetes.io/dockercfg": (".dockercfg",),
@@ -57,8 +53,7 @@ def validate_secret(secret: dict[str, Any]) -> list[FieldError]:
     errs: list[FieldError] = []
     size = 0
     for key, value in data.items():
-        if not _CONFIG_KEY.match(key) or len(key) > 253:
-            errs.append(invalid(f"data[{key}]", key, CONFIG_KEY_MESSAGE))
+        errs += names.check_config_key(f"data[{key}]", key)
         size += len(_decoded(value))
     if size > MAX_SECRET_SIZE:
         errs.append(FieldError("FieldValueTooLong", "data", f"may not be more than {MAX_SECRET_SIZE} bytes"))

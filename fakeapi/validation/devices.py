@@ -39,7 +39,7 @@ from fakeapi.validation.strategy import AdmissionContext, Strategy
 
 _SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
                      r"(-(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(\.(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*)?"
-                     r"(\+[0-9a-zA-Z-]+(\.[0-9a-zA-Z-]+)*)?$")
+                     r"(\+[0-9a-zA-Z-]+(\.[0-9a-zA-Z-]+)*)?\Z")
 
 
 # --- slices --------------------------------------------------------------------------------

@@ -16,19 +16,22 @@ _LABEL_VALUE = rf"({_QUALIFIED})?"
 _C_IDENTIFIER = "[A-Za-z_][A-Za-z0-9_]*"
 _DNS1035_LABEL = "[a-z]([-a-z0-9]*[a-z0-9])?"
 _WILDCARD_SUBDOMAIN = rf"\*\.{_DNS_SUBDOMAIN}"
+_CONFIG_KEY = "[-._a-zA-Z0-9]+"
 
 Checker = Callable[[str], list[str]]
 DNS_LABEL_MAX, DNS_SUBDOMAIN_MAX, QUALIFIED_NAME_MAX, LABEL_VALUE_MAX = 63, 253, 63, 63
 
 
 def _full(pattern: str) -> re.Pattern[str]:
-    return re.compile(f"^{pattern}$")
+    # \Z, not $: Go's $ matches only at the end of the text, Python's also before a final newline
+    # (a name "web\n" would pass).
+    return re.compile(f"^(?:{pattern})\\Z")
 
 
 _RE = {name: _full(p) for name, p in (("label", _DNS_LABEL), ("subdomain", _DNS_SUBDOMAIN),
                                       ("qualified", _QUALIFIED), ("value", _LABEL_VALUE),
                                       ("cid", _C_IDENTIFIER), ("dns1035", _DNS1035_LABEL),
-                                      ("wildcard", _WILDCARD_SUBDOMAIN))}
+                                      ("wildcard", _WILDCARD_SUBDOMAIN), ("config", _CONFIG_KEY))}
 
 
 def _max_len(n: int) -> str:
@@ -63,6 +66,31 @@ def dns1035_label(value: str) -> list[str]:
                     "alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', "
                     f"regex used for validation is '{_DNS1035_LABEL}')")
     return msgs
+
+
+def config_key(value: str) -> list[str]:
+    """Messages for an invalid ConfigMap or Secret key (``IsConfigMapKey``: a file name in a volume)."""
+    msgs = [_max_len(DNS_SUBDOMAIN_MAX)] if len(value) > DNS_SUBDOMAIN_MAX else []
+    if not _RE["config"].match(value):
+        msgs.append("a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  "
+                    f"or 'KEY_NAME',  or 'key-name', regex used for validation is '{_CONFIG_KEY}')")
+    if value in (".", ".."):
+        msgs.append(f"must not be '{value}'")
+    elif value.startswith(".."):
+        msgs.append("must not start with '..'")
+    return msgs
+
+
+# The keys nearly every ConfigMap and Secret has pass with one match; only the others are checked
+# for their messages.
+_VALID_CONFIG_KEY = re.compile(rf"(?!\.\.)(?!\.\Z){_CONFIG_KEY}\Z")
+
+
+def check_config_key(path: str, key: str) -> list[FieldError]:
+    """:func:`config_key`'s messages as Invalid errors at ``path``."""
+    if len(key) <= DNS_SUBDOMAIN_MAX and _VALID_CONFIG_KEY.match(key):
+        return []
+    return check(path, key, config_key)
 
 
 def wildcard_dns1123_subdomain(value: str) -> list[str]:

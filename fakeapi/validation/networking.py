@@ -16,7 +16,7 @@ from typing import Any
 from fakeapi.errors import FieldError, forbidden, invalid, not_supported, required, too_long
 from fakeapi.machinery.servicenet import is_ip
 from fakeapi.validation import names
-from fakeapi.validation.common import get, immutable
+from fakeapi.validation.common import get, immutable, newest
 from fakeapi.validation.services import PROTOCOLS, port_name_problems, validate_ip
 from fakeapi.validation.strategy import AdmissionContext, Strategy
 from fakeapi.validation.templates import validate_label_selector
@@ -34,7 +34,7 @@ _PORT_RANGE = "must be between 1 and 65535, inclusive"
 _NOT_AN_IP = "must be a DNS name, not an IP address"
 # RFC 3986 path characters (IsDomainPrefixedPath's part after the domain).
 _HTTP_PATH = r"[A-Za-z0-9/\-._~%!$&'()*+,;=:]+"
-_HTTP_PATH_RE = re.compile(f"^{_HTTP_PATH}$")
+_HTTP_PATH_RE = re.compile(f"^{_HTTP_PATH}\\Z")
 
 
 def _host(host: str, path: str) -> list[FieldError]:
@@ -160,11 +160,7 @@ def validate_load_balancer_status(status: dict[str, Any]) -> list[FieldError]:
 def default_class(classes: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The IngressClass annotated as the default; the newest wins (then the first name), as upstream
     picks when several claim it."""
-    defaults = [c for c in classes if get(c, "metadata", "annotations", DEFAULT_CLASS_ANNOTATION) == "true"]
-    # RFC 3339 timestamps in UTC sort as text; newest first, ties by name.
-    defaults.sort(key=lambda c: get(c, "metadata", "name") or "")
-    defaults.sort(key=lambda c: get(c, "metadata", "creationTimestamp") or "", reverse=True)
-    return defaults[0] if defaults else None
+    return newest([c for c in classes if get(c, "metadata", "annotations", DEFAULT_CLASS_ANNOTATION) == "true"])
 
 
 class IngressStrategy(Strategy):

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fakeapi.errors import FieldError, Forbidden, forbidden, not_supported, qualified_kind, status_details
+from fakeapi.errors import FieldError, admission_forbidden, forbidden, not_supported
 from fakeapi.validation.common import immutable
 from fakeapi.validation.strategy import AdmissionContext, Strategy
 
@@ -72,15 +72,6 @@ def default_class(classes: list[dict[str, Any]]) -> dict[str, Any] | None:
     return min(defaults, key=lambda pc: pc.get("value") or 0) if defaults else None
 
 
-def refused(obj: dict[str, Any], plural: str, group: str, reason: str) -> Forbidden:
-    """Upstream's ``admission.NewForbidden``: ``<resource> "<name>" is forbidden: <reason>`` (a
-    generated name is not known yet, so the prefix stands for it)."""
-    meta = obj.get("metadata") or {}
-    name = meta.get("name") or meta.get("generateName") or "Unknown"
-    return Forbidden(f'{qualified_kind(plural, group)} "{name}" is forbidden: {reason}',
-                     details=status_details(plural, group, name))
-
-
 def resolve_class(class_name: str, ctx: AdmissionContext) -> dict[str, Any] | None:
     """The class a pod or group gets (None: no class, priority 0); raises ValueError with the
     reason an unknown name is refused."""
@@ -105,20 +96,20 @@ def admit_pod_priority(pod: dict[str, Any], old: dict[str, Any] | None, ctx: Adm
     try:
         pc = resolve_class(spec.get("priorityClassName") or "", ctx)
     except ValueError as exc:
-        raise refused(pod, "pods", "", str(exc)) from None
+        raise admission_forbidden(pod, "pods", "", str(exc)) from None
     priority = int(pc.get("value") or 0) if pc else 0
     policy = (pc.get("preemptionPolicy") or PREEMPT_LOWER_PRIORITY) if pc else PREEMPT_LOWER_PRIORITY
     if pc is not None and not spec.get("priorityClassName"):
         spec["priorityClassName"] = pc["metadata"]["name"]
     if spec.get("priority") is not None and spec["priority"] != priority:
-        raise refused(pod, "pods", "", f"the integer value of priority ({spec['priority']}) must not be provided "
-                                       f"in pod spec; priority admission controller computed {priority} from the "
-                                       "given PriorityClass name")
+        raise admission_forbidden(pod, "pods", "", f"the integer value of priority ({spec['priority']}) must not be "
+                                  f"provided in pod spec; priority admission controller computed {priority} from "
+                                  "the given PriorityClass name")
     spec["priority"] = priority
     if spec.get("preemptionPolicy") is not None and spec["preemptionPolicy"] != policy:
-        raise refused(pod, "pods", "", f"the string value of PreemptionPolicy ({spec['preemptionPolicy']}) must not "
-                                       f"be provided in pod spec; priority admission controller computed {policy} "
-                                       "from the given PriorityClass name")
+        raise admission_forbidden(pod, "pods", "", f"the string value of PreemptionPolicy ({spec['preemptionPolicy']}) "
+                                  f"must not be provided in pod spec; priority admission controller computed {policy} "
+                                  "from the given PriorityClass name")
     spec["preemptionPolicy"] = policy
 
 
@@ -128,7 +119,7 @@ def admit_group_priority(group: dict[str, Any], ctx: AdmissionContext) -> None:
     try:
         pc = resolve_class(spec.get("priorityClassName") or "", ctx)
     except ValueError as exc:
-        raise refused(group, "podgroups", GROUP, str(exc)) from None
+        raise admission_forbidden(group, "podgroups", GROUP, str(exc)) from None
     if pc is not None and not spec.get("priorityClassName"):
         spec["priorityClassName"] = pc["metadata"]["name"]
     spec["priority"] = int(pc.get("value") or 0) if pc else 0
@@ -146,8 +137,8 @@ class PriorityClassStrategy(Strategy):
         name = (obj.get("metadata") or {}).get("name")
         current = default_class(ctx.list_all(GROUP, PLURAL))
         if current is not None and (old is None or current["metadata"]["name"] != name):
-            raise refused(obj, PLURAL, GROUP, f"PriorityClass {current['metadata']['name']} is already marked as "
-                                              "default. Only one default can exist")
+            raise admission_forbidden(obj, PLURAL, GROUP, f"PriorityClass {current['metadata']['name']} is already "
+                                      "marked as default. Only one default can exist")
 
     def validate(self, obj: dict[str, Any], ctx: AdmissionContext) -> list[FieldError]:
         return validate_priority_class(obj)

@@ -33,7 +33,7 @@ AFFINITIES = ["ClientIP", "None"]
 TRAFFIC_POLICIES = ["Cluster", "Local"]
 HEADLESS = "None"
 DEFAULT_CLIENT_IP_TIMEOUT = 10800
-_PORT_NAME = re.compile(r"^[-a-z0-9]+$")
+_PORT_NAME = re.compile(r"^[-a-z0-9]+\Z")
 _PORT_RANGE = "must be between 1 and 65535, inclusive"
 
 

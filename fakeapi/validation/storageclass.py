@@ -16,7 +16,7 @@ from typing import Any
 
 from fakeapi.errors import FieldError, duplicate, forbidden, invalid, not_supported, required, too_long
 from fakeapi.validation import names
-from fakeapi.validation.common import immutable
+from fakeapi.validation.common import immutable, newest
 from fakeapi.validation.strategy import AdmissionContext, Strategy
 
 GROUP, PLURAL = "storage.k8s.io", "storageclasses"
@@ -42,7 +42,7 @@ def _parameters(params: dict[str, str] | None, path: str) -> list[FieldError]:
     if len(params) > MAX_PARAMETERS:
         return [too_long(path, MAX_PARAMETERS)]
     errs = [invalid(path, key, "field can not be empty.") for key in params if not key]
-    if sum(len(k) + len(v) for k, v in params.items()) > MAX_PARAMETERS_SIZE:
+    if sum(len(k.encode()) + len(v.encode()) for k, v in params.items()) > MAX_PARAMETERS_SIZE:  # Go's len: bytes
         errs.append(too_long(path, MAX_PARAMETERS_SIZE))
     return errs
 
@@ -102,10 +102,7 @@ def is_default_class(sc: dict[str, Any]) -> bool:
 
 def default_class(classes: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The default StorageClass (``GetDefaultClass``): of several, the newest, then the first by name."""
-    defaults = sorted((sc for sc in classes if is_default_class(sc)), key=lambda sc: sc["metadata"]["name"])
-    # A stable sort: classes created in the same second stay in name order.
-    defaults.sort(key=lambda sc: sc["metadata"].get("creationTimestamp") or "", reverse=True)
-    return defaults[0] if defaults else None
+    return newest([sc for sc in classes if is_default_class(sc)])
 
 
 def admit_claim_class(claim: dict[str, Any], ctx: AdmissionContext) -> None:

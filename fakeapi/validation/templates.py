@@ -17,7 +17,7 @@ from fakeapi.validation.common import get, validate_annotations, validate_labels
 from fakeapi.validation.core import default_pod_spec, validate_pod_spec
 
 _SELECTOR_OPERATORS = ["DoesNotExist", "Exists", "In", "NotIn"]
-_PERCENT = re.compile(r"^[0-9]+%$")
+_PERCENT = re.compile(r"^[0-9]+%\Z")
 IS_NEGATIVE = "must be greater than or equal to 0"
 
 

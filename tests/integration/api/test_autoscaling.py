@@ -91,6 +91,8 @@ async def test_each_metric_needs_its_one_source_and_a_valid_target(api: Api) -> 
         {"type": "External", "external": {"metric": {"name": "queue"}, "target": {"type": "Value"}}},
         {"type": "Object", "object": {"describedObject": {"kind": "Ingress", "name": "main", "apiVersion": "a/b/c"},
                                       "metric": {"name": "hits"}, "target": {"type": "Value", "value": "10"}}},
+        {"type": "ContainerResource", "containerResource": {"name": "pods", "container": "app", "target": {
+            "type": "Utilization", "averageUtilization": 50}}},
     ]
 
     assert await refused(api, "POST", HPAS, hpa(metrics=metrics)) == [
@@ -105,6 +107,7 @@ async def test_each_metric_needs_its_one_source_and_a_valid_target(api: Api) -> 
          "Required value: must set either a target value for metric or a per-pod target"),
         ("spec.metrics[3].object.describedObject.apiVersion",
          'Invalid value: "a/b/c": unexpected GroupVersion string: a/b/c'),
+        ("spec.metrics[4].containerResource.name", 'Invalid value: "pods": must be a standard resource for containers'),
     ]
 
 

@@ -8,6 +8,7 @@ import base64
 import datetime
 from typing import Any
 
+import orjson
 import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -116,6 +117,24 @@ async def test_approval_sets_conditions_with_times_and_nothing_else(api: Api) ->
     assert condition["lastUpdateTime"] == condition["lastTransitionTime"]
     assert approved["spec"] == created["spec"] and "certificate" not in approved["status"]
     assert await api.ok("GET", f"{CSRS}/approve/approval") == approved
+
+
+async def test_server_side_apply_to_approval_applies_the_conditions(api: Api) -> None:
+    """An apply to /approval owns status.conditions, as upstream's approval strategy resets only the
+    spec and the certificate; the rest of the configuration is not applied."""
+    await api.ok("POST", CSRS, csr("applied"))
+    config = {"apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest",
+              "metadata": {"name": "applied", "labels": {"not": "applied"}},
+              "spec": {"signerName": "example.com/other"},
+              "status": {"conditions": [{"type": "Denied", "status": "True", "reason": "Applied"}]}}
+    denied = await api.ok("PATCH", f"{CSRS}/applied/approval?fieldManager=approver", orjson.dumps(config),
+                          content_type="application/apply-patch+yaml")
+    assert [(c["type"], c["reason"]) for c in denied["status"]["conditions"]] == [("Denied", "Applied")]
+    assert "labels" not in denied["metadata"] and denied["spec"]["signerName"] != "example.com/other"
+    [entry] = [e for e in denied["metadata"]["managedFields"] if e["manager"] == "approver"]
+    assert (entry["operation"], entry["subresource"]) == ("Apply", "approval")
+    assert entry["fieldsV1"] == {"f:status": {"f:conditions": {'k:{"type":"Denied"}': {
+        ".": {}, "f:reason": {}, "f:status": {}, "f:type": {}}}}}
 
 
 async def test_approval_rules(api: Api) -> None:

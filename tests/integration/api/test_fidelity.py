@@ -305,3 +305,23 @@ async def test_times_at_the_ends_of_gos_range_are_read_not_500(api: Api) -> None
     status, body = await api.request("POST", NODES, node("beyond", "9999-12-31T23:59:59-01:00"))
     assert (status, body["reason"]) == (400, "BadRequest")
     assert body["message"].endswith('parsing time "9999-12-31T23:59:59-01:00": year outside of range [0,9999] in UTC')
+
+
+@pytest.mark.parametrize(("key", "messages"), [
+    ("..", ["must not be '..'"]),
+    ("..secret", ["must not start with '..'"]),
+    ("k" * 254, ["must be no more than 253 characters"]),
+    ("a key\n", ["a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  "
+                 "or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"]),
+], ids=["dot-dot", "dot-dot-prefix", "too-long", "space-and-newline"])
+async def test_config_keys_are_checked_as_upstream_checks_file_names(api: Api, key: str, messages: list[str]) -> None:
+    status, body = await api.request("POST", "/api/v1/namespaces/default/configmaps",
+                                     {"metadata": {"name": "keys"}, "data": {key: "v"}})
+    assert status == 422
+    assert [c["message"].split(": ", 2)[-1] for c in body["details"]["causes"]] == messages
+
+
+async def test_a_name_with_a_trailing_newline_is_refused(api: Api) -> None:
+    """Go's regexp $ matches only at the end of the text; Python's also before a final newline."""
+    status, body = await api.request("POST", "/api/v1/namespaces/default/configmaps", {"metadata": {"name": "cm\n"}})
+    assert (status, body["details"]["causes"][0]["field"]) == (422, "metadata.name")

@@ -288,3 +288,21 @@ async def test_a_cidr_with_host_bits_is_accepted_as_upstream_parses_it_sloppily(
                                                                                   "except": ["10.1.2.3/16"]}}]}]))
 
     assert created["spec"]["egress"][0]["to"][0]["ipBlock"] == {"cidr": "10.0.0.1/8", "except": ["10.1.2.3/16"]}
+
+
+@pytest.mark.parametrize(("hosts", "shown"), [
+    ([None, None, None, "d.example.com"], "d.example.com"),
+    (["a.example.com", "b.example.com", "c.example.com"], "a.example.com,b.example.com,c.example.com"),
+    (["a.example.com", None, "b.example.com", "c.example.com", None], "a.example.com,b.example.com,c.example.com "
+                                                                       "+ 2 more..."),
+    ([None], "*"),
+], ids=["hosts-after-hostless-rules", "three", "more-after-three", "none"])
+async def test_the_hosts_column_is_upstreams(api: Api, hosts: list[str | None], shown: str) -> None:
+    rules = [{"http": {"paths": [http_path()]}, **({"host": h} if h else {})} for h in hosts]
+    await api.ok("POST", INGRESSES, ingress("table", rules=rules))
+    address = "k8s-default-trainer-0123456789.elb.us-east-1.amazonaws.com"
+    await api.ok("PATCH", f"{INGRESSES}/table/status", {"status": {"loadBalancer": {"ingress": [
+        {"hostname": address}]}}}, content_type=MERGE)
+    table = await api.ok("GET", f"{INGRESSES}/table",
+                         headers={"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"})
+    assert table["rows"][0]["cells"][1:4] == ["<none>", shown, address]  # the server's tables are wide: no clipping
