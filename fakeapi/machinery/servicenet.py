@@ -57,9 +57,8 @@ class ServiceNetwork:
 
     def ip_problem(self, ip: str, used: Iterable[str]) -> str | None:
         """Why ``ip`` cannot be given to a service (upstream's allocator error), or None."""
-        try:
-            address = ipaddress.ip_address(ip)
-        except ValueError:
+        address = parse_ip(ip)
+        if address is None:
             return f"failed to allocate IP {ip}: not a valid IP"
         if address not in self.cluster_ips or address in (self.cluster_ips.network_address,
                                                            self.cluster_ips.broadcast_address):
@@ -71,7 +70,7 @@ class ServiceNetwork:
 
     def free_ip(self, used: Iterable[str]) -> str:
         """The lowest unallocated address; RangeFull when none is left."""
-        taken = {ipaddress.ip_address(ip) for ip in used if is_ip(ip)}
+        taken = {address for ip in used if (address := parse_ip(ip)) is not None}
         for address in self.cluster_ips.hosts():
             if address not in taken:
                 return str(address)
@@ -95,10 +94,27 @@ class ServiceNetwork:
         raise RangeFull("failed to allocate a nodePort: range is full")
 
 
-def is_ip(text: str) -> bool:
-    """Whether ``text`` is an IPv4 or IPv6 address."""
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+def parse_ip(text: str) -> IPAddress | None:
+    """``text`` as k8s.io/utils' ``ParseIPSloppy`` reads it, as legacy IP fields are validated
+    while StrictIPCIDRValidation is off: Go's parser, whose IPv4 octets may have leading zeros
+    (decimal, not octal), and no IPv6 zone; None when it is no address."""
+    if "%" in text or not text.isascii():
+        return None
+    head, colon, last = text.rpartition(":")
+    if "." in last:  # an IPv4 address, alone or ending an IPv6 one
+        octets = last.split(".")
+        if len(octets) != 4 or not all(o.isdigit() and int(o) <= 255 for o in octets):
+            return None
+        text = head + colon + ".".join(str(int(o)) for o in octets)
     try:
-        ipaddress.ip_address(text)
+        return ipaddress.ip_address(text)
     except ValueError:
-        return False
-    return True
+        return None
+
+
+def is_ip(text: str) -> bool:
+    """Whether ``text`` is an IPv4 or IPv6 address (:func:`parse_ip`)."""
+    return parse_ip(text) is not None

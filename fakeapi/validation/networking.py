@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from fakeapi.errors import FieldError, forbidden, invalid, not_supported, required, too_long
-from fakeapi.machinery.servicenet import is_ip
+from fakeapi.machinery.servicenet import is_ip, parse_ip
 from fakeapi.validation import names
 from fakeapi.validation.common import get, immutable, newest
 from fakeapi.validation.services import PROTOCOLS, port_name_problems, validate_ip
@@ -292,10 +292,11 @@ def _policy_port(port: dict[str, Any], path: str) -> list[FieldError]:
 def _cidr(value: str, path: str) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network | None, list[FieldError]]:
     """``IsValidCIDRForLegacyField`` without strict validation: ``address/prefix``, host bits allowed."""
     address, sep, prefix = value.partition("/")
+    ip = parse_ip(address)
     try:
-        if not sep or not prefix.isdigit():
+        if ip is None or not sep or not (prefix.isascii() and prefix.isdigit()):
             raise ValueError(value)
-        return ipaddress.ip_network(f"{address}/{int(prefix)}", strict=False), []
+        return ipaddress.ip_network(f"{ip}/{int(prefix)}", strict=False), []
     except ValueError:
         return None, [invalid(path, value, "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)")]
 

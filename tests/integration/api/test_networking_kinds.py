@@ -306,3 +306,21 @@ async def test_the_hosts_column_is_upstreams(api: Api, hosts: list[str | None], 
     table = await api.ok("GET", f"{INGRESSES}/table",
                          headers={"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"})
     assert table["rows"][0]["cells"][1:4] == ["<none>", shown, address]  # the server's tables are wide: no clipping
+
+
+async def test_addresses_are_read_as_gos_sloppy_parser_reads_them(api: Api) -> None:
+    """Legacy IP fields (StrictIPCIDRValidation off) take IPv4 octets with leading zeros, and no
+    IPv6 zone; a CIDR's prefix is ASCII digits."""
+    created = await api.ok("POST", POLICIES, {**policy(egress=[{"to": [{"ipBlock": {"cidr": "010.0.0.0/8"}}]}]),
+                                              "metadata": {"name": "zeros"}})
+    assert created["spec"]["egress"][0]["to"][0]["ipBlock"]["cidr"] == "010.0.0.0/8"  # stored as sent
+    status, body = await api.request("POST", POLICIES, {**policy(egress=[{"to": [{"ipBlock": {
+        "cidr": "10.0.0.0/\u0668"}}]}]), "metadata": {"name": "arabic-digit"}})
+    assert (status, causes(body)[0][0]) == (422, "spec.egress[0].to[0].ipBlock.cidr")
+    host_rule = {"host": "010.1.1.1", "http": {"paths": [http_path()]}}
+    status, body = await api.request("POST", INGRESSES, ingress("ip-host", rules=[host_rule]))
+    assert ("spec.rules[0].host", 'Invalid value: "010.1.1.1": must be a DNS name, not an IP address') in causes(body)
+    await api.ok("POST", INGRESSES, ingress("zoned"))
+    status, body = await api.request("PATCH", f"{INGRESSES}/zoned/status", {"status": {"loadBalancer": {
+        "ingress": [{"ip": "fe80::1%eth0"}]}}}, content_type=MERGE)
+    assert (status, causes(body)[0][0]) == (422, "status.loadBalancer.ingress[0].ip")
