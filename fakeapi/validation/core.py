@@ -640,7 +640,7 @@ class ConfigMapStrategy(Strategy):
         data, binary = obj.get("data") or {}, obj.get("binaryData") or {}
         for field_name, values in (("data", data), ("binaryData", binary)):
             for key in values:
-                errs += names.check_config_key(f"{field_name}[{key}]", key)
+                errs += names.check_config_key(field_name, key)
         for key in set(data) & set(binary):
             errs.append(invalid(f"data[{key}]", key, "duplicate of key present in binaryData"))
         return errs

@@ -53,7 +53,7 @@ def validate_secret(secret: dict[str, Any]) -> list[FieldError]:
     errs: list[FieldError] = []
     size = 0
     for key, value in data.items():
-        errs += names.check_config_key(f"data[{key}]", key)
+        errs += names.check_config_key("data", key)
         size += len(_decoded(value))
     if size > MAX_SECRET_SIZE:
         errs.append(FieldError("FieldValueTooLong", "data", f"may not be more than {MAX_SECRET_SIZE} bytes"))

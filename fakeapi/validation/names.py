@@ -86,11 +86,11 @@ def config_key(value: str) -> list[str]:
 _VALID_CONFIG_KEY = re.compile(rf"(?!\.\.)(?!\.\Z){_CONFIG_KEY}\Z")
 
 
-def check_config_key(path: str, key: str) -> list[FieldError]:
-    """:func:`config_key`'s messages as Invalid errors at ``path``."""
+def check_config_key(field: str, key: str) -> list[FieldError]:
+    """:func:`config_key`'s messages as Invalid errors at ``field[key]`` (a path made only then)."""
     if len(key) <= DNS_SUBDOMAIN_MAX and _VALID_CONFIG_KEY.match(key):
         return []
-    return check(path, key, config_key)
+    return check(f"{field}[{key}]", key, config_key)
 
 
 def wildcard_dns1123_subdomain(value: str) -> list[str]:
