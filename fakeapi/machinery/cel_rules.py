@@ -109,7 +109,8 @@ def _describe(schema: Schema) -> str:
     return schema.type or "dyn"
 
 
-def _engine_message(err: Exception) -> str:
+def engine_message(err: Exception) -> str:
+    """A cel-expr-python error as cel-go's issues read: no status code prefix or suffix."""
     message = str(err)
     code, sep, rest = message.partition(": ")
     if sep and code.isupper():
@@ -170,7 +171,7 @@ def _compile(text: str, message_expression: str, type_key: str, schema: Schema, 
     try:
         program = env.compile(text)
     except RuntimeError as err:
-        raise RuleError(f"compilation failed: {_engine_message(err)}") from None
+        raise RuleError(f"compilation failed: {engine_message(err)}") from None
     _check_fields(text, schema, root=root)
     out = program.return_type().name()
     if out not in ("BOOL", "DYN"):
@@ -180,7 +181,7 @@ def _compile(text: str, message_expression: str, type_key: str, schema: Schema, 
         try:
             message_program = env.compile(message_expression)
         except RuntimeError as err:
-            raise RuleError(f"messageExpression compilation failed: {_engine_message(err)}") from None
+            raise RuleError(f"messageExpression compilation failed: {engine_message(err)}") from None
         if message_program.return_type().name() not in ("STRING", "DYN"):
             raise RuleError("messageExpression must evaluate to a string")
     return CompiledRule(dict(rule), program, message_program, transition)
@@ -219,7 +220,7 @@ def _result(program: Any, variables: dict[str, Any]) -> tuple[Any, str | None]:
     try:
         result = program.eval(data=variables)
     except RuntimeError as err:
-        return None, _engine_message(err)
+        return None, engine_message(err)
     value = result.value()
     if result.type().name() == "ERROR":
         return None, _runtime_message(str(value))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
+import fakeapi.models.admissionregistration_v1 as admissionregistration_v1
 import fakeapi.models.apps_v1 as apps_v1  # the workload kinds, kept apart from the lines above
 import fakeapi.models.authentication_v1 as authentication_v1
 import fakeapi.models.authorization_v1 as authorization_v1
@@ -63,3 +64,5 @@ MODELS.update({model.gvk: model for model in certificates_v1.MODELS.values()})
 MODELS.update({model.gvk: model for model in networking_v1.MODELS.values()})
 # autoscaling/v2 HorizontalPodAutoscaler.
 MODELS.update({model.gvk: model for model in autoscaling_v2.MODELS.values()})
+# admissionregistration.k8s.io/v1 webhook configurations (stored, never called).
+MODELS.update({model.gvk: model for model in admissionregistration_v1.MODELS.values()})

@@ -33,6 +33,7 @@ from fakeapi.registry.printers import (
     STATEFULSET_COLUMNS,
     path,
 )
+from fakeapi.registry.printers_admission import WEBHOOK_CONFIGURATION_COLUMNS
 from fakeapi.registry.printers_autoscaling import HPA_COLUMNS
 from fakeapi.registry.printers_certificates import CSR_COLUMNS
 from fakeapi.registry.printers_everyday import (
@@ -224,4 +225,9 @@ KINDS: tuple[ResourceType, ...] = (
     # autoscaling/v2: stored and validated; no autoscaler runs, so status is what clients write.
     _kind("autoscaling", "v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers", namespaced=True,
           short_names=("hpa",), categories=("all",), subresources=(STATUS,), columns=HPA_COLUMNS),
+    # admissionregistration.k8s.io/v1: stored and validated; fakeapi calls no admission webhook.
+    _kind("admissionregistration.k8s.io", "v1", "ValidatingWebhookConfiguration", "validatingwebhookconfigurations",
+          namespaced=False, categories=("api-extensions",), columns=WEBHOOK_CONFIGURATION_COLUMNS),
+    _kind("admissionregistration.k8s.io", "v1", "MutatingWebhookConfiguration", "mutatingwebhookconfigurations",
+          namespaced=False, categories=("api-extensions",), columns=WEBHOOK_CONFIGURATION_COLUMNS),
 )

@@ -7,6 +7,7 @@ lists, immutability), one module per API group.
 
 from __future__ import annotations
 
+import fakeapi.validation.admissionregistration as admissionregistration
 import fakeapi.validation.autoscaling as autoscaling
 import fakeapi.validation.certificates as certificates
 import fakeapi.validation.coordination as coordination
@@ -45,4 +46,5 @@ STRATEGIES: dict[tuple[str, str, str], Strategy] = {
     **{("storage.k8s.io", "v1", kind): s for kind, s in (storageclass.STRATEGIES | csi.STRATEGIES).items()},
     **{("certificates.k8s.io", "v1", kind): s for kind, s in certificates.STRATEGIES.items()},
     **{("autoscaling", "v2", kind): s for kind, s in autoscaling.STRATEGIES.items()},
+    **{("admissionregistration.k8s.io", "v1", kind): s for kind, s in admissionregistration.STRATEGIES.items()},
 }

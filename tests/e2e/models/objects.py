@@ -461,3 +461,43 @@ DEFAULTS["trainer-hpa"] = {"spec": {"minReplicas": 1, "behavior": {
                 "policies": [{"type": "Pods", "value": 4, "periodSeconds": 15},
                              {"type": "Percent", "value": 100, "periodSeconds": 15}]},
     "scaleDown": {"selectPolicy": "Max"}}}}
+
+# admissionregistration.k8s.io/v1: what an operator's install manifest carries (stored, never
+# called).  The validating webhook is reached through a Service with a CA bundle and two match
+# conditions; the mutating one by URL, with its own policies, selectors and a wildcard rule.
+ADMISSION = "admissionregistration.k8s.io/v1"
+WEBHOOK_CA = base64.b64encode(b"-----BEGIN CERTIFICATE-----\nMIIBtrainer\n-----END CERTIFICATE-----\n").decode()
+VALIDATING_WEBHOOK = {
+    "apiVersion": ADMISSION, "kind": "ValidatingWebhookConfiguration",
+    "metadata": {"name": "trainer-validating-webhook", "labels": {"app.kubernetes.io/name": "trainer"}},
+    "webhooks": [{"name": "vtrainjob.training.example.com", "sideEffects": "None",
+                  "admissionReviewVersions": ["v1", "v1beta1"],
+                  "clientConfig": {"caBundle": WEBHOOK_CA,
+                                   "service": {"namespace": NS, "name": "trainer-webhook",
+                                               "path": "/validate-training-example-com-v1-trainjob"}},
+                  "rules": [{"operations": ["CREATE", "UPDATE"], "apiGroups": ["training.example.com"],
+                             "apiVersions": ["v1"], "resources": ["trainjobs", "trainjobs/status"],
+                             "scope": "Namespaced"}],
+                  "matchConditions": [
+                      {"name": "exclude-kubelet", "expression": '!("system:nodes" in request.userInfo.groups)'},
+                      {"name": "labelled", "expression": "has(object.metadata.labels)"}]}]}
+MUTATING_WEBHOOK = {
+    "apiVersion": ADMISSION, "kind": "MutatingWebhookConfiguration",
+    "metadata": {"name": "trainer-mutating-webhook"},
+    "webhooks": [{"name": "mpod.training.example.com", "sideEffects": "NoneOnDryRun", "admissionReviewVersions": ["v1"],
+                  "failurePolicy": "Ignore", "matchPolicy": "Exact", "timeoutSeconds": 5,
+                  "reinvocationPolicy": "IfNeeded",
+                  "clientConfig": {"url": "https://trainer-webhook.example.com:9443/mutate-v1-pod"},
+                  "namespaceSelector": {"matchExpressions": [{"key": "kubernetes.io/metadata.name",
+                                                              "operator": "NotIn", "values": ["kube-system"]}]},
+                  "objectSelector": {"matchLabels": {"training.example.com/inject": "true"}},
+                  "rules": [{"operations": ["*"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"]}]}]}
+ALL = (*ALL, VALIDATING_WEBHOOK, MUTATING_WEBHOOK)
+DEFAULTS.update({
+    # SetDefaults_ValidatingWebhook, the service's port 443.
+    "trainer-validating-webhook": {"webhooks": [{
+        "failurePolicy": "Fail", "matchPolicy": "Equivalent", "namespaceSelector": {}, "objectSelector": {},
+        "timeoutSeconds": 10, "clientConfig": {"service": {"port": 443}}}]},
+    # SetDefaults_Rule: scope * (the rest was sent).
+    "trainer-mutating-webhook": {"webhooks": [{"rules": [{"scope": "*"}]}]},
+})

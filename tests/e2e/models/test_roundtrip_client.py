@@ -74,6 +74,9 @@ TYPED: dict[tuple[str, str], tuple[type, str, bool]] = {
                                           ("CSIStorageCapacity", "csi_storage_capacity", True))},
     ("certificates.k8s.io/v1", "CertificateSigningRequest"): (client.CertificatesV1Api,
                                                               "certificate_signing_request", False),
+    **{("admissionregistration.k8s.io/v1", kind): (client.AdmissionregistrationV1Api, resource, False)
+       for kind, resource in (("ValidatingWebhookConfiguration", "validating_webhook_configuration"),
+                              ("MutatingWebhookConfiguration", "mutating_webhook_configuration"))},
 }
 
 

@@ -1,0 +1,111 @@
+"""CEL match conditions of admission webhooks, compiled as upstream's admission compiler does
+(``apiserver/pkg/admission/plugin/cel/compile.go``) and never evaluated: fakeapi calls no webhook.
+
+The variables are upstream's for webhooks: ``object``, ``oldObject`` (dyn), ``request`` and
+``namespaceObject``, ``authorizer`` and ``authorizer.requestResource`` with the authz library's
+types and functions; no ``params`` (webhooks have none).
+
+Differences from upstream, by engine limits:
+
+- ``request`` and ``namespaceObject`` are ``map(string, dyn)`` (cel-expr-python declares no object
+  types), so their fields are not checked and are dyn; an expression whose result is dyn is
+  accepted where upstream wants exactly bool (``object.spec.enabled`` compiles here, not there).
+- Kubernetes' own CEL libraries (lists, regex, URLs, IPs, CIDRs, quantities, semver, format, sets,
+  two-variable comprehensions) are not in the engine: an expression whose only undeclared names
+  are those libraries' functions is accepted once it parses, unchecked.
+- No cost estimate: upstream's per-expression cost limit is not enforced.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from cel_expr_python import cel
+from cel_expr_python.ext import ext_bindings, ext_encoders, ext_math, ext_optional, ext_strings
+
+from fakeapi.machinery.cel_rules import engine_message
+
+__all__ = ["match_condition_problem"]
+
+# Functions of Kubernetes' CEL libraries (apiserver/pkg/cel/library, cel-go extensions the
+# apiserver enables) that cel-expr-python lacks.
+_LIBRARY_FUNCTIONS = frozenset({
+    # lists
+    "isSorted", "sum", "max", "min", "indexOf", "lastIndexOf", "slice", "flatten", "distinct", "sort", "sortBy",
+    "reverse", "range", "first", "last",
+    # regex, URLs
+    "find", "findAll", "url", "isURL", "getScheme", "getHost", "getHostname", "getPort", "getEscapedPath",
+    "getQuery",
+    # IPs and CIDRs
+    "ip", "isIP", "isCanonical", "family", "isUnspecified", "isLoopback", "isLinkLocalMulticast",
+    "isLinkLocalUnicast", "isGlobalUnicast", "cidr", "isCIDR", "containsIP", "containsCIDR", "masked",
+    "prefixLength",
+    # quantities, semver
+    "quantity", "isQuantity", "sign", "isGreaterThan", "isLessThan", "compareTo", "asApproximateFloat",
+    "asInteger", "isInteger", "add", "sub", "semver", "isSemver", "major", "minor", "patch",
+    # format, sets, JSON patch keys, two-variable comprehensions
+    "format.named", "validate", "sets.contains", "sets.equivalent", "sets.intersects", "jsonpatch.escapeKey",
+    "transformList", "transformMap", "transformMapEntry",
+})
+_UNDECLARED = re.compile(r"undeclared reference to '([^']*)'")
+
+
+def _authz_functions() -> list[cel.FunctionDecl]:
+    """The authz library's member functions (``authorizer.group('apps').resource(...)...``)."""
+    t = cel.Type
+    authorizer, path_check, group_check, resource_check, decision = (
+        t.AbstractType(f"kubernetes.authorization.{name}")
+        for name in ("Authorizer", "PathCheck", "GroupCheck", "ResourceCheck", "Decision"))
+    s = t.STRING
+    signatures: dict[str, list[tuple[str, cel.Type, list[cel.Type]]]] = {
+        "path": [("authorizer_path", path_check, [authorizer, s])],
+        "group": [("authorizer_group", group_check, [authorizer, s])],
+        "serviceAccount": [("authorizer_serviceaccount", authorizer, [authorizer, s, s])],
+        "resource": [("groupcheck_resource", resource_check, [group_check, s])],
+        **{name: [(f"resourcecheck_{name.lower()}", resource_check, [resource_check, s])]
+           for name in ("subresource", "namespace", "name")},
+        "fieldSelector": [("authorizer_fieldselector", resource_check, [resource_check, s])],
+        "labelSelector": [("authorizer_labelselector", resource_check, [resource_check, s])],
+        "check": [("pathcheck_check", decision, [path_check, s]),
+                  ("resourcecheck_check", decision, [resource_check, s])],
+        "errored": [("decision_errored", t.BOOL, [decision])],
+        "error": [("decision_error", s, [decision])],
+        "allowed": [("decision_allowed", t.BOOL, [decision])],
+        "reason": [("decision_reason", s, [decision])],
+    }
+    return [cel.FunctionDecl(name, [cel.Overload(oid, result, params, is_member=True)
+                                    for oid, result, params in overloads])
+            for name, overloads in signatures.items()]
+
+
+@lru_cache(maxsize=1)
+def _env() -> cel.Env:
+    t = cel.Type
+    record = t.Map(t.STRING, t.DYN)
+    return cel.NewEnv(
+        variables={"object": t.DYN, "oldObject": t.DYN, "request": record, "namespaceObject": record,
+                   "authorizer": t.AbstractType("kubernetes.authorization.Authorizer"),
+                   "authorizer.requestResource": t.AbstractType("kubernetes.authorization.ResourceCheck")},
+        extensions=[ext_bindings.ExtBindings(), ext_strings.ExtStrings(), ext_math.ExtMath(),
+                    ext_encoders.ExtEncoders(), ext_optional.ExtOptional()],
+        functions=_authz_functions(),
+    )
+
+
+def match_condition_problem(expression: str) -> str | None:
+    """Why a webhook match condition does not compile (upstream's detail), or None if it does."""
+    try:
+        program = _env().compile(expression)
+    except RuntimeError as err:
+        message = engine_message(err)
+        undeclared = _UNDECLARED.findall(message)
+        # Accepted only when every issue is such a function: a syntax error stops the checker
+        # before any name is looked up, and any other issue is the expression's own.
+        if undeclared and len(undeclared) == message.count("ERROR: ") and \
+                all(name in _LIBRARY_FUNCTIONS for name in undeclared):
+            return None
+        return f"compilation failed: {message}"
+    if program.return_type().name() not in ("BOOL", "DYN"):
+        return "must evaluate to bool"
+    return None
