@@ -40,6 +40,8 @@ from cel_expr_python.ext import ext_bindings, ext_encoders, ext_math, ext_option
 
 from fakeapi.machinery.cel_cost import CEL_SELECTOR_EXPRESSION_MAX_COST, COST_LIMIT_EXCEEDED, estimate_cost
 from fakeapi.machinery.cel_device import API_LIMITS, DeviceSizes
+from fakeapi.machinery.cel_messages import engine_message
+from fakeapi.machinery.cel_messages import type_name as cel_type_name
 from fakeapi.machinery.quantity import parse_quantity
 
 __all__ = ["CelError", "CompiledSelector", "DeviceEnv", "compile_selector", "device_env"]
@@ -397,7 +399,7 @@ class CompiledSelector:
             return
         type_name = result.type().name()
         if type_name not in ("BOOL", "ERROR"):
-            raise CelError(f"must evaluate to bool or the unknown type, not {type_name.lower()}")
+            raise CelError(f"must evaluate to bool or the unknown type, not {cel_type_name(type_name)}")
 
     def evaluate(self, env: DeviceEnv) -> bool:
         """True/False for the device; CelError for runtime errors and non-bool results."""
@@ -437,16 +439,11 @@ def compile_selector(expression: str) -> CompiledSelector:
     try:
         program = _env().compile(expression)
     except RuntimeError as err:
-        message = str(err)
-        code, sep, rest = message.partition(": ")
-        if sep and code.isupper():
-            message = rest
-        message = message.removesuffix(" [INVALID_ARGUMENT]").replace(_PARSETREE_ARTIFACT, "")
-        raise CelError(f"compilation failed: {message}") from None
+        raise CelError(f"compilation failed: {engine_message(err)}") from None
     _reject_unknown_device_fields(expression)
     out = program.return_type().name()
     if out not in ("BOOL", "DYN"):
-        raise CelError(f"must evaluate to bool or the unknown type, not {out.lower()}")
+        raise CelError(f"must evaluate to bool or the unknown type, not {cel_type_name(out)}")
     literals = frozenset(a or b for a, b in _STRING_LITERAL.findall(expression))
     selector = CompiledSelector(expression, program, literals)
     if out == "DYN":
@@ -454,8 +451,6 @@ def compile_selector(expression: str) -> CompiledSelector:
     return selector
 
 
-# cel-cpp adds this line after a syntax error; cel-go (upstream's messages) does not.
-_PARSETREE_ARTIFACT = "\nERROR: <input>:-1:-1: <<nil>> parsetree"
 DEVICE_FIELDS = frozenset({"driver", "attributes", "capacity", "allowMultipleAllocations"})
 _DEVICE_FIELD = re.compile(r"\bdevice\s*(\.)\s*([A-Za-z_][A-Za-z0-9_]*)")
 

@@ -10,10 +10,16 @@ Differences from upstream, by engine limits:
 - ``request`` and ``namespaceObject`` are ``map(string, dyn)`` (cel-expr-python declares no object
   types), so their fields are not checked and are dyn; an expression whose result is dyn is
   accepted where upstream wants exactly bool (``object.spec.enabled`` compiles here, not there).
-- Kubernetes' own CEL libraries (lists, regex, URLs, IPs, CIDRs, quantities, semver, format, sets,
-  two-variable comprehensions) are not in the engine: an expression whose only undeclared names
-  are those libraries' functions is accepted once it parses, unchecked.
+- Kubernetes' own CEL libraries (lists, regex, URLs, IPs, CIDRs, quantities, semver, images,
+  format, sets) are not in the engine: an expression whose only undeclared names are those
+  libraries' names is accepted once it parses, unchecked.  Two-variable comprehensions
+  (``all(k, v, ...)``, upstream since 1.32) are refused: their iteration variables read as
+  undeclared.
 - No cost estimate: upstream's per-expression cost limit is not enforced.
+- cel-cpp's parser nests at most 32 deep (cel-go's default: 250): a longer chain of operators,
+  selectors or parentheses is refused here.  Other checker differences: ``1 < 1.0`` is refused
+  (upstream compares numbers across types), ``[1, 'a']`` is accepted (upstream wants one element
+  type), and regular-expression literals are not checked.
 """
 
 from __future__ import annotations
@@ -24,16 +30,17 @@ from functools import lru_cache
 from cel_expr_python import cel
 from cel_expr_python.ext import ext_bindings, ext_encoders, ext_math, ext_optional, ext_strings
 
-from fakeapi.machinery.cel_rules import engine_message
+from fakeapi.machinery.cel_messages import engine_message, issues, type_name
 
 __all__ = ["match_condition_problem"]
 
-# Functions of Kubernetes' CEL libraries (apiserver/pkg/cel/library, cel-go extensions the
-# apiserver enables) that cel-expr-python lacks.
-_LIBRARY_FUNCTIONS = frozenset({
+# Names of Kubernetes' CEL libraries (apiserver/pkg/cel/library, cel-go extensions the apiserver
+# enables) that cel-expr-python lacks.  The engine reports a namespaced call (``sets.contains``)
+# as its parts, so the parts are names here.
+_LIBRARY_NAMES = frozenset({
     # lists
-    "isSorted", "sum", "max", "min", "indexOf", "lastIndexOf", "slice", "flatten", "distinct", "sort", "sortBy",
-    "reverse", "range", "first", "last",
+    "lists", "isSorted", "sum", "max", "min", "indexOf", "lastIndexOf", "slice", "flatten", "distinct", "sort",
+    "sortBy", "reverse", "range", "first", "last",
     # regex, URLs
     "find", "findAll", "url", "isURL", "getScheme", "getHost", "getHostname", "getPort", "getEscapedPath",
     "getQuery",
@@ -44,11 +51,17 @@ _LIBRARY_FUNCTIONS = frozenset({
     # quantities, semver
     "quantity", "isQuantity", "sign", "isGreaterThan", "isLessThan", "compareTo", "asApproximateFloat",
     "asInteger", "isInteger", "add", "sub", "semver", "isSemver", "major", "minor", "patch",
-    # format, sets, JSON patch keys, two-variable comprehensions
-    "format.named", "validate", "sets.contains", "sets.equivalent", "sets.intersects", "jsonpatch.escapeKey",
+    # container images (1.33+)
+    "image", "isImage", "containsDigest", "registry", "repository", "identifier", "tag", "digest",
+    # format and its named formats, sets, JSON patch keys
+    "format", "named", "validate", "dns1123Label", "dns1123Subdomain", "dns1035Label", "qualifiedName",
+    "dns1123LabelPrefix", "dns1123SubdomainPrefix", "dns1035LabelPrefix", "labelValue", "uri", "uuid", "byte",
+    "date", "datetime", "sets", "contains", "equivalent", "intersects", "jsonpatch", "escapeKey",
+    # two-variable comprehensions' transforms (their iteration variables are not recognized: see above)
     "transformList", "transformMap", "transformMapEntry",
 })
-_UNDECLARED = re.compile(r"undeclared reference to '([^']*)'")
+# An issue's first line (the echoed source lines start with " | ", so they cannot match).
+_UNDECLARED = re.compile(r"^ERROR: <input>:\d+:\d+: undeclared reference to '([^']*)'", re.M)
 
 
 def _authz_functions() -> list[cel.FunctionDecl]:
@@ -98,14 +111,15 @@ def match_condition_problem(expression: str) -> str | None:
     try:
         program = _env().compile(expression)
     except RuntimeError as err:
-        message = engine_message(err)
+        message = engine_message(err, truncate=False)
         undeclared = _UNDECLARED.findall(message)
         # Accepted only when every issue is such a function: a syntax error stops the checker
         # before any name is looked up, and any other issue is the expression's own.
-        if undeclared and len(undeclared) == message.count("ERROR: ") and \
-                all(name in _LIBRARY_FUNCTIONS for name in undeclared):
+        if undeclared and len(undeclared) == issues(message) and \
+                all(name in _LIBRARY_NAMES for name in undeclared):
             return None
-        return f"compilation failed: {message}"
-    if program.return_type().name() not in ("BOOL", "DYN"):
-        return "must evaluate to bool"
+        return f"compilation failed: {engine_message(err)}"
+    result = program.return_type().name()
+    if result not in ("BOOL", "DYN"):
+        return f"must evaluate to bool but got {type_name(result)}"
     return None

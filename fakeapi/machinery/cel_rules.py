@@ -29,6 +29,7 @@ from cel_expr_python import cel
 from cel_expr_python.ext import ext_bindings, ext_encoders, ext_math, ext_optional, ext_strings
 
 from fakeapi.errors import FieldError, duplicate, forbidden, invalid, required
+from fakeapi.machinery.cel_messages import engine_message
 from fakeapi.machinery.structural import Schema, join
 
 # Upstream limits (apiserver/pkg/apis/cel/config.go, apiextensions validation.go).
@@ -107,15 +108,6 @@ def _describe(schema: Schema) -> str:
     if schema.type == "object" and not schema.properties and schema.additional is not None:
         return f"map({_describe(schema.additional)})"
     return schema.type or "dyn"
-
-
-def engine_message(err: Exception) -> str:
-    """A cel-expr-python error as cel-go's issues read: no status code prefix or suffix."""
-    message = str(err)
-    code, sep, rest = message.partition(": ")
-    if sep and code.isupper():
-        message = rest
-    return message.removesuffix(" [INVALID_ARGUMENT]").split("\nERROR: <input>:-1:-1")[0]
 
 
 def uses_old_self(rule: str) -> bool:

@@ -106,9 +106,12 @@ def parse_ip(text: str) -> IPAddress | None:
     head, colon, last = text.rpartition(":")
     if "." in last:  # an IPv4 address, alone or ending an IPv6 one
         octets = last.split(".")
-        if len(octets) != 4 or not all(o.isdigit() and int(o) <= 255 for o in octets):
+        # Any number of leading zeros, as Go's dtoi reads them (int() of thousands of digits raises).
+        values = [o.lstrip("0") or "0" for o in octets]
+        if len(octets) != 4 or not all(o.isdigit() for o in octets) or any(len(v) > 3 or int(v) > 255
+                                                                              for v in values):
             return None
-        text = head + colon + ".".join(str(int(o)) for o in octets)
+        text = head + colon + ".".join(values)
     try:
         return ipaddress.ip_address(text)
     except ValueError:

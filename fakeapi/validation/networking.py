@@ -292,8 +292,8 @@ def _policy_port(port: dict[str, Any], path: str) -> list[FieldError]:
 def _cidr(value: str, path: str) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network | None, list[FieldError]]:
     """``IsValidCIDRForLegacyField`` without strict validation: ``address/prefix``, host bits allowed."""
     address, sep, prefix = value.partition("/")
-    ip = parse_ip(address)
     try:
+        ip = parse_ip(address)
         if ip is None or not sep or not (prefix.isascii() and prefix.isdigit()):
             raise ValueError(value)
         return ipaddress.ip_network(f"{ip}/{int(prefix)}", strict=False), []

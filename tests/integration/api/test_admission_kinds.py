@@ -180,7 +180,8 @@ async def test_match_conditions_are_checked_as_upstream(api: Api) -> None:
 
     found = await refused(api, webhook(matchConditions=conditions))
 
-    assert found[0] == ("webhooks[0].matchConditions[0].expression", 'Invalid value: "1 + 1": must evaluate to bool')
+    assert found[0] == ("webhooks[0].matchConditions[0].expression",
+                        'Invalid value: "1 + 1": must evaluate to bool but got int')
     field, message = found[1]
     assert field == "webhooks[0].matchConditions[1].expression"
     assert message.startswith('Invalid value: "params.enabled": compilation failed: ERROR: <input>:1:')
@@ -192,6 +193,26 @@ async def test_match_conditions_are_checked_as_upstream(api: Api) -> None:
                            "'my.name',  or '123-abc', regex used for validation is "
                            "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')")]
     assert found[4:] == [("webhooks[0].matchConditions[3].name", 'Duplicate value: "params"')]
+
+
+async def test_kubernetes_library_calls_compile_and_only_they_pass_unchecked(api: Api) -> None:
+    library = ["sets.contains(object.spec.tags, ['a'])", "format.dns1123Label().validate('a').hasValue()",
+               "lists.range(3).size() == 3", "isImage(object.spec.image)", "url('https://x').getHost() == 'x'"]
+    conditions = [{"name": f"lib{i}", "expression": e} for i, e in enumerate(library)]
+    await api.ok("POST", VALIDATING, configuration("library", webhook(matchConditions=conditions)))
+    # A type error whose source text quotes such a message is still the expression's own error.
+    quoting = [{"name": "quoting", "expression": "1 + 'a' == \"undeclared reference to 'url'\""}]
+    [(_, message)] = await refused(api, webhook(matchConditions=quoting))
+    assert "compilation failed" in message and "no matching overload" in message
+
+
+async def test_compile_errors_of_a_huge_expression_are_bounded(api: Api) -> None:
+    """Each issue echoes the expression's line: an 80 KB expression's message is cut, so the
+    answer stays about the size of the request."""
+    [(_, message)] = await refused(api, webhook(matchConditions=[
+        {"name": "many", "expression": " && ".join(["nope"] * 10_000)}]))
+    assert "undeclared reference to 'nope'" in message and message.endswith("...")
+    assert len(message) < 100_000  # the echoed value (80 KB) and at most 16 Ki characters of issues
 
 
 async def test_at_most_64_match_conditions(api: Api) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fakeapi.machinery.servicenet import RangeFull, ServiceNetwork
+from fakeapi.machinery.servicenet import RangeFull, ServiceNetwork, parse_ip
 
 NET = ServiceNetwork.parse("10.0.0.0/29", "30000-30002")
 
@@ -55,3 +55,14 @@ def test_defaults_are_upstream_flags_defaults() -> None:
     net = ServiceNetwork.parse()
     assert (str(net.cluster_ips), net.node_ports, net.first_ip, net.family) == (
         "10.96.0.0/12", range(30000, 32768), "10.96.0.1", "IPv4")
+
+
+@pytest.mark.parametrize(("text", "address"), [
+    ("010.1.1.1", "10.1.1.1"), ("1.2.3." + "0" * 5000 + "7", "1.2.3.7"), ("::ffff:010.0.0.1", "::ffff:a00:1"),
+    ("2001:db8::1", "2001:db8::1"), ("1.2.3." + "9" * 5000, None), ("1.2.3.256", None), ("fe80::1%eth0", None),
+    ("\u0661.1.1.1", None), ("1.2.3", None),
+], ids=["leading-zeros", "5000-zeros", "embedded-ipv4", "ipv6", "5000-digits", "over-255", "zone", "arabic-digit",
+        "three-octets"])
+def test_addresses_are_read_as_parse_ip_sloppy_reads_them(text: str, address: str | None) -> None:
+    parsed = parse_ip(text)
+    assert (None if parsed is None else str(parsed)) == address
