@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-import ipaddress
 from typing import Any
 
 from fakeapi.errors import FieldError, invalid, not_supported, too_many
+from fakeapi.machinery.servicenet import parse_ip
 from fakeapi.validation import names
 from fakeapi.validation.common import immutable, validate_list
 from fakeapi.validation.services import PROTOCOLS
@@ -21,12 +21,11 @@ MAX_ADDRESSES = 100
 def _address(address: str, address_type: str, path: str) -> list[FieldError]:
     if address_type == "FQDN":
         return names.check(path, address, names.dns1123_subdomain)
-    try:
-        version = ipaddress.ip_address(address).version
-    except ValueError:
+    parsed = parse_ip(address)
+    if parsed is None:
         return [invalid(path, address, "must be a valid IP address")]
     wanted = 4 if address_type == "IPv4" else 6
-    return [] if version == wanted else [invalid(path, address, f"must be an {address_type} address")]
+    return [] if parsed.version == wanted else [invalid(path, address, f"must be an {address_type} address")]
 
 
 def _endpoint(endpoint: dict[str, Any], path: str, address_type: str) -> list[FieldError]:
