@@ -21,11 +21,11 @@ MAX_ADDRESSES = 100
 def _address(address: str, address_type: str, path: str) -> list[FieldError]:
     if address_type == "FQDN":
         return names.check(path, address, names.dns1123_subdomain)
+    # IsValidIPv4Address / IsValidIPv6Address: Go's To4() counts an IPv4-mapped IPv6 address as IPv4.
     parsed = parse_ip(address)
-    if parsed is None:
-        return [invalid(path, address, "must be a valid IP address")]
-    wanted = 4 if address_type == "IPv4" else 6
-    return [] if parsed.version == wanted else [invalid(path, address, f"must be an {address_type} address")]
+    ipv4 = parsed is not None and (parsed.version == 4 or getattr(parsed, "ipv4_mapped", None) is not None)
+    valid = ipv4 if address_type == "IPv4" else parsed is not None and not ipv4
+    return [] if valid else [invalid(path, address, f"must be a valid {address_type} address")]
 
 
 def _endpoint(endpoint: dict[str, Any], path: str, address_type: str) -> list[FieldError]:

@@ -262,11 +262,14 @@ async def test_an_events_v1_update_may_change_only_the_series(api: Api) -> None:
      ("spec.leaseDurationSeconds", "Invalid value: 0: must be greater than 0")),
     ("/apis/discovery.k8s.io/v1/namespaces/default/endpointslices",
      {"metadata": {"name": "s"}, "addressType": "IPv4", "endpoints": [{"addresses": ["fe80::1"]}]},
-     ("endpoints[0].addresses[0]", 'Invalid value: "fe80::1": must be an IPv4 address')),
+     ("endpoints[0].addresses[0]", 'Invalid value: "fe80::1": must be a valid IPv4 address')),
+    ("/apis/discovery.k8s.io/v1/namespaces/default/endpointslices",
+     {"metadata": {"name": "s"}, "addressType": "IPv6", "endpoints": [{"addresses": ["::ffff:10.0.0.1"]}]},
+     ("endpoints[0].addresses[0]", 'Invalid value: "::ffff:10.0.0.1": must be a valid IPv6 address')),
     ("/apis/discovery.k8s.io/v1/namespaces/default/endpointslices",
      {"metadata": {"name": "s"}, "addressType": "IP", "endpoints": []},
      ("addressType", 'Unsupported value: "IP": supported values: "FQDN", "IPv4", "IPv6"')),
-], ids=["lease-duration", "slice-address", "slice-address-type"])
+], ids=["lease-duration", "slice-address", "slice-ipv4-mapped", "slice-address-type"])
 async def test_lease_and_slice_validation(api: Api, path: str, body: dict[str, Any], expected: tuple[str, str]) -> None:
     status, answer = await api.request("POST", path, body)
     assert status == 422 and expected in causes(answer)
