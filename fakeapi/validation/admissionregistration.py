@@ -30,6 +30,7 @@ from fakeapi.errors import (
 )
 from fakeapi.machinery.cel_admission import match_condition_problem
 from fakeapi.validation import names
+from fakeapi.validation.services import port_number_problems
 from fakeapi.validation.strategy import AdmissionContext, Strategy
 from fakeapi.validation.templates import validate_label_selector
 
@@ -186,8 +187,7 @@ def validate_webhook_service(service: dict[str, Any], path: str) -> list[FieldEr
     if not service.get("namespace"):
         errs.append(required(f"{path}.namespace", "service namespace is required"))
     port = service.get("port") or 0
-    if not 1 <= port <= 65535:
-        errs.append(invalid(f"{path}.port", port, "port is not valid: must be between 1 and 65535, inclusive"))
+    errs += [invalid(f"{path}.port", port, f"port is not valid: {m}") for m in port_number_problems(port)]
     url_path = service.get("path")
     if url_path in (None, "", "/"):
         return errs

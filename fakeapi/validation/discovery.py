@@ -9,7 +9,7 @@ from fakeapi.errors import FieldError, invalid, not_supported, too_many
 from fakeapi.machinery.servicenet import parse_ip
 from fakeapi.validation import names
 from fakeapi.validation.common import immutable, validate_list
-from fakeapi.validation.services import PROTOCOLS
+from fakeapi.validation.services import PROTOCOLS, port_number_problems
 from fakeapi.validation.strategy import AdmissionContext, Strategy
 
 ADDRESS_TYPES = ["FQDN", "IPv4", "IPv6"]
@@ -46,8 +46,8 @@ def _port(port: dict[str, Any], path: str) -> list[FieldError]:
     errs = names.check(f"{path}.name", port["name"], names.dns1123_label) if port.get("name") else []
     if port.get("protocol") not in PROTOCOLS:
         errs.append(not_supported(f"{path}.protocol", port.get("protocol", ""), PROTOCOLS))
-    if port.get("port") is not None and not 1 <= port["port"] <= 65535:
-        errs.append(invalid(f"{path}.port", port["port"], "must be between 1 and 65535, inclusive"))
+    if port.get("port") is not None:
+        errs += [invalid(f"{path}.port", port["port"], m) for m in port_number_problems(port["port"])]
     return errs
 
 

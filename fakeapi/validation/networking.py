@@ -17,7 +17,7 @@ from fakeapi.errors import FieldError, forbidden, invalid, not_supported, requir
 from fakeapi.machinery.servicenet import is_ip, parse_ip
 from fakeapi.validation import names
 from fakeapi.validation.common import get, immutable, newest
-from fakeapi.validation.services import PROTOCOLS, port_name_problems, validate_ip
+from fakeapi.validation.services import PROTOCOLS, port_name_problems, port_number_problems, validate_ip
 from fakeapi.validation.strategy import AdmissionContext, Strategy
 from fakeapi.validation.templates import validate_label_selector
 
@@ -30,7 +30,6 @@ SCOPES = ["Cluster", "Namespace"]
 MAX_CONTROLLER_LEN = 250
 _INVALID_PATH_SEQUENCES = ("//", "/./", "/../", "%2f", "%2F")
 _INVALID_PATH_SUFFIXES = ("/..", "/.")
-_PORT_RANGE = "must be between 1 and 65535, inclusive"
 _NOT_AN_IP = "must be a DNS name, not an IP address"
 # RFC 3986 path characters (IsDomainPrefixedPath's part after the domain).
 _HTTP_PATH = r"[A-Za-z0-9/\-._~%!$&'()*+,;=:]+"
@@ -65,8 +64,7 @@ def _service_backend(service: dict[str, Any], path: str) -> list[FieldError]:
     elif port_name:
         errs += [invalid(f"{path}.service.port.name", port_name, m) for m in port_name_problems(port_name)]
     elif number:
-        if not 1 <= number <= 65535:
-            errs.append(invalid(f"{path}.service.port.number", number, _PORT_RANGE))
+        errs += [invalid(f"{path}.service.port.number", number, m) for m in port_number_problems(number)]
     else:
         errs.append(required(path, "port name or number is required"))
     return errs
@@ -273,13 +271,11 @@ def _policy_port(port: dict[str, Any], path: str) -> list[FieldError]:
     if protocol is not None and protocol not in PROTOCOLS:
         errs.append(not_supported(f"{path}.protocol", protocol, ["TCP", "UDP", "SCTP"]))
     if isinstance(number, int):
-        if not 1 <= number <= 65535:
-            errs.append(invalid(f"{path}.port", number, _PORT_RANGE))
+        errs += [invalid(f"{path}.port", number, m) for m in port_number_problems(number)]
         if end is not None:
             if end < number:
                 errs.append(invalid(f"{path}.endPort", end, "must be greater than or equal to `port`"))
-            if not 1 <= end <= 65535:
-                errs.append(invalid(f"{path}.endPort", end, _PORT_RANGE))
+            errs += [invalid(f"{path}.endPort", end, m) for m in port_number_problems(end)]
     elif isinstance(number, str):
         if end is not None:
             errs.append(invalid(f"{path}.endPort", end, "may not be specified when `port` is non-numeric"))

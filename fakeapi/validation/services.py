@@ -34,7 +34,11 @@ TRAFFIC_POLICIES = ["Cluster", "Local"]
 HEADLESS = "None"
 DEFAULT_CLIENT_IP_TIMEOUT = 10800
 _PORT_NAME = re.compile(r"^[-a-z0-9]+\Z")
-_PORT_RANGE = "must be between 1 and 65535, inclusive"
+
+
+def port_number_problems(port: int) -> list[str]:
+    """``IsValidPortNum``: 1 to 65535."""
+    return [] if 1 <= port <= 65535 else ["must be between 1 and 65535, inclusive"]
 
 
 def port_name_problems(name: str) -> list[str]:
@@ -164,20 +168,19 @@ def _service_port(port: dict[str, Any], path: str, *, named: bool, service_type:
         errs.append(required(f"{path}.name"))
     elif name:
         errs += names.check(f"{path}.name", name, names.dns1123_label)
-    if not 1 <= (port.get("port") or 0) <= 65535:
-        errs.append(invalid(f"{path}.port", port.get("port", 0), _PORT_RANGE))
+    errs += [invalid(f"{path}.port", port.get("port", 0), m) for m in port_number_problems(port.get("port") or 0)]
     if port.get("protocol") not in PROTOCOLS:
         errs.append(not_supported(f"{path}.protocol", port.get("protocol", ""), PROTOCOLS))
     target = port.get("targetPort")
-    if isinstance(target, int) and not 1 <= target <= 65535:
-        errs.append(invalid(f"{path}.targetPort", target, _PORT_RANGE))
+    if isinstance(target, int):
+        errs += [invalid(f"{path}.targetPort", target, m) for m in port_number_problems(target)]
     elif isinstance(target, str):
         errs += [invalid(f"{path}.targetPort", target, m) for m in port_name_problems(target)]
     node_port = port.get("nodePort")
     if node_port and service_type == "ClusterIP":
         errs.append(forbidden(f"{path}.nodePort", "may not be used when `type` is 'ClusterIP'"))
-    elif node_port is not None and not 1 <= node_port <= 65535:
-        errs.append(invalid(f"{path}.nodePort", node_port, _PORT_RANGE))
+    elif node_port is not None:
+        errs += [invalid(f"{path}.nodePort", node_port, m) for m in port_number_problems(node_port)]
     return errs
 
 
@@ -273,8 +276,7 @@ def _endpoint_address(address: dict[str, Any], path: str) -> list[FieldError]:
 
 def _endpoint_port(port: dict[str, Any], path: str) -> list[FieldError]:
     errs = names.check(f"{path}.name", port["name"], names.dns1123_label) if port.get("name") else []
-    if not 1 <= (port.get("port") or 0) <= 65535:
-        errs.append(invalid(f"{path}.port", port.get("port", 0), _PORT_RANGE))
+    errs += [invalid(f"{path}.port", port.get("port", 0), m) for m in port_number_problems(port.get("port") or 0)]
     if port.get("protocol", "TCP") not in PROTOCOLS:
         errs.append(not_supported(f"{path}.protocol", port.get("protocol"), PROTOCOLS))
     return errs
