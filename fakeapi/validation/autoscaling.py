@@ -22,9 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from fakeapi.errors import FieldError, forbidden, invalid, not_supported, required
-from fakeapi.machinery.quantity import QuantityError, parse_quantity
 from fakeapi.validation import names
-from fakeapi.validation.common import get
+from fakeapi.validation.common import get, quantity_value
 from fakeapi.validation.core import validate_resource_name
 from fakeapi.validation.strategy import AdmissionContext, Strategy
 from fakeapi.validation.templates import default_zero_counts, non_negative
@@ -121,11 +120,8 @@ def validate_cross_version_object_reference(ref: Any, path: str, opts: Reference
 
 
 def _sign(quantity: Any) -> int:
-    try:
-        value = parse_quantity(quantity)
-    except (QuantityError, TypeError):  # decoding refused it already; a stored object is canonical
-        return 1
-    return (value > 0) - (value < 0)
+    value = quantity_value(quantity)
+    return 1 if value is None else (value > 0) - (value < 0)
 
 
 def _metric_target(target: dict[str, Any], path: str) -> list[FieldError]:

@@ -14,8 +14,6 @@ too: no ``kubernetes.io/kube-apiserver-client`` certificate for the ``system:mas
 
 from __future__ import annotations
 
-import binascii
-from base64 import b64decode
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -36,6 +34,7 @@ from fakeapi.machinery.jsoncopy import deep_copy
 from fakeapi.machinery.memo import Memo
 from fakeapi.machinery.timestamps import now_rfc3339
 from fakeapi.validation import names
+from fakeapi.validation.common import field_bytes
 from fakeapi.validation.strategy import AdmissionContext, Strategy
 
 APPROVED, DENIED, FAILED = "Approved", "Denied", "Failed"
@@ -56,22 +55,12 @@ ALL_STATUSES = ["False", "True", "Unknown"]
 TRUE_ONLY_TYPES = (APPROVED, DENIED, FAILED)
 
 
-def _bytes(value: Any) -> bytes:
-    """A ``[]byte`` field's bytes (decoding checked its base64 already; anything else reads as none)."""
-    if not isinstance(value, str):
-        return b""
-    try:
-        return b64decode(value)
-    except (binascii.Error, ValueError):
-        return b""
-
-
-def go_bytes(value: Any) -> GoSyntax:
+def gofield_bytes(value: Any) -> GoSyntax:
     """A ``[]byte`` field as Go's ``%#v`` prints it, the value upstream's error for a bad request
     shows (``[]byte(nil)`` when unset)."""
     if not isinstance(value, str):
         return GoSyntax("[]byte(nil)")
-    return GoSyntax("[]byte{" + ", ".join(f"0x{b:x}" for b in _bytes(value)) + "}")
+    return GoSyntax("[]byte{" + ", ".join(f"0x{b:x}" for b in field_bytes(value)) + "}")
 
 
 # -- parsing (cryptography, on first use) -------------------------------------------------------
@@ -93,7 +82,7 @@ def parse_request(request: str) -> ParsedRequest:
     """Upstream's ``ParseCSR`` and ``CheckSignature`` of a base64 ``spec.request``, with Go's messages."""
     parsed = _PARSED.get(request)
     if parsed is None:
-        parsed = _PARSED.keep(request, _parse_request(_bytes(request)))
+        parsed = _PARSED.keep(request, _parse_request(field_bytes(request)))
     return parsed
 
 
@@ -131,7 +120,7 @@ def _parse_request(data: bytes) -> ParsedRequest:
 def certificate_problem(certificate: Any) -> str:
     """Upstream's ``validateCertificate`` of a base64 ``status.certificate``: why it is not one or
     more PEM ``CERTIFICATE`` blocks without headers that parse ("" when it is, or empty)."""
-    data = _bytes(certificate)
+    data = field_bytes(certificate)
     if not data:
         return ""
     from cryptography import x509
@@ -223,7 +212,7 @@ def _validate_spec(spec: dict[str, Any], tolerated: _Tolerated) -> list[FieldErr
     errs: list[FieldError] = []
     request = spec.get("request")
     if error := parse_request(request if isinstance(request, str) else "").error:
-        errs.append(invalid("spec.request", go_bytes(request), error))
+        errs.append(invalid("spec.request", gofield_bytes(request), error))
     usages = spec.get("usages") or []
     if not usages:
         errs.append(required("spec.usages"))

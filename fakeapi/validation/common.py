@@ -7,13 +7,17 @@ nothing else (DoS protection), duplicates are reported at the item's index.
 
 from __future__ import annotations
 
+import binascii
+from base64 import b64decode
 from collections.abc import Callable, Hashable
+from fractions import Fraction
 from typing import Any
 
 import orjson
 
 from fakeapi.errors import FieldError, duplicate, forbidden, invalid, required, too_many
 from fakeapi.machinery.memo import Memo
+from fakeapi.machinery.quantity import QuantityError, parse_quantity
 from fakeapi.validation import names
 
 IMMUTABLE = "field is immutable"
@@ -193,3 +197,21 @@ def newest(objects: list[dict[str, Any]]) -> dict[str, Any] | None:
     ordered = sorted(objects, key=lambda obj: (obj.get("metadata") or {}).get("name") or "")
     ordered.sort(key=lambda obj: (obj.get("metadata") or {}).get("creationTimestamp") or "", reverse=True)
     return ordered[0] if ordered else None
+
+
+def field_bytes(value: Any) -> bytes:
+    """A ``[]byte`` field's bytes (decoding checked its base64 already; anything else reads as none)."""
+    if not isinstance(value, str):
+        return b""
+    try:
+        return b64decode(value)
+    except (binascii.Error, ValueError):
+        return b""
+
+
+def quantity_value(value: Any) -> Fraction | None:
+    """A decoded quantity's value (decoding refused every unreadable one), None if unreadable."""
+    try:
+        return parse_quantity(value)
+    except (QuantityError, TypeError):
+        return None

@@ -27,6 +27,7 @@ from fakeapi.validation import names
 from fakeapi.validation.common import (
     get,
     immutable,
+    quantity_value,
     remember_valid,
     validate_immutable_data,
     validate_labels,
@@ -312,14 +313,6 @@ _STANDARD_RESOURCES = frozenset({
 _HUGE_PAGES = "hugepages-"
 
 
-def _quantity(value: Any) -> Any:
-    """A decoded quantity's value (decoding refused every unreadable one), None if unreadable."""
-    try:
-        return parse_quantity(value)
-    except QuantityError:
-        return None
-
-
 def _native(name: str) -> bool:
     """IsNativeResource: no domain, or a kubernetes.io one (others are extended resources)."""
     return "/" not in name or "kubernetes.io/" in name
@@ -347,7 +340,7 @@ def _whole_pages(name: str, quantity: Fraction) -> bool:
     """IsHugePageResourceValueDivisible: ``quantity`` (rounded up to a whole number, as Go's
     ``Value()`` does) is a multiple of the page size ``hugepages-<size>`` names, a positive whole
     number of bytes.  Limits only: a hugepages request must equal its limit."""
-    page = _quantity(name.removeprefix(_HUGE_PAGES))
+    page = quantity_value(name.removeprefix(_HUGE_PAGES))
     if page is None or page <= 0 or page.denominator != 1:
         return False
     return math.ceil(quantity) % page == 0
@@ -366,7 +359,7 @@ def _resource_requirements(resources: Any, path: str, pod_level: bool = False) -
         for name, value in values.items():
             field = f"{path}.{kind}[{name}]"
             errs += validate_resource_name(name, field, pod_level)
-            quantity = _quantity(value)
+            quantity = quantity_value(value)
             if quantity is not None and quantity < 0:
                 errs.append(invalid(field, value, "must be greater than or equal to 0"))
             elif quantity is not None and not _native(name) and quantity.denominator != 1:
@@ -381,7 +374,7 @@ def _resource_requirements(resources: Any, path: str, pod_level: bool = False) -
             if not overcommit:
                 errs.append(required(f"{path}.limits", "Limit must be set for non overcommitable resources"))
             continue
-        request_value, limit_value = _quantity(value), _quantity(limit)
+        request_value, limit_value = quantity_value(value), quantity_value(limit)
         if request_value is None or limit_value is None:
             continue
         if not overcommit and request_value != limit_value:
@@ -405,15 +398,15 @@ def _pod_resources(spec: dict[str, Any]) -> list[FieldError]:
     errs = _resource_requirements(resources, "spec.resources", pod_level=True)
     requests, limits = _resource_list(resources, "requests"), _resource_list(resources, "limits")
     for name, aggregate in sorted(aggregate_container_requests(spec, _cpu_memory_nanos).items()):
-        asked = _quantity(requests.get(name)) if name in requests else None
+        asked = quantity_value(requests.get(name)) if name in requests else None
         if asked is not None and Fraction(aggregate, 1_000_000_000) > asked:
             errs.append(invalid(f"spec.resources.requests[{name}]", requests[name],
                                 "must be greater than or equal to aggregate container requests of "
                                 + _aggregate_text(spec, name, aggregate)))
     for i, c in enumerate(spec.get("containers") or ()):
         for name, value in sorted(_resource_list(get(c, "resources"), "limits").items()):
-            pod_limit = _quantity(limits.get(name)) if name in limits and name in POD_LEVEL_RESOURCES else None
-            mine = _quantity(value)
+            pod_limit = quantity_value(limits.get(name)) if name in limits and name in POD_LEVEL_RESOURCES else None
+            mine = quantity_value(value)
             if pod_limit is not None and mine is not None and mine > pod_limit:
                 # Upstream builds this path from the pod-level resources' path.
                 errs.append(invalid(f"spec.resources.containers[{i}][{name}].limits", value,

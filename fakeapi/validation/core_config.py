@@ -8,14 +8,13 @@ is immutable, each built-in type's required keys are checked, the whole is at mo
 from __future__ import annotations
 
 import base64
-import binascii
 import json
 from typing import Any
 
 from fakeapi.errors import FieldError, invalid, not_supported, required
 from fakeapi.machinery.quantity import QuantityError, parse_quantity
 from fakeapi.validation import names
-from fakeapi.validation.common import immutable, validate_immutable_data, validate_list
+from fakeapi.validation.common import field_bytes, immutable, validate_immutable_data, validate_list
 from fakeapi.validation.strategy import AdmissionContext, Strategy
 from fakeapi.validation.templates import default_template, validate_pod_template
 
@@ -40,13 +39,6 @@ def fold_string_data(secret: dict[str, Any]) -> None:
             data[key] = base64.b64encode(value.encode()).decode()
 
 
-def _decoded(value: str) -> bytes:
-    try:
-        return base64.b64decode(value, validate=False)
-    except (binascii.Error, ValueError):
-        return b""
-
-
 def validate_secret(secret: dict[str, Any]) -> list[FieldError]:
     """``ValidateSecret``: keys, total size, the type's required data."""
     data = secret.get("data") or {}
@@ -54,7 +46,7 @@ def validate_secret(secret: dict[str, Any]) -> list[FieldError]:
     size = 0
     for key, value in data.items():
         errs += names.check_config_key("data", key)
-        size += len(_decoded(value))
+        size += len(field_bytes(value))
     if size > MAX_SECRET_SIZE:
         errs.append(FieldError("FieldValueTooLong", "data", f"may not be more than {MAX_SECRET_SIZE} bytes"))
     kind = secret.get("type", "")
@@ -70,7 +62,7 @@ def validate_secret(secret: dict[str, Any]) -> list[FieldError]:
             errs.append(required(f"data[{key}]"))
         elif key.startswith(".docker"):
             try:
-                json.loads(_decoded(data[key]))
+                json.loads(field_bytes(data[key]))
             except ValueError as exc:
                 errs.append(invalid(f"data[{key}]", "<secret contents redacted>", str(exc)))
     return errs

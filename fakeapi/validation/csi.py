@@ -15,9 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 from fakeapi.errors import FieldError, duplicate, invalid, not_supported, required
-from fakeapi.machinery.quantity import QuantityError, parse_quantity
 from fakeapi.validation import names
-from fakeapi.validation.common import immutable
+from fakeapi.validation.common import immutable, quantity_value
 from fakeapi.validation.strategy import AdmissionContext, Strategy
 from fakeapi.validation.templates import IS_NEGATIVE, non_negative, validate_label_selector
 
@@ -161,13 +160,8 @@ def validate_csi_storage_capacity(obj: dict[str, Any]) -> list[FieldError]:
     errs = validate_label_selector(obj.get("nodeTopology"), "nodeTopology")
     errs += names.check("storageClassName", obj.get("storageClassName", ""), names.dns1123_subdomain)
     capacity = obj.get("capacity")
-    if capacity is not None:
-        try:
-            negative = parse_quantity(capacity) < 0
-        except QuantityError:  # decoding refused it already; a stored object is canonical
-            negative = False
-        if negative:
-            errs.append(invalid("capacity", capacity, IS_NEGATIVE))
+    if capacity is not None and (value := quantity_value(capacity)) is not None and value < 0:
+        errs.append(invalid("capacity", capacity, IS_NEGATIVE))
     return errs
 
 

@@ -8,10 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 from fakeapi.errors import FieldError, forbidden, invalid, not_supported, required
-from fakeapi.machinery.quantity import QuantityError, parse_quantity
 from fakeapi.models.core_v1_storage import PersistentVolumeSpec
 from fakeapi.models.schema import struct_fields
-from fakeapi.validation.common import get
+from fakeapi.validation.common import get, quantity_value
 from fakeapi.validation.storageclass import admit_claim_class
 from fakeapi.validation.strategy import AdmissionContext, Strategy
 
@@ -33,11 +32,10 @@ def _storage(values: dict[str, Any] | None, path: str) -> list[FieldError]:
     value = (values or {}).get("storage")
     if value is None:
         return [required(f"{path}[storage]")]
-    try:
-        positive = parse_quantity(value) > 0
-    except QuantityError:
-        positive = False
-    return [] if positive else [invalid(f"{path}[storage]", value, "must be greater than zero")]
+    quantity = quantity_value(value)
+    if quantity is not None and quantity > 0:
+        return []
+    return [invalid(f"{path}[storage]", value, "must be greater than zero")]
 
 
 def _volume_mode(spec: dict[str, Any]) -> list[FieldError]:
