@@ -18,6 +18,7 @@ clients write through ``/status``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -218,14 +219,12 @@ def _metric_spec(spec: dict[str, Any], path: str, opts: ReferenceOptions) -> lis
     if kind not in METRIC_SOURCE_TYPES:
         errs.append(not_supported(f"{path}.type", kind, METRIC_SOURCE_TYPES))
     # Only the first source present is validated, in upstream's order.
-    present = [key for key in ("object", "external", "pods", "resource", "containerResource")
-               if isinstance(spec.get(key), dict)]
+    checks: dict[str, Callable[[dict[str, Any], str], list[FieldError]]] = {
+        "object": lambda src, p: _object_source(src, p, opts), "external": _external_source,
+        "pods": _pods_source, "resource": _resource_source, "containerResource": _container_resource_source}
+    present = [key for key in checks if isinstance(spec.get(key), dict)]
     if present:
-        first, src = present[0], spec[present[0]]
-        p = f"{path}.{first}"
-        errs += (_object_source(src, p, opts) if first == "object" else _external_source(src, p)
-                 if first == "external" else _pods_source(src, p) if first == "pods"
-                 else _resource_source(src, p) if first == "resource" else _container_resource_source(src, p))
+        errs += checks[present[0]](spec[present[0]], f"{path}.{present[0]}")
     expected = SOURCE_FIELDS.get(kind, "")
     if expected and expected not in present:
         errs.append(required(f"{path}.{expected}", "must populate information for the given metric source"))
