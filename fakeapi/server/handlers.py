@@ -191,8 +191,8 @@ async def _get(request: web.Request, registry: Registry, target: Target) -> web.
             if opts.send_initial_events and tables.accepts_only_table(accept):
                 raise NotAcceptable("only the following media types are accepted: application/json, "
                                     "application/yaml, application/vnd.kubernetes.protobuf")
-            if metadata_only:  # (each event carries one object, as a GET's answer does)
-                render = partial.Partial(partial.PARTIAL, metadata_only.version).watch_line
+            if metadata_only:  # each event one object's metadata, whichever form was asked for
+                render = metadata_only.watch_line
             else:
                 render = table_lines(target) if tables.wants_table(accept) else None
             return await stream_watch(request, registry, target, opts, render)

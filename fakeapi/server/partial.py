@@ -47,7 +47,12 @@ class Partial(NamedTuple):
         return orjson.dumps({"type": event["type"], "object": self._item(event["object"])}) + b"\n"
 
     def _item(self, obj: dict[str, Any]) -> dict[str, Any]:
-        return {"kind": PARTIAL, "apiVersion": self.api_version, "metadata": obj.get("metadata") or {}}
+        return metadata_of(obj, self.version)
+
+
+def metadata_of(obj: dict[str, Any], version: str = "v1") -> dict[str, Any]:
+    """``obj`` as a ``PartialObjectMetadata`` (also what a Table row carries by default)."""
+    return {"kind": PARTIAL, "apiVersion": f"meta.k8s.io/{version}", "metadata": obj.get("metadata") or {}}
 
 
 def requested(accept: str) -> Partial | None:

@@ -7,6 +7,7 @@ from typing import Any
 
 from fakeapi.machinery.durations import human_duration
 from fakeapi.registry.resource import AGE, NAME, Column, ResourceType
+from fakeapi.server.partial import metadata_of
 
 TABLE_MEDIA = "as=Table"
 
@@ -56,8 +57,7 @@ def row(rt: ResourceType, obj: dict[str, Any], include_object: str) -> dict[str,
     if include_object == "Object":
         out["object"] = obj
     elif include_object != "None":
-        out["object"] = {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
-                         "metadata": obj.get("metadata") or {}}
+        out["object"] = metadata_of(obj)
     return out
 
 
