@@ -180,9 +180,8 @@ def json_key(key: Any) -> str:
 
 
 def _go_float32_text(value: float) -> str:
-    # strconv.FormatFloat(value, 'g', -1, 32), with go-yaml's names for infinities and NaN.
-    if math.isnan(value):
-        return ".nan"
+    # strconv.FormatFloat(value, 'g', -1, 32), with go-yaml's names for the infinities a finite
+    # float64 becomes as a float32 (NaN and infinite keys were refused when they were built).
     try:
         single = struct.unpack("f", struct.pack("f", value))[0]
     except OverflowError:
