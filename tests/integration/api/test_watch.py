@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import random
+import socket
+from typing import Any
 
 from fakeapi.fixtures.plugin import wait_for
 
@@ -185,11 +187,21 @@ async def test_slow_watcher_is_closed_with_410_and_others_keep_up() -> None:
     from fakeapi.cluster import FakeCluster
     from fakeapi.config import ServerOptions
 
+    def small_receive_buffer(addr_info: Any) -> socket.socket:
+        # A fixed receive buffer turns the kernel's autotuning off (tcp_rmem may reach 32 MB): the
+        # slow reader's socket cannot absorb the 6 MB below, so the server must find it slow.
+        family, kind, proto, _, _ = addr_info
+        sock = socket.socket(family, kind, proto)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 * 1024)
+        return sock
+
     async with FakeCluster(control_plane=False, options=ServerOptions(watcher_queue_limit=20)) as cluster, \
-            aiohttp.ClientSession(base_url=cluster.url) as session:
+            aiohttp.ClientSession(base_url=cluster.url) as session, \
+            aiohttp.ClientSession(base_url=cluster.url,
+                                  connector=aiohttp.TCPConnector(socket_factory=small_receive_buffer)) as slow_session:
         api = Api(session, cluster)
         big = "x" * 20_000
-        async with api.watch(f"{CM}?watch=1") as slow, api.watch(f"{CM}?watch=1") as fast:
+        async with Api(slow_session, cluster).watch(f"{CM}?watch=1") as slow, api.watch(f"{CM}?watch=1") as fast:
             seen = 0
             for i in range(300):  # the slow reader never reads while these land
                 await api.ok("POST", CM, configmap(f"big-{i}", data={"v": big}))
