@@ -326,13 +326,15 @@ class Writer:
     def commit_update(self, rt: ResourceType, old: dict[str, Any], new: dict[str, Any],
                       dry_run: bool) -> dict[str, Any]:
         """Store ``new`` in place of ``old``: nothing if unchanged, and a deleting object that
-        nothing holds back any more (no finalizers, the kind's own finalization done) goes."""
+        nothing holds back any more (no finalizers, the kind's own finalization done, no grace
+        period left: upstream's ShouldDeleteDuringUpdate) goes."""
         if new == old:
             return old
         if dry_run:
             return new
         meta = new["metadata"]
-        if meta.get("deletionTimestamp") and not meta.get("finalizers") and rt.strategy.finalized(new):
+        if (meta.get("deletionTimestamp") and not meta.get("finalizers")
+                and not old["metadata"].get("deletionGracePeriodSeconds") and rt.strategy.finalized(new)):
             return self._commit(rt, DELETED, new)
         return self._commit(rt, MODIFIED, new)
 

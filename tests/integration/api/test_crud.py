@@ -11,6 +11,7 @@ from tests.integration.api.conftest import CM, Api, configmap
 
 PODS = "/api/v1/namespaces/default/pods"
 CLAIMS = "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims"
+MERGE = "application/merge-patch+json"
 
 
 def pod(name: str, **spec: Any) -> dict[str, Any]:
@@ -192,6 +193,11 @@ async def test_unbound_pod_deletes_at_once_bound_pod_waits_for_kubelet(api: Api)
     await api.ok("DELETE", f"{PODS}/bound")
     lingering = await api.ok("GET", f"{PODS}/bound")
     assert lingering["metadata"]["deletionGracePeriodSeconds"] == 30
+    # Writes during the grace period keep it (upstream's ShouldDeleteDuringUpdate): the kubelet
+    # reports the pod terminal before it confirms.
+    await api.ok("PATCH", f"{PODS}/bound", {"metadata": {"labels": {"seen": "yes"}}}, content_type=MERGE)
+    stopped = await api.ok("PATCH", f"{PODS}/bound/status", {"status": {"phase": "Failed"}}, content_type=MERGE)
+    assert stopped["status"]["phase"] == "Failed" and stopped["metadata"]["labels"] == {"seen": "yes"}
     await api.ok("DELETE", f"{PODS}/bound?gracePeriodSeconds=0")
     assert (await api.request("GET", f"{PODS}/bound"))[0] == 404
 
