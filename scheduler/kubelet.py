@@ -14,9 +14,11 @@ For each pod bound to a node (``spec.nodeName`` set):
   ends the run after a duration (``Succeeded``, or ``Failed`` with ``fakeapi.dev/exit-code``, or a
   container restart as ``restartPolicy`` says), ``fakeapi.dev/ready-after`` delays ``Ready``; the
   steps are timers of the control plane's clock, so a test advances time instead of waiting;
-- a deleted pod (``deletionTimestamp`` set) is confirmed terminated at once: the emulation
-  deletes it with ``gracePeriodSeconds=0`` and the pod's UID as precondition, so "delete the
-  pod, the claim is released" flows run in milliseconds.
+- a deleted pod (``deletionTimestamp`` set) is stopped as the kubelet stops it: its containers end
+  (at once, or after ``fakeapi.dev/terminate-after``, killed when the grace period runs out), the
+  pod turns ``Failed`` with ``Ready`` False, then the emulation confirms the deletion with
+  ``gracePeriodSeconds=0`` and the pod's UID as precondition, so "delete the pod, the claim is
+  released" flows run in milliseconds.
 
 Claim changes re-check the pods using them, so no polling is needed.  Status goes through the
 ``status`` subresource with the pod's resourceVersion as precondition, so a client's concurrent
@@ -36,6 +38,8 @@ from fakeapi.scheduler.rules import claims as rc
 from fakeapi.scheduler.rules.keys import object_key
 from fakeapi.scheduler.rules.lifecycle import (
     RUN_FOR,
+    SIGKILL_EXIT,
+    SIGTERM_EXIT,
     Lifecycle,
     container_statuses,
     due,
@@ -44,6 +48,7 @@ from fakeapi.scheduler.rules.lifecycle import (
     lifecycle_of,
     run_started,
     running_conditions,
+    terminal_status,
 )
 from fakeapi.scheduler.rules.podips import PodIPs
 from fakeapi.scheduler.rules.pods import is_assigned, is_pod_terminal, is_terminating
@@ -140,6 +145,8 @@ class Kubelet:
         self._ips = PodIPs()
         # Last "why pending" per pod UID, so a pod re-checked often gets one Event per reason change.
         self._reported: dict[str, str] = {}
+        # When the containers of a deleted pod were told to stop (SIGTERM), by pod UID.
+        self._stopping: dict[str, float] = {}
         self._pods = factory.informer(PODS)
         self._claims = factory.informer(RESOURCE_CLAIMS)
         self._pods.add_index(_CLAIM_INDEX, rc.pod_claim_keys)
@@ -167,6 +174,7 @@ class Kubelet:
         uid = pod["metadata"].get("uid", "")
         self._ips.release(uid)
         self._reported.pop(uid, None)
+        self._stopping.pop(uid, None)
         self._drop_timer(uid)
 
     def _drop_timer(self, uid: str) -> None:
@@ -184,10 +192,7 @@ class Kubelet:
             return
         meta = pod["metadata"]
         if is_terminating(pod):
-            # Containers "stop" instantly; confirm so the API server removes the pod now.
-            with contextlib.suppress(NotFound, Conflict):
-                await self._api.delete(PODS, namespace, name, preconditions={"uid": meta["uid"]},
-                                       grace_period_seconds=0)
+            await self._terminate(pod)
             return
         if is_pod_terminal(pod):
             return
@@ -221,6 +226,30 @@ class Kubelet:
         started = await self._api.patch(PODS, namespace, name, body, subresource="status")
         self._schedule(started, lifecycle)
 
+    async def _terminate(self, pod: dict) -> None:
+        """Stop a deleted pod's containers, report the pod terminal, then confirm the deletion."""
+        meta = pod["metadata"]
+        namespace, name, uid = meta["namespace"], meta["name"], meta["uid"]
+        if not is_pod_terminal(pod) and run_started(pod) is not None:
+            now = self._clock.now()
+            grace = float(meta.get("deletionGracePeriodSeconds") or 0)
+            delay = lifecycle_of(pod).terminate_after
+            # A later delete may shorten the grace period; it still counts from the first stop.
+            exit_at = self._stopping.setdefault(uid, now) + min(delay, grace)
+            if exit_at > now:
+                self._recheck_at(pod, exit_at)
+                return
+            body = {"metadata": {"resourceVersion": meta["resourceVersion"]},
+                    "status": terminal_status(pod, SIGKILL_EXIT if delay > grace else SIGTERM_EXIT, now)}
+            # The informer brings the terminal pod (or a newer one after a conflict) to a next sync.
+            with contextlib.suppress(NotFound, Conflict):
+                await self._api.patch(PODS, namespace, name, body, subresource="status", result=False)
+            return
+        if meta.get("deletionGracePeriodSeconds") == 0:
+            return  # confirmed already: the API server removes the pod once its finalizers are gone
+        with contextlib.suppress(NotFound, Conflict):
+            await self._api.delete(PODS, namespace, name, preconditions={"uid": uid}, grace_period_seconds=0)
+
     async def _advance_lifecycle(self, pod: dict) -> None:
         """Take the lifecycle step that is due (turn Ready, or exit), then wait for the next one."""
         lifecycle = lifecycle_of(pod)
@@ -246,10 +275,15 @@ class Kubelet:
 
     def _schedule(self, pod: dict, lifecycle: Lifecycle) -> None:
         """Re-check the pod when its next lifecycle step falls due."""
-        uid = pod["metadata"]["uid"]
-        self._drop_timer(uid)
         step = due(pod, lifecycle, self._clock.now())
         if step is None or is_pod_terminal(pod):
-            return
-        key = (pod["metadata"]["namespace"], pod["metadata"]["name"])
-        self._timers[uid] = self._clock.call_later(step[1] - self._clock.now(), lambda: self._queue.add(key))
+            self._drop_timer(pod["metadata"]["uid"])
+        else:
+            self._recheck_at(pod, step[1])
+
+    def _recheck_at(self, pod: dict, at: float) -> None:
+        """Sync the pod again at ``at`` on the control plane's clock (one pending timer per pod)."""
+        meta = pod["metadata"]
+        key = (meta["namespace"], meta["name"])
+        self._drop_timer(meta["uid"])
+        self._timers[meta["uid"]] = self._clock.call_later(at - self._clock.now(), lambda: self._queue.add(key))

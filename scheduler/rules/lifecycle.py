@@ -5,6 +5,13 @@
 - ``fakeapi.dev/exit-code: "<n>"``: the exit code they end with (default 0).
 - ``fakeapi.dev/ready-after: <duration>``: the pod turns ``Ready`` that long after its containers
   started (default at once), so ``minReadySeconds`` and rollouts become testable.
+- ``fakeapi.dev/terminate-after: <duration>``: once the pod is deleted, its containers take that
+  long to stop (default at once), so a test sees the pod terminating; past the grace period they
+  are killed.
+
+A deleted pod's containers end as the kubelet ends them: 143 (SIGTERM) when they stop within the
+grace period, 137 (SIGKILL) when it runs out; the pod then turns terminal (``Failed``), as the
+kubelet has reported deleted pods since Kubernetes 1.27, before the kubelet confirms the deletion.
 
 What an exit means follows the pod's ``restartPolicy`` as the kubelet does: ``Never`` ends the
 pod (``Succeeded`` for 0, ``Failed`` otherwise); ``OnFailure`` ends it on 0 and restarts the
@@ -26,6 +33,10 @@ from fakeapi.machinery.durations import parse_duration
 RUN_FOR = "fakeapi.dev/run-for"
 EXIT_CODE = "fakeapi.dev/exit-code"
 READY_AFTER = "fakeapi.dev/ready-after"
+TERMINATE_AFTER = "fakeapi.dev/terminate-after"
+# Exit codes of a container stopped by the kubelet: 128 + SIGTERM, 128 + SIGKILL.
+SIGTERM_EXIT = 143
+SIGKILL_EXIT = 137
 
 
 @dataclass(frozen=True)
@@ -35,6 +46,7 @@ class Lifecycle:
     run_for: float | None = None
     exit_code: int = 0
     ready_after: float = 0.0
+    terminate_after: float = 0.0
     problem: str = ""
 
 
@@ -42,9 +54,9 @@ def lifecycle_of(pod: Mapping[str, Any]) -> Lifecycle:
     """Parse the lifecycle annotations; bad values are reported and ignored."""
     annotations = (pod.get("metadata") or {}).get("annotations") or {}
     problems: list[str] = []
-    run_for = ready_after = None
+    durations: dict[str, float] = {}
     exit_code = 0
-    for key in (RUN_FOR, READY_AFTER):
+    for key in (RUN_FOR, READY_AFTER, TERMINATE_AFTER):
         if key in annotations:
             try:
                 value = parse_duration(annotations[key])
@@ -53,10 +65,7 @@ def lifecycle_of(pod: Mapping[str, Any]) -> Lifecycle:
             except ValueError as exc:
                 problems.append(f"{key}: {exc}")
                 continue
-            if key == RUN_FOR:
-                run_for = value
-            else:
-                ready_after = value
+            durations[key] = value
     if EXIT_CODE in annotations:
         try:
             exit_code = int(annotations[EXIT_CODE])
@@ -65,7 +74,8 @@ def lifecycle_of(pod: Mapping[str, Any]) -> Lifecycle:
         except ValueError:
             problems.append(f'{EXIT_CODE}: "{annotations[EXIT_CODE]}" is not an exit code (0-255)')
             exit_code = 0
-    return Lifecycle(run_for, exit_code, ready_after or 0.0, "; ".join(problems))
+    return Lifecycle(durations.get(RUN_FOR), exit_code, durations.get(READY_AFTER, 0.0),
+                     durations.get(TERMINATE_AFTER, 0.0), "; ".join(problems))
 
 
 def run_started(pod: Mapping[str, Any]) -> float | None:
@@ -137,24 +147,32 @@ def terminated_state(exit_code: int, started: float, now: float) -> dict[str, An
 
 def exited_status(pod: Mapping[str, Any], lifecycle: Lifecycle, now: float) -> dict[str, Any]:
     """The status after the containers exit with ``lifecycle.exit_code`` (restart or terminal)."""
-    status = pod.get("status") or {}
-    started = run_started(pod) or now
     code = lifecycle.exit_code
-    terminated = terminated_state(code, started, now)
     policy = (pod.get("spec") or {}).get("restartPolicy") or "Always"
     if policy == "Always" or (policy == "OnFailure" and code != 0):
-        restarts = 1 + max((int(c.get("restartCount") or 0) for c in status.get("containerStatuses") or []),
-                           default=0)
+        terminated = terminated_state(code, run_started(pod) or now, now)
+        restarts = 1 + max((int(c.get("restartCount") or 0)
+                            for c in (pod.get("status") or {}).get("containerStatuses") or []), default=0)
         return {"conditions": running_conditions(pod, ready=lifecycle.ready_after <= 0, now=now),
                 "containerStatuses": container_statuses(pod, ready=lifecycle.ready_after <= 0, started_at=now,
                                                         restart_count=restarts, last_state=terminated)}
+    return terminal_status(pod, code, now)
+
+
+def terminal_status(pod: Mapping[str, Any], exit_code: int, now: float) -> dict[str, Any]:
+    """The status of a pod whose containers all ended with ``exit_code`` for good: ``Succeeded``
+    for 0, else ``Failed``, and the conditions the kubelet generates for a terminal phase (its
+    sandbox gone, so not ready to start containers either)."""
+    status = pod.get("status") or {}
+    terminated = terminated_state(exit_code, run_started(pod) or now, now)
     uid = (pod.get("metadata") or {}).get("uid", "")
     statuses = [{"name": c["name"], "image": c.get("image", ""), "imageID": "", "ready": False, "started": False,
                  "restartCount": int(next((s.get("restartCount") for s in status.get("containerStatuses") or []
                                            if s.get("name") == c["name"]), 0) or 0),
                  "containerID": f"fakeapi://{uid}-{c['name']}", "state": terminated}
                 for c in (pod.get("spec") or {}).get("containers") or []]
-    return {"phase": "Succeeded" if code == 0 else "Failed",
-            "conditions": _conditions(pod, {"ContainersReady": ("False", "PodCompleted"),
-                                            "Ready": ("False", "PodCompleted")}, now),
+    phase, reason = ("Succeeded", "PodCompleted") if exit_code == 0 else ("Failed", "PodFailed")
+    return {"phase": phase,
+            "conditions": _conditions(pod, {"PodReadyToStartContainers": ("False", ""),
+                                            "ContainersReady": ("False", reason), "Ready": ("False", reason)}, now),
             "containerStatuses": statuses}

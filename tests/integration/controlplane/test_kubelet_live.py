@@ -1,8 +1,12 @@
 """Kubelet emulation against the real server: start only with reserved claims, fast deletion."""
 
+import asyncio
+import contextlib
+
 import pytest
 from fakeapi.fixtures import wait_for
 from fakeapi.scheduler.client import EVENTS, PODS, RESOURCE_CLAIMS
+from fakeapi.scheduler.clock import ManualClock
 from fakeapi.scheduler.events import EventRecorder
 from fakeapi.scheduler.informers import InformerFactory
 from fakeapi.scheduler.kubelet import Kubelet
@@ -13,21 +17,28 @@ ALLOCATION = {"devices": {"results": [
     {"request": "gpu", "driver": "gpu.example.com", "pool": "node-1", "device": "gpu-0"}]}}
 
 
-def pod(name, claim=None, node="node-1"):
+def pod(name, claim=None, node="node-1", annotations=None, finalizers=None):
     spec = {"containers": [{"name": "main", "image": "busybox"}], "nodeName": node}
     if claim:
         spec["resourceClaims"] = [{"name": "gpu", "resourceClaimName": claim}]
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": NS}, "spec": spec}
+    meta = {"name": name, "namespace": NS, "annotations": annotations or {}, "finalizers": finalizers or []}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+
+
+@contextlib.asynccontextmanager
+async def kubelet_running(api, run_loops, clock=None):
+    factory = InformerFactory(api)
+    recorder = EventRecorder(api, "kubelet")
+    kubelet = Kubelet(api, factory, recorder, workers=1, clock=clock)
+    async with run_loops(factory, kubelet):
+        yield kubelet
+    await recorder.close()
 
 
 @pytest.fixture
 async def kubelet(api, run_loops):
-    factory = InformerFactory(api)
-    recorder = EventRecorder(api, "kubelet")
-    kubelet = Kubelet(api, factory, recorder, workers=1)
-    async with run_loops(factory, kubelet):
+    async with kubelet_running(api, run_loops) as kubelet:
         yield kubelet
-    await recorder.close()
 
 
 def phase(p):
@@ -104,6 +115,97 @@ async def test_deleting_bound_pod_completes_promptly(api, kubelet, fetch):
         return await fetch(api, PODS, NS, "doomed") is None
 
     await wait_for(gone, timeout=2.0, message="the bound pod to be removed")
+
+
+def ready(p):
+    return next(c["status"] for c in p["status"]["conditions"] if c["type"] == "Ready")
+
+
+async def test_deleted_pod_is_reported_failed_and_not_ready_before_it_goes(api, kubelet):
+    """As the kubelet since 1.27: a deleted pod's containers stop (SIGTERM: 143), the pod turns
+    Failed with Ready False, and only then is the deletion confirmed; a watcher sees both."""
+    running = await api.create(PODS, NS, pod("stopping"))
+    running = await wait_phase(api, "stopping", "Running")
+    events = []
+
+    async def watch():
+        async for event in api.watch(PODS, NS, resource_version=running["metadata"]["resourceVersion"],
+                                     field_selector="metadata.name=stopping", allow_bookmarks=False):
+            events.append(event)
+            if event["type"] == "DELETED":
+                return
+
+    watcher = asyncio.create_task(watch())
+    await api.delete(PODS, NS, "stopping")
+    async with asyncio.timeout(5):
+        await watcher
+    terminating, last = events[0]["object"], events[-2]["object"]
+    assert "deletionTimestamp" in terminating["metadata"] and terminating["status"]["phase"] == "Running"
+    assert (last["status"]["phase"], ready(last)) == ("Failed", "False")
+    conditions = {c["type"]: (c["status"], c.get("reason")) for c in last["status"]["conditions"]}
+    assert conditions["Ready"] == conditions["ContainersReady"] == ("False", "PodFailed")
+    assert conditions["PodReadyToStartContainers"] == ("False", None)
+    [container] = last["status"]["containerStatuses"]
+    assert (container["ready"], container["started"]) == (False, False)
+    terminated = container["state"]["terminated"]
+    assert (terminated["exitCode"], terminated["reason"]) == (143, "Error")
+    assert terminated["startedAt"] == running["status"]["containerStatuses"][0]["state"]["running"]["startedAt"]
+    assert events[-1]["type"] == "DELETED"
+
+
+async def test_deleted_pod_with_a_finalizer_stays_terminal_until_released(api, kubelet, fetch):
+    await api.create(PODS, NS, pod("held", finalizers=["example.com/hold"]))
+    await wait_phase(api, "held", "Running")
+    await api.delete(PODS, NS, "held")
+    held = await wait_phase(api, "held", "Failed")
+
+    async def confirmed():
+        current = await api.get(PODS, NS, "held")
+        return current if current["metadata"].get("deletionGracePeriodSeconds") == 0 else None
+
+    held = await wait_for(confirmed, message="the kubelet to confirm the deletion")
+    assert ready(held) == "False"
+    await api.patch(PODS, NS, "held", {"metadata": {"finalizers": None}})
+
+    async def gone():
+        return await fetch(api, PODS, NS, "held") is None
+
+    await wait_for(gone, message="the released pod to be removed")
+
+
+@pytest.mark.parametrize(("grace", "exit_code"), [(30, 143), (3, 137)], ids=["stops-in-time", "killed"])
+async def test_terminate_after_keeps_the_pod_terminating_on_the_clock(api, run_loops, fetch, grace, exit_code):
+    """``fakeapi.dev/terminate-after: 5s``: the containers take five seconds of the control plane's
+    clock to stop, and are killed (137) when the grace period ends first."""
+    clock = ManualClock()
+    async with kubelet_running(api, run_loops, clock):
+        await api.create(PODS, NS, pod("slow", annotations={"fakeapi.dev/terminate-after": "5s"}))
+        await wait_phase(api, "slow", "Running")
+        await api.delete(PODS, NS, "slow", grace_period_seconds=grace)
+        await wait_for(lambda: clock.pending > 0, message="the kubelet to wait for the containers")
+        terminating = await api.get(PODS, NS, "slow")
+        assert (terminating["status"]["phase"], ready(terminating)) == ("Running", "True")
+
+        await clock.advance(min(grace, 5) - 0.5)
+        assert (await api.get(PODS, NS, "slow"))["status"]["phase"] == "Running"
+
+        events = []
+
+        async def watch(since):
+            async for event in api.watch(PODS, NS, resource_version=since, field_selector="metadata.name=slow",
+                                         allow_bookmarks=False):
+                events.append(event)
+                if event["type"] == "DELETED":
+                    return
+
+        watcher = asyncio.create_task(watch((await api.get(PODS, NS, "slow"))["metadata"]["resourceVersion"]))
+        await clock.advance(0.5)
+        async with asyncio.timeout(5):
+            await watcher
+        stopped = events[-2]["object"]
+        assert stopped["status"]["phase"] == "Failed"
+        assert stopped["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"] == exit_code
+        assert await fetch(api, PODS, NS, "slow") is None
 
 
 async def test_pod_ips_are_distinct_and_freed_with_the_pod(api, kubelet, fetch):

@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 import pytest
-from fakeapi.scheduler.rules.lifecycle import Lifecycle, due, exited_status, lifecycle_of, running_conditions
+from fakeapi.scheduler.rules.lifecycle import (
+    Lifecycle,
+    due,
+    exited_status,
+    lifecycle_of,
+    running_conditions,
+    terminal_status,
+)
 from fakeapi.scheduler.rules.workloads import format_time
 
 START = 1_800_000_000.0
@@ -24,17 +31,19 @@ def pod(annotations=None, *, policy="Never", ready=True, restarts=0):
     ({"fakeapi.dev/run-for": "500ms"}, Lifecycle(run_for=0.5)),
     ({"fakeapi.dev/run-for": "1m30s", "fakeapi.dev/exit-code": "3"}, Lifecycle(run_for=90.0, exit_code=3)),
     ({"fakeapi.dev/ready-after": "2s"}, Lifecycle(ready_after=2.0)),
-], ids=["none", "millis", "minutes-and-code", "ready-after"])
+    ({"fakeapi.dev/terminate-after": "1m"}, Lifecycle(terminate_after=60.0)),
+], ids=["none", "millis", "minutes-and-code", "ready-after", "terminate-after"])
 def test_annotations(annotations, expected):
     assert lifecycle_of(pod(annotations)) == expected
 
 
 @pytest.mark.parametrize("annotations", [
     {"fakeapi.dev/run-for": "soon"}, {"fakeapi.dev/exit-code": "300"}, {"fakeapi.dev/ready-after": "-1s"},
-], ids=["bad-duration", "bad-code", "negative"])
+    {"fakeapi.dev/terminate-after": "later"},
+], ids=["bad-duration", "bad-code", "negative", "bad-terminate-after"])
 def test_bad_annotations_are_reported_and_ignored(annotations):
     parsed = lifecycle_of(pod(annotations))
-    assert parsed.problem and (parsed.run_for, parsed.exit_code, parsed.ready_after) == (None, 0, 0.0)
+    assert parsed.problem and parsed == Lifecycle(problem=parsed.problem)
 
 
 @pytest.mark.parametrize(("lifecycle", "ready", "expected"), [
@@ -59,3 +68,20 @@ def test_an_exit_follows_the_restart_policy(policy, code, phase, restarts):
     assert container["restartCount"] == restarts
     terminated = (container.get("lastState") or container["state"])["terminated"]
     assert terminated["exitCode"] == code and terminated["reason"] == ("Completed" if code == 0 else "Error")
+
+
+@pytest.mark.parametrize(("code", "phase", "reason"), [(0, "Succeeded", "PodCompleted"), (143, "Failed", "PodFailed")],
+                         ids=["completed", "failed"])
+def test_a_terminal_pod_has_the_kubelets_terminal_conditions(code, phase, reason):
+    """generateAPIPodStatus for a terminal phase: not ready for the phase's reason, and no sandbox."""
+    status = terminal_status(pod(), code, START + 4)
+    assert status["phase"] == phase
+    conditions = {c["type"]: (c["status"], c.get("reason")) for c in status["conditions"]}
+    assert conditions == {"PodReadyToStartContainers": ("False", None), "Initialized": ("True", None),
+                          "ContainersReady": ("False", reason), "Ready": ("False", reason),
+                          "PodScheduled": ("True", None)}
+    [container] = status["containerStatuses"]
+    assert (container["ready"], container["started"]) == (False, False)
+    assert container["state"]["terminated"] == {
+        "exitCode": code, "reason": "Completed" if code == 0 else "Error",
+        "startedAt": format_time(START), "finishedAt": format_time(START + 4)}
