@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 
 _UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 _PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
@@ -59,3 +60,16 @@ def human_duration(seconds: int) -> str:
     if hours < 24 * 365 * 8:
         return f"{days // 365}y{days % 365}d" if days % 365 else f"{days // 365}y"
     return f"{days // 365}y"
+
+
+def human_age(timestamp: str | None, now: datetime | None = None) -> str:
+    """kubectl's ``translateTimestampSince``: how long ago an RFC 3339 timestamp was, as
+    :func:`human_duration` prints it (the Age column, a pod's last restart)."""
+    if not timestamp:
+        return "<unknown>"
+    try:
+        moment = datetime.strptime(timestamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    except ValueError:
+        return "<invalid>"
+    # A time ahead of this clock (another process's) reads as just now.
+    return human_duration(max(int(((now or datetime.now(UTC)) - moment).total_seconds()), 0))

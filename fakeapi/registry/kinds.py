@@ -32,6 +32,7 @@ from fakeapi.registry.printers import (
     SLICE_COLUMNS,
     STATEFULSET_COLUMNS,
     path,
+    pod_row_conditions,
 )
 from fakeapi.registry.printers_admission import WEBHOOK_CONFIGURATION_COLUMNS
 from fakeapi.registry.printers_autoscaling import HPA_COLUMNS
@@ -113,7 +114,7 @@ KINDS: tuple[ResourceType, ...] = (
     _kind("", "v1", "Pod", "pods", namespaced=True, short_names=("po",), categories=("all",),
           subresources=(STATUS, BINDING, EVICTION, LOG, EXEC, ATTACH, PORT_FORWARD, EPHEMERAL_CONTAINERS),
           tracks_generation=False, returns_deleted_object=True,
-          field_selectors=POD_FIELDS, columns=POD_COLUMNS),
+          field_selectors=POD_FIELDS, columns=POD_COLUMNS, row_conditions=pod_row_conditions),
     _kind("", "v1", "Event", "events", namespaced=True, short_names=("ev",), tracks_generation=False,
           field_selectors=EVENT_FIELDS,
           columns=EVENT_COLUMNS),

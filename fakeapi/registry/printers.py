@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
+from fakeapi.machinery.durations import human_age, human_duration
 from fakeapi.registry.resource import AGE, NAME, Column, FieldGetter
 
 
@@ -31,21 +32,101 @@ def _status(obj: dict[str, Any]) -> dict[str, Any]:
     return obj.get("status") or {}
 
 
-def _pod_ready(pod: dict[str, Any]) -> str:
-    statuses = _status(pod).get("containerStatuses") or []
-    total = len((pod.get("spec") or {}).get("containers") or [])
-    return f"{sum(1 for s in statuses if s.get('ready'))}/{total}"
+def _terminated_reason(terminated: dict[str, Any], prefix: str = "") -> str:
+    """A terminated container's reason, else its signal or exit code (``Signal:9``, ``ExitCode:2``)."""
+    if terminated.get("reason"):
+        return prefix + terminated["reason"]
+    if terminated.get("signal"):
+        return f"{prefix}Signal:{terminated['signal']}"
+    return f"{prefix}ExitCode:{terminated.get('exitCode', 0)}"
 
 
-def _pod_status(pod: dict[str, Any]) -> str:
+def _later(current: str, status: dict[str, Any]) -> str:
+    """The later of ``current`` and when the container's last run ended (RFC 3339, one format)."""
+    finished = (((status.get("lastState") or {}).get("terminated")) or {}).get("finishedAt") or ""
+    return max(current, finished)
+
+
+def _condition_true(pod: dict[str, Any], ctype: str) -> bool:
+    return any(c.get("type") == ctype and c.get("status") == "True" for c in _status(pod).get("conditions") or [])
+
+
+def pod_summary(pod: dict[str, Any]) -> tuple[str, str, str]:
+    """kubectl's READY, STATUS and RESTARTS of a pod, as upstream's ``printPod`` derives them.
+
+    STATUS is the phase (or ``status.reason``), then what the first unfinished init container or
+    the containers say (``Init:1/2``, ``ContainerCreating``, ``Completed``, ``Error``,
+    ``ExitCode:3``), then ``Terminating`` for a deleted pod that is not terminal.  RESTARTS counts
+    the containers' restarts, with how long ago the last one was (``3 (5m ago)``)."""
+    spec, status = pod.get("spec") or {}, _status(pod)
+    phase = status.get("phase") or ""
+    reason = status.get("reason") or phase
+    if any(c.get("type") == "PodScheduled" and c.get("reason") == "SchedulingGated"
+           for c in status.get("conditions") or []):
+        reason = "SchedulingGated"
+    init_specs = spec.get("initContainers") or []
+    sidecars = {c.get("name") for c in init_specs if c.get("restartPolicy") == "Always"}
+    total = len(spec.get("containers") or []) + len(sidecars)
+    ready = restarts = sidecar_restarts = 0
+    last_restart = sidecar_last_restart = ""
+    initializing = False
+    for index, cs in enumerate(status.get("initContainerStatuses") or []):
+        restarts += cs.get("restartCount") or 0
+        last_restart = _later(last_restart, cs)
+        sidecar = cs.get("name") in sidecars
+        if sidecar:
+            sidecar_restarts += cs.get("restartCount") or 0
+            sidecar_last_restart = _later(sidecar_last_restart, cs)
+        state = cs.get("state") or {}
+        terminated, waiting = state.get("terminated"), state.get("waiting") or {}
+        if terminated and not terminated.get("exitCode"):
+            continue
+        if sidecar and cs.get("started"):
+            ready += bool(cs.get("ready"))
+            continue
+        if terminated:
+            reason = _terminated_reason(terminated, "Init:")
+        elif waiting.get("reason") and waiting["reason"] != "PodInitializing":
+            reason = "Init:" + waiting["reason"]
+        else:
+            reason = f"Init:{index}/{len(init_specs)}"
+        initializing = True
+        break
+    if not initializing or _condition_true(pod, "Initialized"):
+        restarts, last_restart = sidecar_restarts, sidecar_last_restart
+        running = False
+        for cs in reversed(status.get("containerStatuses") or []):
+            restarts += cs.get("restartCount") or 0
+            last_restart = _later(last_restart, cs)
+            state = cs.get("state") or {}
+            if (state.get("waiting") or {}).get("reason"):
+                reason = state["waiting"]["reason"]
+            elif state.get("terminated"):
+                reason = _terminated_reason(state["terminated"])
+            elif cs.get("ready") and state.get("running") is not None:
+                running = True
+                ready += 1
+        if reason == "Completed" and running:  # a container still runs
+            reason = "Running" if _condition_true(pod, "Ready") else "NotReady"
     if (pod.get("metadata") or {}).get("deletionTimestamp"):
-        return "Terminating"
-    status = _status(pod)
-    return status.get("reason") or status.get("phase") or "Pending"
+        if status.get("reason") == "NodeLost":
+            reason = "Unknown"
+        elif phase not in ("Succeeded", "Failed"):
+            reason = "Terminating"
+    restarts_text = f"{restarts} ({human_age(last_restart)} ago)" if restarts and last_restart else str(restarts)
+    return f"{ready}/{total}", reason, restarts_text
 
 
-def _pod_restarts(pod: dict[str, Any]) -> int:
-    return sum(s.get("restartCount", 0) for s in _status(pod).get("containerStatuses") or [])
+# Table row conditions of a finished pod, as upstream's printer attaches them.
+_POD_ROW_CONDITIONS = {
+    "Succeeded": [{"type": "Completed", "status": "True", "reason": "Succeeded",
+                   "message": "The pod has completed successfully."}],
+    "Failed": [{"type": "Completed", "status": "True", "reason": "Failed", "message": "The pod failed."}],
+}
+
+
+def pod_row_conditions(pod: dict[str, Any]) -> list[dict[str, Any]]:
+    return _POD_ROW_CONDITIONS.get(_status(pod).get("phase") or "", [])
 
 
 def _readiness_gates(pod: dict[str, Any]) -> str | None:
@@ -111,8 +192,13 @@ def _claim_state(claim: dict[str, Any]) -> str:
 
 
 POD_COLUMNS = (
-    Column("Ready", _pod_ready), Column("Status", _pod_status),
-    Column("Restarts", _pod_restarts, type="integer"), AGE,
+    Column("Ready", lambda pod: pod_summary(pod)[0],
+           description="The aggregate readiness state of this pod for accepting traffic."),
+    Column("Status", lambda pod: pod_summary(pod)[1],
+           description="The aggregate status of the containers in this pod."),
+    Column("Restarts", lambda pod: pod_summary(pod)[2],
+           description="The number of times the containers in this pod have been restarted and when the last "
+                       "container in this pod has restarted."), AGE,
     Column("IP", path("status", "podIP"), priority=1), Column("Node", path("spec", "nodeName"), priority=1),
     Column("Nominated Node", path("status", "nominatedNodeName"), priority=1),
     Column("Readiness Gates", _readiness_gates, priority=1),
@@ -237,12 +323,14 @@ CONTROLLER_REVISION_COLUMNS = (Column("Controller", _revision_controller),
 
 
 def _job_status(job: dict[str, Any]) -> str:
-    """kubectl's Job STATUS: the first true terminal-ish condition, else Running/Suspended/Pending."""
+    """kubectl's Job STATUS: the first of its conditions that holds, ``Terminating`` once deleted."""
     conditions = {c.get("type"): c.get("status") for c in _status(job).get("conditions") or []}
-    for ctype, text in (("Complete", "Complete"), ("Failed", "Failed"), ("FailureTarget", "FailureTarget"),
-                        ("SuccessCriteriaMet", "SuccessCriteriaMet"), ("Suspended", "Suspended")):
-        if conditions.get(ctype) == "True":
-            return text
+    for ctype in ("Complete", "Failed", "Terminating", "Suspended", "FailureTarget", "SuccessCriteriaMet"):
+        if ctype == "Terminating":
+            if (job.get("metadata") or {}).get("deletionTimestamp"):
+                return ctype
+        elif conditions.get(ctype) == "True":
+            return ctype
     return "Running"
 
 
@@ -256,18 +344,18 @@ def _job_completions(job: dict[str, Any]) -> str:
 
 
 def _job_duration(job: dict[str, Any]) -> str:
+    """How long the Job ran (until it completed), as HumanDuration prints it."""
     status = _status(job)
     start, end = status.get("startTime"), status.get("completionTime")
     if not start:
         return ""
+    if not end:
+        return human_age(start)
     fmt = "%Y-%m-%dT%H:%M:%SZ"
     try:
-        until = datetime.strptime(end, fmt).replace(tzinfo=UTC) if end else datetime.now(UTC)
-        seconds = int((until - datetime.strptime(start, fmt).replace(tzinfo=UTC)).total_seconds())
+        return human_duration(int((datetime.strptime(end, fmt) - datetime.strptime(start, fmt)).total_seconds()))
     except ValueError:
         return "<invalid>"
-    return f"{seconds}s" if seconds < 120 else f"{seconds // 60}m{seconds % 60}s" if seconds < 600 else \
-        f"{seconds // 60}m"
 
 
 JOB_COLUMNS = (

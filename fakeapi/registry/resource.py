@@ -106,6 +106,8 @@ class ResourceType:
     # Field selectors beyond metadata.name/metadata.namespace.
     field_selectors: Mapping[str, FieldGetter] = field(default_factory=dict)
     columns: tuple[Column, ...] = ()
+    # A Table row's conditions (a finished pod's ``Completed``), as upstream's printers set them.
+    row_conditions: Callable[[dict[str, Any]], list[dict[str, Any]]] | None = None
     # Kinds whose spec changes bump metadata.generation (everything but a few core kinds).
     tracks_generation: bool = True
     # DELETE answers with the final object instead of a Success Status (upstream ReturnDeletedObject).

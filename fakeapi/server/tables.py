@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
-from fakeapi.machinery.durations import human_duration
+from fakeapi.machinery.durations import human_age
 from fakeapi.registry.resource import AGE, NAME, Column, ResourceType
 from fakeapi.server.partial import metadata_of
 
@@ -27,18 +26,6 @@ def accepts_only_table(accept: str) -> bool:
     return bool(kinds) and all(TABLE_MEDIA in k for k in kinds)
 
 
-def human_age(timestamp: str | None, now: datetime | None = None) -> str:
-    """kubectl's ``HumanDuration`` as used in the Age column (``5s``, ``3m2s``, ``4h``, ``12d``)."""
-    if not timestamp:
-        return "<unknown>"
-    try:
-        created = datetime.strptime(timestamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
-    except ValueError:
-        return "<invalid>"
-    # A creation time ahead of this clock (another process's) reads as just created.
-    return human_duration(max(int(((now or datetime.now(UTC)) - created).total_seconds()), 0))
-
-
 def columns(rt: ResourceType) -> tuple[Column, ...]:
     """The kind's full column list: a kind that lists a name column lists them all (events)."""
     if any(c.format == "name" for c in rt.columns):
@@ -54,6 +41,8 @@ def column_definitions(rt: ResourceType) -> list[dict[str, Any]]:
 def row(rt: ResourceType, obj: dict[str, Any], include_object: str) -> dict[str, Any]:
     cells = [human_age(c.getter(obj)) if c.age else _cell(c.getter(obj)) for c in columns(rt)]
     out: dict[str, Any] = {"cells": cells}
+    if rt.row_conditions is not None and (conditions := rt.row_conditions(obj)):
+        out["conditions"] = conditions
     if include_object == "Object":
         out["object"] = obj
     elif include_object != "None":

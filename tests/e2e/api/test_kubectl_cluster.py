@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from fakeapi.fixtures.plugin import Kubectl, wait_for
+from fakeapi.scheduler.clock import ManualClock
 
 from fakeapi.cluster import FakeCluster
 from tests.e2e.api.conftest import table, to_yaml
@@ -55,6 +56,40 @@ async def test_delete_of_running_pod_completes(kubectl: Kubectl) -> None:
     await kubectl.run("delete", "pod", "p1", "--timeout=10s")
 
     assert (await kubectl.run("get", "pods", "-o", "name")).stdout == ""
+
+
+def held_pod(name: str, **annotations: str) -> dict[str, Any]:
+    """A pod on n1 that a finalizer keeps after its deletion, so its last status can be read."""
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "annotations": annotations, "finalizers": ["example.com/hold"]},
+            "spec": {"nodeName": "n1", "restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}
+
+
+@pytest.mark.fakeapi_only
+@pytest.mark.fakeapi(clock=ManualClock())
+async def test_get_pods_shows_terminating_then_how_the_containers_ended(fake_cluster: FakeCluster,
+                                                                         kubectl: Kubectl) -> None:
+    """kubectl's STATUS column as upstream prints it: Terminating while a deleted pod's containers
+    stop (``terminate-after``), then the containers' reason (Error: SIGTERM), Completed for a pod
+    that ran to its end (``run-for``)."""
+    await kubectl.run("apply", "-f", "-", input=to_yaml(
+        ready_node("n1"), held_pod("slow", **{"fakeapi.dev/terminate-after": "10s"}),
+        held_pod("batch", **{"fakeapi.dev/run-for": "5s"})))
+    await kubectl.run("wait", "--for=condition=Ready", "pod/slow", "pod/batch", "--timeout=10s")
+    waiting = fake_cluster.clock.pending
+    await kubectl.run("delete", "pod", "slow", "--wait=false")
+    await wait_for(lambda: fake_cluster.clock.pending > waiting, message="the kubelet to wait for the containers")
+    assert table((await kubectl.run("get", "pods")).stdout)["slow"][1:4] == ["1/1", "Terminating", "0"]
+
+    await fake_cluster.clock.advance(10)
+    await kubectl.run("wait", "--for=jsonpath={.status.phase}=Failed", "pod/slow", "--timeout=10s")
+    await kubectl.run("wait", "--for=jsonpath={.status.phase}=Succeeded", "pod/batch", "--timeout=10s")
+    rows = table((await kubectl.run("get", "pods")).stdout)
+    assert rows["slow"][1:4] == ["0/1", "Error", "0"]
+    assert rows["batch"][1:4] == ["0/1", "Completed", "0"]
+
+    await kubectl.run("patch", "pod", "slow", "--type=json", "-p", '[{"op":"remove","path":"/metadata/finalizers"}]')
+    await kubectl.run("wait", "--for=delete", "pod/slow", "--timeout=10s")
 
 
 async def test_drain_evicts_bound_pods(kubectl: Kubectl) -> None:

@@ -62,3 +62,13 @@ async def test_table_output_for_pods(api: Api) -> None:
     assert row["cells"][0] == "t" and row["cells"][cols.index("Status")] == "Pending"
     assert row["cells"][cols.index("Node")] == "node-9"
     assert row["object"]["kind"] == "PartialObjectMetadata"
+    assert "conditions" not in row
+    restarts = next(c for c in table["columnDefinitions"] if c["name"] == "Restarts")
+    assert restarts["type"] == "string" and restarts["description"].startswith("The number of times")
+
+    await api.ok("PATCH", "/api/v1/namespaces/default/pods/t/status", {"status": {"phase": "Succeeded"}},
+                 content_type="application/merge-patch+json")
+    table = await api.ok("GET", "/api/v1/namespaces/default/pods",
+                         headers={"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"})
+    assert table["rows"][0]["conditions"] == [{"type": "Completed", "status": "True", "reason": "Succeeded",
+                                               "message": "The pod has completed successfully."}]
