@@ -194,10 +194,14 @@ class Writer:
         return body, warnings
 
     @staticmethod
-    def _fill_value_structs(rt: ResourceType, obj: dict[str, Any]) -> None:
-        """Go value structs the object lacks become ``{}`` (``spec: {}``), as upstream stores them."""
+    def _fill_zero_values(rt: ResourceType, obj: dict[str, Any]) -> None:
+        """What Go's encoder writes even when empty: value structs the object lacks become ``{}``
+        (``spec: {}``), status counts without ``omitempty`` 0."""
         if rt.model is not None:
             fill_value_structs(rt.model, obj)
+        if rt.strategy.zero_counts and isinstance(status := obj.get("status"), dict):
+            for key in rt.strategy.zero_counts:
+                status.setdefault(key, 0)
 
     def _commit(self, rt: ResourceType, event_type: str, obj: dict[str, Any]) -> dict[str, Any]:
         """Store ``obj`` under the next revision.  A kind kept in another kind's shape
@@ -235,7 +239,7 @@ class Writer:
         ctx = self._admission(rt, namespace, "CREATE", ns=ns)
         if opts.user is not None:  # (contexts are shared between requests; the user is this one's)
             ctx = replace(ctx, user=opts.user)
-        self._fill_value_structs(rt, obj)
+        self._fill_zero_values(rt, obj)
         rt.strategy.default(obj, ctx)
         rt.strategy.drop_disabled_fields(obj, None, ctx)
         rt.strategy.admit(obj, None, ctx)
@@ -295,6 +299,7 @@ class Writer:
         ctx = self._admission(rt, old_meta.get("namespace", ""), "UPDATE", opts.subresource)
         if opts.subresource == "status":
             new = m.status_only(new, old)
+            self._fill_zero_values(rt, new)
             rt.strategy.prepare_update(new, old, ctx)
             rt.strategy.drop_disabled_fields(new, old, ctx)
         else:
@@ -304,7 +309,7 @@ class Writer:
             elif rt.has_status:
                 m.keep_status(new, old)
             rt.strategy.prepare_update(new, old, ctx)
-            self._fill_value_structs(rt, new)
+            self._fill_zero_values(rt, new)
             rt.strategy.default(new, ctx)
             rt.strategy.drop_disabled_fields(new, old, ctx)
             rt.strategy.admit(new, old, ctx)

@@ -14,7 +14,6 @@ from fakeapi.validation.common import get, immutable
 from fakeapi.validation.strategy import AdmissionContext, Strategy
 from fakeapi.validation.templates import (
     default_template,
-    default_zero_counts,
     is_zero,
     non_negative,
     not_more_than_100_percent,
@@ -56,11 +55,9 @@ class _WorkloadStrategy(Strategy):
 
     kind = ""
     status_fields: tuple[str, ...] = ()
-    zero_counts: tuple[str, ...] = ()  # the status counts without omitempty upstream
 
     def default(self, obj: dict[str, Any], ctx: AdmissionContext) -> None:
         default_template((obj.get("spec") or {}).get("template"))
-        default_zero_counts(obj.get("status"), self.zero_counts)
 
     def validate(self, obj: dict[str, Any], ctx: AdmissionContext) -> list[FieldError]:
         spec = obj.get("spec") or {}

@@ -27,7 +27,7 @@ from fakeapi.validation import names
 from fakeapi.validation.common import get, quantity_value
 from fakeapi.validation.core import validate_resource_name
 from fakeapi.validation.strategy import AdmissionContext, Strategy
-from fakeapi.validation.templates import default_zero_counts, non_negative
+from fakeapi.validation.templates import non_negative
 
 MAX_PERIOD_SECONDS = 1800
 MAX_STABILIZATION_WINDOW_SECONDS = 3600
@@ -74,8 +74,6 @@ def default_hpa(obj: dict[str, Any]) -> None:
     if isinstance(behavior, dict):
         behavior["scaleUp"] = _filled_rules(behavior.get("scaleUp"), _scale_up_rules())
         behavior["scaleDown"] = _filled_rules(behavior.get("scaleDown"), _scale_down_rules())
-    # desiredReplicas is an int32 Go always writes; a new HPA reads back {"desiredReplicas": 0}.
-    default_zero_counts(obj.get("status"), ("desiredReplicas",))
 
 
 @dataclass(frozen=True)
@@ -344,6 +342,8 @@ def _uses_tolerance(hpa: dict[str, Any] | None) -> bool:
 
 class HorizontalPodAutoscalerStrategy(Strategy):
     """HorizontalPodAutoscalers: v2 defaults, spec validation, status counts never negative."""
+
+    zero_counts = ("desiredReplicas",)
 
     def default(self, obj: dict[str, Any], ctx: AdmissionContext) -> None:
         default_hpa(obj)

@@ -7,7 +7,6 @@ from typing import Any
 from fakeapi.errors import FieldError, invalid, not_supported
 from fakeapi.validation.strategy import AdmissionContext, Strategy
 from fakeapi.validation.templates import (
-    default_zero_counts,
     non_negative,
     not_more_than_100_percent,
     validate_int_or_percent,
@@ -23,8 +22,7 @@ STATUS_COUNTS = ("disruptionsAllowed", "currentHealthy", "desiredHealthy", "expe
 class PodDisruptionBudgetStrategy(Strategy):
     """PDBs: one of minAvailable/maxUnavailable, valid selector, a known unhealthy-pod policy."""
 
-    def default(self, obj: dict[str, Any], ctx: AdmissionContext) -> None:
-        default_zero_counts(obj.get("status"), STATUS_COUNTS)
+    zero_counts = STATUS_COUNTS
 
     def validate(self, obj: dict[str, Any], ctx: AdmissionContext) -> list[FieldError]:
         spec = obj.get("spec") or {}

@@ -62,6 +62,9 @@ class Strategy:
     # Whether a create needs the requesting user in ``ctx.user`` (CSRs record who asked); other
     # kinds' creates skip finding it.
     wants_user: ClassVar[bool] = False
+    # Status counts Go always writes (int32 without ``omitempty``): absent, they read back as 0,
+    # on every write (a new object's ``status: {}``, a status patch that nulls one).
+    zero_counts: ClassVar[tuple[str, ...]] = ()
 
     def decode(self, obj: dict[str, Any], field_validation: str, *, patch: bool = False
                ) -> tuple[dict[str, Any], list[str]]:

@@ -26,14 +26,6 @@ def non_negative(value: int | None, path: str) -> list[FieldError]:
     return [invalid(path, value, IS_NEGATIVE)] if value is not None and value < 0 else []
 
 
-def default_zero_counts(status: Any, keys: tuple[str, ...]) -> None:
-    """Counts Go writes even when zero (int32 fields without ``omitempty``): a new object's
-    ``status: {}`` reads back as ``{"replicas": 0}``, as an apiserver encodes its zero value."""
-    if isinstance(status, dict):
-        for key in keys:
-            status.setdefault(key, 0)
-
-
 def validate_label_selector(selector: dict[str, Any] | None, path: str) -> list[FieldError]:
     """``ValidateLabelSelector``: operators, values per operator, qualified keys, label values."""
     errs: list[FieldError] = []

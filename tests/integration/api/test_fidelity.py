@@ -109,6 +109,11 @@ async def test_a_new_object_reads_back_with_its_go_zero_status(api: Api, api_ver
 
     assert created["status"] == status
     assert (await api.ok("GET", f"{path}/zero"))["status"] == status
+    # A status write that removes them (a merge patch's nulls) leaves the same zero values.
+    nulled = {key: None for key in status} or None
+    emptied = await api.ok("PATCH", f"{path}/zero/status", {"status": nulled},
+                           content_type="application/merge-patch+json")
+    assert emptied["status"] == status
 
 
 async def test_pods_get_the_default_service_account_and_tolerations(api: Api) -> None:
