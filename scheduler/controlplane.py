@@ -20,6 +20,7 @@ from fakeapi.scheduler.controllers import names
 from fakeapi.scheduler.controllers.clusterrole_aggregation import ClusterRoleAggregationController
 from fakeapi.scheduler.controllers.endpoints import EndpointsController
 from fakeapi.scheduler.controllers.names import enabled_controllers
+from fakeapi.scheduler.controllers.podgc import PodGCController
 from fakeapi.scheduler.controllers.podgroup_protection import PodGroupProtectionController
 from fakeapi.scheduler.controllers.resourceclaim import ResourceClaimController
 from fakeapi.scheduler.controllers.serviceaccounts import ServiceAccountsController
@@ -97,6 +98,8 @@ class ControlPlane:
                 loops[names.ENDPOINTS] = EndpointsController(api, factory).run()
             if names.SERVICE_ACCOUNT in enabled:
                 loops[names.SERVICE_ACCOUNT] = ServiceAccountsController(api, factory).run()
+            if names.POD_GC in enabled:
+                loops[names.POD_GC] = PodGCController(api, factory, self.clock).run()
             if self._with_kubelet:
                 loops["kubelet"] = Kubelet(api, factory, self._recorder(KUBELET_COMPONENT), clock=self.clock).run()
                 loops["node-lease"] = NodeLeases(api, factory, clock=self.clock).run()

@@ -30,18 +30,19 @@ DISRUPTION = "disruption-controller"
 ENDPOINTS = "endpoints-controller"
 ENDPOINT_SLICE = "endpointslice-controller"
 SERVICE_ACCOUNT = "serviceaccount-controller"
+POD_GC = "pod-garbage-collector-controller"
 
 KNOWN = frozenset({
     RESOURCE_CLAIM, CLUSTER_ROLE_AGGREGATION, PODGROUP_PROTECTION, REPLICA_SET, DEPLOYMENT, JOB,
     TTL_AFTER_FINISHED, CRON_JOB, STATEFUL_SET, DAEMON_SET, DISRUPTION, ENDPOINTS, ENDPOINT_SLICE,
-    SERVICE_ACCOUNT,
+    SERVICE_ACCOUNT, POD_GC,
 })
 # Upstream's names from before the "-controller" suffix (ControllerDescriptor aliases).
 _ALIASES = {"endpoint": ENDPOINTS, "endpointslice": ENDPOINT_SLICE, "serviceaccount": SERVICE_ACCOUNT,
             "daemonset": DAEMON_SET, "job": JOB, "deployment": DEPLOYMENT, "replicaset": REPLICA_SET,
             "disruption": DISRUPTION, "statefulset": STATEFUL_SET, "cronjob": CRON_JOB,
             "clusterrole-aggregation": CLUSTER_ROLE_AGGREGATION, "ttl-after-finished": TTL_AFTER_FINISHED,
-            "resourceclaim": RESOURCE_CLAIM}
+            "resourceclaim": RESOURCE_CLAIM, "podgc": POD_GC}
 _IN_THE_API_SERVER = frozenset({"garbage-collector-controller", "garbagecollector", "namespace-controller",
                                 "namespace"})
 ALL = ("*",)
