@@ -126,6 +126,7 @@ _POD_ROW_CONDITIONS = {
 
 
 def pod_row_conditions(pod: dict[str, Any]) -> list[dict[str, Any]]:
+    """The Table row's conditions of a pod: ``Completed`` once it succeeded or failed."""
     return _POD_ROW_CONDITIONS.get(_status(pod).get("phase") or "", [])
 
 
