@@ -67,9 +67,11 @@ def human_age(timestamp: str | None, now: datetime | None = None) -> str:
     :func:`human_duration` prints it (the Age column, a pod's last restart)."""
     if not timestamp:
         return "<unknown>"
-    try:
-        moment = datetime.strptime(timestamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    try:  # RFC 3339: second precision as the server writes it, or a fraction and offset
+        moment = datetime.fromisoformat(timestamp)
     except ValueError:
         return "<invalid>"
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
     # A time ahead of this clock (another process's) reads as just now.
     return human_duration(max(int(((now or datetime.now(UTC)) - moment).total_seconds()), 0))

@@ -3,9 +3,11 @@ apimachinery's ``HumanDuration`` (ages and a CSR's requested duration)."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
-from fakeapi.machinery.durations import human_duration
+from fakeapi.machinery.durations import human_age, human_duration
 from fakeapi.machinery.pem import Block, decode
 
 
@@ -36,3 +38,12 @@ def test_decode_refuses_malformed_blocks(data: bytes) -> None:
 ])
 def test_human_duration_coarsens_as_upstream(seconds: int, text: str) -> None:
     assert human_duration(seconds) == text
+
+
+@pytest.mark.parametrize(("stamp", "expected"), [
+    ("2025-12-31T23:59:00Z", "60s"), ("2025-12-31T22:59:00-01:00", "60s"), ("2025-12-31T23:59:00.5Z", "59s"),
+    ("2026-01-01T00:00:30Z", "0s"), ("not a time", "<invalid>"), ("", "<unknown>"),
+], ids=["utc", "offset", "fraction", "ahead", "invalid", "empty"])
+def test_human_age_reads_any_rfc3339_time(stamp: str, expected: str) -> None:
+    """translateTimestampSince: a pod's last restart may carry a fraction or an offset."""
+    assert human_age(stamp, datetime(2026, 1, 1, tzinfo=UTC)) == expected
