@@ -88,9 +88,7 @@ def claims_not_ready(pod: dict, claims: Lister) -> str | None:
 
 
 def is_running(pod: dict) -> bool:
-    status = pod.get("status") or {}
-    ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or [])
-    return status.get("phase") == "Running" and ready
+    return (pod.get("status") or {}).get("phase") == "Running" and is_ready(pod)
 
 
 def running_status(pod: dict, now: str, pod_ip: str = "127.0.0.1") -> dict:

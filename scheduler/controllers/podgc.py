@@ -25,6 +25,7 @@ from typing import Any
 from fakeapi.scheduler.client import NODES, PODS, ApiClient
 from fakeapi.scheduler.clock import Clock
 from fakeapi.scheduler.informers import InformerFactory
+from fakeapi.scheduler.rules.lifecycle import is_ready
 from fakeapi.scheduler.rules.pods import is_pod_terminal, is_terminating
 
 from fakeapi.errors import Conflict, NotFound
@@ -41,13 +42,8 @@ def _node_of(pod: dict[str, Any]) -> str:
     return (pod.get("spec") or {}).get("nodeName") or ""
 
 
-def _node_ready(node: dict[str, Any]) -> bool:
-    return any(c.get("type") == "Ready" and c.get("status") == "True"
-               for c in (node.get("status") or {}).get("conditions") or [])
-
-
 def _out_of_service(node: dict[str, Any]) -> bool:
-    return not _node_ready(node) and any(t.get("key") == OUT_OF_SERVICE
+    return not is_ready(node) and any(t.get("key") == OUT_OF_SERVICE
                                          for t in (node.get("spec") or {}).get("taints") or [])
 
 
@@ -125,12 +121,8 @@ class PodGCController:
         with contextlib.suppress(NotFound, Conflict):
             if not is_pod_terminal(pod):
                 status: dict[str, Any] = {"phase": "Failed"}
-                if condition is not None:
-                    stamp = self._clock.rfc3339()
-                    status["conditions"] = [
-                        *[c for c in (pod.get("status") or {}).get("conditions") or []
-                          if c.get("type") != condition["type"]],
-                        {**condition, "lastProbeTime": None, "lastTransitionTime": stamp}]
+                if condition is not None:  # merged into the pod's conditions by type, as preemption's
+                    status["conditions"] = [{**condition, "lastTransitionTime": self._clock.rfc3339()}]
                 await self._api.patch(PODS, namespace, name, {"metadata": {"uid": meta["uid"]}, "status": status},
-                                      subresource="status", result=False)
+                                      patch_type="strategic", subresource="status", result=False)
             await self._api.delete(PODS, namespace, name, preconditions={"uid": meta["uid"]}, grace_period_seconds=0)

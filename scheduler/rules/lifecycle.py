@@ -88,7 +88,7 @@ def run_started(pod: Mapping[str, Any]) -> float | None:
 
 
 def is_ready(pod: Mapping[str, Any]) -> bool:
-    """The pod's Ready condition is True."""
+    """The object's Ready condition is True (a pod's, or a node's: the same condition shape)."""
     return any(c.get("type") == "Ready" and c.get("status") == "True"
                for c in (pod.get("status") or {}).get("conditions") or [])
 

@@ -117,6 +117,17 @@ async def test_deleting_bound_pod_completes_promptly(api, kubelet, fetch):
     await wait_for(gone, timeout=2.0, message="the bound pod to be removed")
 
 
+async def events_until_deleted(api, name, since):
+    """The watch events of pod ``name`` after ``since``, up to its DELETED."""
+    events = []
+    async for event in api.watch(PODS, NS, resource_version=since, field_selector=f"metadata.name={name}",
+                                 allow_bookmarks=False):
+        events.append(event)
+        if event["type"] == "DELETED":
+            return events
+    return events
+
+
 def ready(p):
     return next(c["status"] for c in p["status"]["conditions"] if c["type"] == "Ready")
 
@@ -126,19 +137,10 @@ async def test_deleted_pod_is_reported_failed_and_not_ready_before_it_goes(api, 
     Failed with Ready False, and only then is the deletion confirmed; a watcher sees both."""
     running = await api.create(PODS, NS, pod("stopping"))
     running = await wait_phase(api, "stopping", "Running")
-    events = []
-
-    async def watch():
-        async for event in api.watch(PODS, NS, resource_version=running["metadata"]["resourceVersion"],
-                                     field_selector="metadata.name=stopping", allow_bookmarks=False):
-            events.append(event)
-            if event["type"] == "DELETED":
-                return
-
-    watcher = asyncio.create_task(watch())
+    watcher = asyncio.create_task(events_until_deleted(api, "stopping", running["metadata"]["resourceVersion"]))
     await api.delete(PODS, NS, "stopping")
     async with asyncio.timeout(5):
-        await watcher
+        events = await watcher
     terminating, last = events[0]["object"], events[-2]["object"]
     assert "deletionTimestamp" in terminating["metadata"] and terminating["status"]["phase"] == "Running"
     assert (last["status"]["phase"], ready(last)) == ("Failed", "False")
@@ -189,19 +191,11 @@ async def test_terminate_after_keeps_the_pod_terminating_on_the_clock(api, run_l
         await clock.advance(min(grace, 5) - 0.5)
         assert (await api.get(PODS, NS, "slow"))["status"]["phase"] == "Running"
 
-        events = []
-
-        async def watch(since):
-            async for event in api.watch(PODS, NS, resource_version=since, field_selector="metadata.name=slow",
-                                         allow_bookmarks=False):
-                events.append(event)
-                if event["type"] == "DELETED":
-                    return
-
-        watcher = asyncio.create_task(watch((await api.get(PODS, NS, "slow"))["metadata"]["resourceVersion"]))
+        since = (await api.get(PODS, NS, "slow"))["metadata"]["resourceVersion"]
+        watcher = asyncio.create_task(events_until_deleted(api, "slow", since))
         await clock.advance(0.5)
         async with asyncio.timeout(5):
-            await watcher
+            events = await watcher
         stopped = events[-2]["object"]
         assert stopped["status"]["phase"] == "Failed"
         assert stopped["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"] == exit_code

@@ -44,6 +44,8 @@ async def test_pods_of_a_deleted_node_go_after_the_quarantine(api: ApiClient, ru
     gc = PodGCController(api, factory, clock)
     await api.create(NODES, None, node("gone"))
     await api.create(PODS, NS, pod("stranded", "gone", hold=True))
+    await api.patch(PODS, NS, "stranded", {"status": {"conditions": [{"type": "PodScheduled", "status": "True"}]}},
+                    subresource="status")
     await api.create(PODS, NS, pod("elsewhere", "other-node"))  # its node never existed: quarantined too
     async with run_loops(factory):
         await api.delete(NODES, None, "gone")
@@ -61,6 +63,7 @@ async def test_pods_of_a_deleted_node_go_after_the_quarantine(api: ApiClient, ru
         [condition] = [c for c in stranded["status"]["conditions"] if c["type"] == "DisruptionTarget"]
         assert (condition["status"], condition["reason"], condition["message"]) == (
             "True", "DeletionByPodGC", "PodGC: node no longer exists")
+        assert {c["type"] for c in stranded["status"]["conditions"]} == {"PodScheduled", "DisruptionTarget"}
         assert [p["metadata"]["name"] for p in (await api.list(PODS, NS))["items"]] == ["stranded"]
 
 
