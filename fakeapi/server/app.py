@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from functools import partial
@@ -74,12 +75,12 @@ def serving(deadlines: RequestDeadlines, access: Access, faults: FaultSet,
                     return await handler(request)
                 except asyncio.CancelledError:
                     if task is not None and deadlines.expired(task):
-                        return timed_out(request)
+                        return await timed_out(request)
                     raise
                 except TimeoutError:
                     if task is None:
                         raise
-                    return timed_out(request)
+                    return await timed_out(request)
                 finally:
                     if task is not None:
                         deadlines.finish(task)
@@ -93,11 +94,17 @@ def serving(deadlines: RequestDeadlines, access: Access, faults: FaultSet,
     return wrap
 
 
-def timed_out(request: web.Request) -> web.Response:
-    """The request timeout's 504 Status.  It closes the connection: the rest of a body that never
-    arrived would otherwise be read as the next request (or waited for)."""
+async def timed_out(request: web.Request) -> web.Response:
+    """The request timeout's 504 Status, sent, then its connection closed: the rest of a body that
+    never arrived would otherwise be read as the next request.  Closed here, since an answer's
+    ``Connection: close`` does not stop aiohttp's lingering read of an unread body (it heeds only
+    its protocol's ``force_close``): the connection would stay busy for UNREAD_BODY_WAIT more."""
     response = error_response(request, Timeout(REQUEST_TIMEOUT_MESSAGE, details={}))
     response.force_close()
+    with contextlib.suppress(ConnectionError):  # the client went: aiohttp finds so when it ends the answer
+        await response.prepare(request)
+        await response.write_eof()
+    request.protocol.force_close()  # what was written goes out first
     return response
 
 

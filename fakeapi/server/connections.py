@@ -429,7 +429,8 @@ class GuardedSite(web.BaseSite):
         # What is left of a body its handler did not read (an error answered before the body
         # arrived) is read and dropped for up to UNREAD_BODY_WAIT, so the client's next request
         # finds the connection open, as Go's server discards an unread body; a request that
-        # timed out closes its connection instead (its answer says so).
+        # timed out closes its connection at once instead (app.timed_out: aiohttp would linger
+        # after an answer's Connection: close too).
         self._handler_args: dict[str, Any] = {"keepalive_timeout": options.idle_timeout, "access_log": None,
                                               "lingering_time": UNREAD_BODY_WAIT}
 
