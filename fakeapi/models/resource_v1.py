@@ -433,7 +433,7 @@ class ResourceSlice(TopLevel):
 # --- DeviceTaintRule -----------------------------------------------------------------------
 
 class DeviceTaintSelector(KubeModel):
-    """Which devices a rule taints; unset fields match everything."""
+    """Which devices a rule taints; unset fields match any value."""
 
     driver: str | None = opt("Driver name.")
     pool: str | None = opt("Pool name.")
@@ -443,7 +443,8 @@ class DeviceTaintSelector(KubeModel):
 class DeviceTaintRuleSpec(KubeModel):
     """A taint applied to every selected device."""
 
-    device_selector: DeviceTaintSelector | None = opt("Devices to taint; nil = all devices.")
+    device_selector: DeviceTaintSelector | None = opt(
+        "Devices to taint: every field set must match; empty = all devices, nil = none.")
     taint: DeviceTaint = req("The taint to add.")
 
 

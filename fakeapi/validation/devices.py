@@ -20,6 +20,7 @@ from fakeapi.machinery.resourcelimits import (
     DEVICES_MAX_WITH_TAINTS_OR_COUNTERS,
     TAINTS_MAX,
 )
+from fakeapi.machinery.timestamps import now_rfc3339
 from fakeapi.validation import names
 from fakeapi.validation.common import (
     get,
@@ -244,11 +245,19 @@ def drop_disabled_slice_fields(spec: dict[str, Any], old_spec: dict[str, Any] | 
                 cap.pop("requestPolicy", None)
 
 
+def _stamp_taints(taints: list[dict[str, Any]] | None) -> None:
+    """Upstream sets a taint's ``timeAdded`` on create and update when the client left it out."""
+    for taint in taints or ():
+        if isinstance(taint, dict) and not taint.get("timeAdded"):
+            taint["timeAdded"] = now_rfc3339()
+
+
 class ResourceSliceStrategy(Strategy):
     """ResourceSlice: driver, pool name and nodeName immutable."""
 
     def default(self, obj: dict[str, Any], ctx: AdmissionContext) -> None:
-        ensure_spec(obj)
+        for device in ensure_spec(obj).get("devices") or ():
+            _stamp_taints(device.get("taints"))
 
     def drop_disabled_fields(self, new: dict[str, Any], old: dict[str, Any] | None,
                              ctx: AdmissionContext) -> None:
@@ -269,7 +278,17 @@ class DeviceTaintRuleStrategy(Strategy):
     """DeviceTaintRule: selector names and the taint."""
 
     def default(self, obj: dict[str, Any], ctx: AdmissionContext) -> None:
-        ensure_spec(obj)
+        taint = ensure_spec(obj).get("taint")
+        if isinstance(taint, dict):
+            _stamp_taints([taint])
+
+    def prepare_update(self, new: dict[str, Any], old: dict[str, Any], ctx: AdmissionContext) -> None:
+        # A new effect restarts the taint's clock (eviction counts from timeAdded), unless the
+        # client chose a new time itself.
+        taint, old_taint = get(new, "spec", "taint"), get(old, "spec", "taint") or {}
+        if (not ctx.subresource and isinstance(taint, dict) and taint.get("effect") != old_taint.get("effect")
+                and taint.get("timeAdded") == old_taint.get("timeAdded")):
+            taint.pop("timeAdded", None)
 
     def validate(self, obj: dict[str, Any], ctx: AdmissionContext) -> list[FieldError]:
         errs: list[FieldError] = []

@@ -16,8 +16,11 @@ _BLOCKING_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
 
 
 def rule_matches(rule: Mapping[str, Any], device_id: DeviceID) -> bool:
-    """Whether a DeviceTaintRule's ``deviceSelector`` (driver/pool/device; empty = any) selects it."""
-    selector = (rule.get("spec") or {}).get("deviceSelector") or {}
+    """Whether a DeviceTaintRule's ``deviceSelector`` selects the device: every field set must
+    match, so an empty selector selects all devices, and a rule without one selects none."""
+    selector = (rule.get("spec") or {}).get("deviceSelector")
+    if selector is None:
+        return False
     driver, pool, device = device_id
     return all(
         not selector.get(field) or selector[field] == value

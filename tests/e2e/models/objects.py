@@ -59,7 +59,9 @@ SLICE = resource("ResourceSlice", "node-1-gpus", {
         "attributes": {"model": {"string": "H100"}, "numa": {"int": 0}, "rdma": {"bool": True},
                        "driverVersion": {"version": "1.2.3"}},
         "capacity": {"memory": {"value": "80Gi"}},
-        "taints": [{"key": "example.com/unhealthy", "value": "ecc", "effect": "NoSchedule"}],
+        # timeAdded given: the server stamps a missing one with the current time.
+        "taints": [{"key": "example.com/unhealthy", "value": "ecc", "effect": "NoSchedule",
+                    "timeAdded": "2026-11-30T08:00:00Z"}],
     }],
 }, namespaced=False)
 
@@ -84,7 +86,8 @@ PARTITIONABLE_SLICE = resource("ResourceSlice", "node-2-gpus", {
 
 TAINT_RULE = resource("DeviceTaintRule", "drain-gpu-0", {
     "deviceSelector": {"driver": DRIVER, "pool": "node-1", "device": "gpu-0"},
-    "taint": {"key": "example.com/maintenance", "value": "firmware", "effect": "NoExecute"},
+    "taint": {"key": "example.com/maintenance", "value": "firmware", "effect": "NoExecute",
+              "timeAdded": "2026-11-30T08:00:00Z"},
 }, namespaced=False)
 
 SCHEDULING = "scheduling.k8s.io/v1beta1"
