@@ -18,6 +18,7 @@ from fakeapi.scheduler.clock import Clock
 from fakeapi.scheduler.connection import Connection
 from fakeapi.scheduler.controllers import names
 from fakeapi.scheduler.controllers.clusterrole_aggregation import ClusterRoleAggregationController
+from fakeapi.scheduler.controllers.devicetainteviction import DeviceTaintEvictionController
 from fakeapi.scheduler.controllers.endpoints import EndpointsController
 from fakeapi.scheduler.controllers.names import enabled_controllers
 from fakeapi.scheduler.controllers.podgc import PodGCController
@@ -89,6 +90,9 @@ class ControlPlane:
                 controller = ResourceClaimController(api, factory, self.gates,
                                                      self._recorder(CLAIM_CONTROLLER_COMPONENT))
                 loops[names.RESOURCE_CLAIM] = controller.run()
+            if self.gates.DRADeviceTaints and names.DEVICE_TAINT_EVICTION in enabled:
+                loops[names.DEVICE_TAINT_EVICTION] = DeviceTaintEvictionController(
+                    api, factory, self._recorder(names.DEVICE_TAINT_EVICTION), self.clock).run()
             if names.CLUSTER_ROLE_AGGREGATION in enabled:
                 loops[names.CLUSTER_ROLE_AGGREGATION] = ClusterRoleAggregationController(api, factory).run()
             if self.gates.GenericWorkload and names.PODGROUP_PROTECTION in enabled:
