@@ -302,7 +302,8 @@ class FakeCluster(KubeHelpers):
     async def node_not_ready(self, name: str) -> None:
         """Make Node ``name`` NotReady, as the node lifecycle controller marks a node whose kubelet
         reports NotReady: condition ``Ready=False`` and the ``node.kubernetes.io/not-ready``
-        NoSchedule and NoExecute taints.  Pods already there keep running (no taint eviction)."""
+        NoSchedule and NoExecute taints.  New pods avoid the node; the taint-eviction controller
+        evicts the pods there once their tolerations of the taint run out (300 s by default)."""
         await set_node_ready(self, name, ready=False)
 
     async def node_ready(self, name: str) -> None:

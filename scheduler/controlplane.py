@@ -25,6 +25,7 @@ from fakeapi.scheduler.controllers.podgc import PodGCController
 from fakeapi.scheduler.controllers.podgroup_protection import PodGroupProtectionController
 from fakeapi.scheduler.controllers.resourceclaim import ResourceClaimController
 from fakeapi.scheduler.controllers.serviceaccounts import ServiceAccountsController
+from fakeapi.scheduler.controllers.tainteviction import TaintEvictionController
 from fakeapi.scheduler.controllers.workloads import workload_controllers
 from fakeapi.scheduler.events import EventRecorder
 from fakeapi.scheduler.informers import InformerFactory
@@ -104,6 +105,9 @@ class ControlPlane:
                 loops[names.SERVICE_ACCOUNT] = ServiceAccountsController(api, factory).run()
             if names.POD_GC in enabled:
                 loops[names.POD_GC] = PodGCController(api, factory, self.clock).run()
+            if names.TAINT_EVICTION in enabled:
+                loops[names.TAINT_EVICTION] = TaintEvictionController(
+                    api, factory, self._recorder(names.TAINT_EVICTION), self.clock).run()
             if self._with_kubelet:
                 loops["kubelet"] = Kubelet(api, factory, self._recorder(KUBELET_COMPONENT), clock=self.clock).run()
                 loops["node-lease"] = NodeLeases(api, factory, clock=self.clock).run()

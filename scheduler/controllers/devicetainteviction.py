@@ -25,6 +25,7 @@ from typing import Any
 
 from fakeapi.scheduler.client import DEVICE_TAINT_RULES, PODS, RESOURCE_CLAIMS, RESOURCE_SLICES, ApiClient
 from fakeapi.scheduler.clock import Clock
+from fakeapi.scheduler.controllers.taintdeletion import disruption_condition, mark_and_delete
 from fakeapi.scheduler.dra.devices import DeviceID, device_id_text
 from fakeapi.scheduler.dra.eviction import (
     NO_EXECUTE,
@@ -52,8 +53,8 @@ log = logging.getLogger(__name__)
 NAME = "device-taint-eviction-controller"
 RULE_STATUS_PERIOD = 10.0
 EVICTION_REASON = "DeviceTaintManagerEviction"
-DISRUPTION = {"type": "DisruptionTarget", "status": "True", "reason": "DeletionByDeviceTaintManager",
-              "message": "Device Taint manager: deleting due to NoExecute taint"}
+DISRUPTION = disruption_condition("DeletionByDeviceTaintManager",
+                                  "Device Taint manager: deleting due to NoExecute taint")
 CONDITION_TYPE = "EvictionInProgress"
 
 _CLAIM_INDEX = "device-taint-eviction/claim"
@@ -245,36 +246,13 @@ class DeviceTaintEvictionController:
         if delay > 0:
             self._queue.add_after(("pod", namespace, name), delay)
             return
-        await self._evict(namespace, name, uid)
+        await mark_and_delete(self._api, self._recorder, self._clock, namespace, name, uid, DISRUPTION,
+                              (EVICTION_REASON, "Marking for deletion"))
         self._due.pop(key, None)
         for rule_name, rule_uid in eviction.rules:
             self._evicted[rule_uid] = self._evicted.get(rule_uid, 0) + 1
             # The status reads the cache: let it see the deletion first.
             self._queue.add_after(("rule", "", rule_name), RULE_STATUS_PERIOD)
-
-    async def _evict(self, namespace: str, name: str, uid: str) -> None:
-        """Mark the pod ``DisruptionTarget`` and delete it, both only for this UID."""
-        try:
-            pod = await self._api.get(PODS, namespace, name)
-        except NotFound:
-            return
-        meta = pod["metadata"]
-        if meta.get("uid") != uid or meta.get("deletionTimestamp"):
-            return  # replaced by a pod of the same name, or already going
-        self._recorder.event(pod, "Normal", EVICTION_REASON, "Marking for deletion")
-        if not any(all(c.get(k) == v for k, v in DISRUPTION.items())
-                   for c in (pod.get("status") or {}).get("conditions") or ()):
-            condition = {**DISRUPTION, "lastTransitionTime": self._clock.rfc3339()}
-            try:  # merged into the pod's conditions by type, as preemption's
-                await self._api.patch(PODS, namespace, name, {"metadata": {"uid": uid},
-                                                              "status": {"conditions": [condition]}},
-                                      patch_type="strategic", subresource="status", result=False)
-            except (NotFound, Conflict):
-                return
-        try:
-            await self._api.delete(PODS, namespace, name, preconditions={"uid": uid})
-        except (NotFound, Conflict):
-            pass
 
     async def _sync_rule(self, name: str) -> None:
         rule = self._rules.lister.get(None, name)

@@ -32,11 +32,12 @@ ENDPOINT_SLICE = "endpointslice-controller"
 SERVICE_ACCOUNT = "serviceaccount-controller"
 POD_GC = "pod-garbage-collector-controller"
 DEVICE_TAINT_EVICTION = "device-taint-eviction-controller"
+TAINT_EVICTION = "taint-eviction-controller"
 
 KNOWN = frozenset({
     RESOURCE_CLAIM, CLUSTER_ROLE_AGGREGATION, PODGROUP_PROTECTION, REPLICA_SET, DEPLOYMENT, JOB,
     TTL_AFTER_FINISHED, CRON_JOB, STATEFUL_SET, DAEMON_SET, DISRUPTION, ENDPOINTS, ENDPOINT_SLICE,
-    SERVICE_ACCOUNT, POD_GC, DEVICE_TAINT_EVICTION,
+    SERVICE_ACCOUNT, POD_GC, DEVICE_TAINT_EVICTION, TAINT_EVICTION,
 })
 # Upstream's names from before the "-controller" suffix (ControllerDescriptor aliases).
 _ALIASES = {"endpoint": ENDPOINTS, "endpointslice": ENDPOINT_SLICE, "serviceaccount": SERVICE_ACCOUNT,

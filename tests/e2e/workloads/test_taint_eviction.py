@@ -1,0 +1,134 @@
+"""The taint-eviction controller end to end: NoExecute node taints evict the pods that do not
+tolerate them, at once or after ``tolerationSeconds`` of the control plane's clock; a node made
+NotReady loses its pods after the default 300 s tolerations and their Deployment replaces them
+elsewhere; taints removed in time cancel the eviction."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from fakeapi.fixtures import wait_for
+from fakeapi.scheduler.client import EVENTS, NODES, PODS, ApiClient
+from fakeapi.scheduler.controllers.podcontrol import DEPLOYMENTS
+from fakeapi.scheduler.controllers.tainteviction import toleration_delay
+
+from tests.e2e.workloads.conftest import NS, cluster_with_clock, deployment, live, pods_of, template
+
+NOT_READY = "node.kubernetes.io/not-ready"
+
+
+def pod(name: str, node_name: str, tolerations: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {"nodeName": node_name, "containers": [{"name": "c", "image": "busybox"}]}
+    if tolerations is not None:
+        spec["tolerations"] = tolerations
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "finalizers": ["example.com/hold"]},
+            "spec": spec}
+
+
+async def deleting(api: ApiClient, name: str) -> dict[str, Any]:
+    async def check() -> dict[str, Any] | None:
+        obj = await api.get(PODS, NS, name)
+        return obj if obj["metadata"].get("deletionTimestamp") else None
+    return await wait_for(check, message=f"pod {name} deleted")
+
+
+def disruption(obj: dict[str, Any]) -> tuple[str, str] | None:
+    return next(((c["reason"], c["message"]) for c in obj["status"].get("conditions") or ()
+                 if c["type"] == "DisruptionTarget"), None)
+
+
+async def eviction_events(api: ApiClient, name: str) -> list[str]:
+    return [e["message"] for e in (await api.list(EVENTS, NS))["items"]
+            if e["involvedObject"]["name"] == name and e["reason"] == "TaintManagerEviction"]
+
+
+async def taint_node(api: ApiClient, name: str, taints: list[dict[str, Any]]) -> None:
+    await api.patch(NODES, None, name, {"spec": {"taints": taints}})
+
+
+async def test_an_untolerated_taint_evicts_at_once_a_tolerated_one_after_its_seconds() -> None:
+    async with cluster_with_clock() as (_, api, clock):
+        await api.create(PODS, NS, pod("intolerant", "node-a"))
+        await api.create(PODS, NS, pod("patient", "node-a", [{"key": "example.com/drain", "operator": "Exists",
+                                                               "effect": "NoExecute", "tolerationSeconds": 30}]))
+        await api.create(PODS, NS, pod("stoic", "node-a", [{"key": "example.com/drain", "operator": "Exists"}]))
+        await api.create(PODS, NS, pod("elsewhere", "node-b"))
+        await taint_node(api, "node-a", [{"key": "example.com/drain", "effect": "NoExecute"}])
+
+        evicted = await deleting(api, "intolerant")
+        assert disruption(evicted) == ("DeletionByTaintManager", "Taint manager: deleting due to NoExecute taint")
+        await wait_for(lambda: eviction_events(api, "intolerant"), message="the eviction Event")
+        assert await eviction_events(api, "intolerant") == ["Marking for deletion Pod default/intolerant"]
+        assert not (await api.get(PODS, NS, "patient"))["metadata"].get("deletionTimestamp")
+
+        await clock.advance(30)
+        assert disruption(await deleting(api, "patient")) is not None
+        for name in ("stoic", "elsewhere"):  # tolerated for ever; on an untainted node
+            obj = await api.get(PODS, NS, name)
+            assert not obj["metadata"].get("deletionTimestamp") and disruption(obj) is None
+
+
+async def test_a_not_ready_node_loses_its_pods_after_300_seconds_and_they_come_back_elsewhere() -> None:
+    async with cluster_with_clock() as (cluster, api, clock):
+        await api.patch(NODES, None, "node-b", {"spec": {"unschedulable": True}})
+        # terminate-after keeps an evicted pod terminating until the clock moves on.
+        await api.create(DEPLOYMENTS, NS, deployment("web", 1, template(
+            "web", annotations={"fakeapi.dev/terminate-after": "5s"})))
+        first = await wait_for(lambda: _running(api), message="the web pod Running")
+        assert first["spec"]["nodeName"] == "node-a"
+        await api.patch(NODES, None, "node-b", {"spec": {"unschedulable": False}})
+
+        # The probe tolerates not-ready for 0 s: gone at once, it shows the controller has seen the
+        # taint, and the 300 s of the others count from then.
+        await api.create(PODS, NS, pod("probe", "node-a", [{"key": NOT_READY, "operator": "Exists",
+                                                             "effect": "NoExecute", "tolerationSeconds": 0}]))
+        await cluster.node_not_ready("node-a")
+        await deleting(api, "probe")
+        await clock.advance(299)
+        assert not (await api.get(PODS, NS, first["metadata"]["name"]))["metadata"].get("deletionTimestamp")
+        await clock.advance(1)  # the DefaultTolerationSeconds admission's 300 s
+        assert disruption(await deleting(api, first["metadata"]["name"])) is not None
+
+        async def replaced() -> dict[str, Any] | None:
+            pod_ = await _running(api)
+            return pod_ if pod_ and pod_["metadata"]["name"] != first["metadata"]["name"] else None
+        replacement = await wait_for(replaced, message="the replacement Running")
+        assert replacement["spec"]["nodeName"] == "node-b"
+
+
+async def test_a_node_ready_again_in_time_cancels_the_eviction() -> None:
+    async with cluster_with_clock() as (cluster, api, clock):
+        await api.create(PODS, NS, pod("survivor", "node-a", [{"key": NOT_READY, "operator": "Exists",
+                                                                "effect": "NoExecute", "tolerationSeconds": 60}]))
+        await cluster.node_not_ready("node-a")
+        await clock.advance(30)
+        await cluster.node_ready("node-a")
+        await wait_for(lambda: eviction_events(api, "survivor"), message="the cancellation Event")
+        assert await eviction_events(api, "survivor") == ["Cancelling deletion of Pod default/survivor"]
+        await clock.advance(60)
+        obj = await api.get(PODS, NS, "survivor")
+        assert not obj["metadata"].get("deletionTimestamp") and disruption(obj) is None
+
+
+async def _running(api: ApiClient) -> dict[str, Any] | None:
+    pods = [p for p in live(await pods_of(api, "app=web")) if (p.get("status") or {}).get("phase") == "Running"]
+    return pods[0] if pods else None
+
+
+@pytest.mark.parametrize(("taints", "tolerations", "expected"), [
+    ([{"key": "a", "effect": "NoExecute"}], [], 0.0),
+    ([{"key": "a", "effect": "NoExecute"}], [{"key": "a", "operator": "Exists"}], None),
+    ([{"key": "a", "effect": "NoExecute"}], [{"key": "a", "operator": "Exists", "tolerationSeconds": 20},
+                                             {"operator": "Exists", "tolerationSeconds": 5}], 5.0),
+    # A toleration for ever does not outlast another matching one with seconds (upstream).
+    ([{"key": "a", "effect": "NoExecute"}], [{"key": "a", "operator": "Exists"},
+                                             {"key": "a", "operator": "Exists", "tolerationSeconds": 9}], 9.0),
+    ([{"key": "a", "effect": "NoExecute"}, {"key": "b", "effect": "NoExecute"}],
+     [{"key": "a", "operator": "Exists", "tolerationSeconds": 9}], 0.0),  # b is not tolerated
+    ([{"key": "a", "effect": "NoExecute"}], [{"key": "a", "operator": "Exists", "tolerationSeconds": -3}], 0.0),
+    ([{"key": "a", "effect": "NoExecute"}], [{"key": "a", "operator": "Exists", "effect": "NoSchedule"}], 0.0),
+])
+def test_toleration_delay(taints: list[dict[str, Any]], tolerations: list[dict[str, Any]],
+                          expected: float | None) -> None:
+    assert toleration_delay(taints, tolerations) == expected
