@@ -24,7 +24,7 @@ from aiohttp import web
 
 from fakeapi.auth.users import CONTROL_PLANE
 from fakeapi.config import FeatureGates, ServerOptions
-from fakeapi.disruptions import remove_node, set_node_ready
+from fakeapi.disruptions import remove_node, set_kubelet_stopped, set_node_ready
 from fakeapi.errors import ServiceUnavailable
 from fakeapi.kube import KubeHelpers
 from fakeapi.kubeconfig import WrittenKubeconfig, kubeconfig_text, server_url, write_kubeconfig
@@ -309,6 +309,18 @@ class FakeCluster(KubeHelpers):
     async def node_ready(self, name: str) -> None:
         """Undo :meth:`node_not_ready`."""
         await set_node_ready(self, name, ready=True)
+
+    async def stop_kubelet(self, name: str) -> None:
+        """Stop Node ``name``'s kubelet, as a crash or a network partition would: its lease is no
+        longer renewed and its pods are left as they are (deleted ones stay terminating).  50 s
+        later on the control plane's clock the node lifecycle controller marks the node
+        ``Unknown`` and its pods not ready and taints it ``unreachable``; the taint-eviction
+        controller evicts the pods after their tolerations (300 s by default)."""
+        await set_kubelet_stopped(self, name, stopped=True)
+
+    async def start_kubelet(self, name: str) -> None:
+        """Undo :meth:`stop_kubelet`: the kubelet posts the node healthy and catches up with its pods."""
+        await set_kubelet_stopped(self, name, stopped=False)
 
     async def delete_node(self, name: str) -> None:
         """Remove Node ``name`` as the node's removal, its DRA driver and pod GC together do: its

@@ -1,4 +1,5 @@
-"""Node disruptions for fault injection: a node that turns NotReady, a node that goes away.
+"""Node disruptions for fault injection: a node that turns NotReady, a node whose kubelet stops,
+a node that goes away.
 
 What upstream's components would write, done over HTTP through the cluster's helpers:
 :func:`readiness_changes` is the pure part (the Ready condition and the taints the node
@@ -15,6 +16,7 @@ from fakeapi.kube import KubeHelpers
 from fakeapi.machinery.timestamps import format_rfc3339
 
 NOT_READY_TAINT = "node.kubernetes.io/not-ready"
+KUBELET_STOPPED = "fakeapi.dev/kubelet-stopped"
 _CONFLICT_RETRIES = 10
 
 
@@ -72,3 +74,11 @@ async def remove_node(cluster: KubeHelpers, name: str) -> None:
         except NotFound:
             pass
     await cluster.delete("nodes", name)
+
+
+async def set_kubelet_stopped(cluster: KubeHelpers, name: str, *, stopped: bool) -> None:
+    """Stop (or restart) the kubelet emulation of node ``name``: the node's
+    ``fakeapi.dev/kubelet-stopped`` annotation, which the control plane's loops read."""
+    nodes = (await cluster.resource("nodes")).gvr
+    await cluster.api.patch(nodes, None, name, {"metadata": {"annotations": {KUBELET_STOPPED: "true" if stopped
+                                                                             else None}}})

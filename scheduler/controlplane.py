@@ -21,6 +21,7 @@ from fakeapi.scheduler.controllers.clusterrole_aggregation import ClusterRoleAgg
 from fakeapi.scheduler.controllers.devicetainteviction import DeviceTaintEvictionController
 from fakeapi.scheduler.controllers.endpoints import EndpointsController
 from fakeapi.scheduler.controllers.names import enabled_controllers
+from fakeapi.scheduler.controllers.nodelifecycle import NodeLifecycleController
 from fakeapi.scheduler.controllers.podgc import PodGCController
 from fakeapi.scheduler.controllers.podgroup_protection import PodGroupProtectionController
 from fakeapi.scheduler.controllers.resourceclaim import ResourceClaimController
@@ -42,6 +43,7 @@ log = logging.getLogger(__name__)
 SCHEDULER_COMPONENT = "default-scheduler"
 CLAIM_CONTROLLER_COMPONENT = "resource_claim"
 KUBELET_COMPONENT = "kubelet"
+NODE_CONTROLLER_COMPONENT = "node-controller"
 
 _DEFAULT_GATES = FeatureGates()
 
@@ -108,6 +110,9 @@ class ControlPlane:
             if names.TAINT_EVICTION in enabled:
                 loops[names.TAINT_EVICTION] = TaintEvictionController(
                     api, factory, self._recorder(names.TAINT_EVICTION), self.clock).run()
+            if names.NODE_LIFECYCLE in enabled:
+                loops[names.NODE_LIFECYCLE] = NodeLifecycleController(
+                    api, factory, self._recorder(NODE_CONTROLLER_COMPONENT), self.clock).run()
             if self._with_kubelet:
                 loops["kubelet"] = Kubelet(api, factory, self._recorder(KUBELET_COMPONENT), clock=self.clock).run()
                 loops["node-lease"] = NodeLeases(api, factory, clock=self.clock).run()

@@ -20,6 +20,9 @@ For each pod bound to a node (``spec.nodeName`` set):
   ``gracePeriodSeconds=0`` and the pod's UID as precondition, so "delete the pod, the claim is
   released" flows run in milliseconds.
 
+A node annotated ``fakeapi.dev/kubelet-stopped: "true"`` has a kubelet that is down: its pods
+are left as they are (deleted ones stay terminating) until the annotation goes.
+
 Claim changes re-check the pods using them, so no polling is needed.  Status goes through the
 ``status`` subresource with the pod's resourceVersion as precondition, so a client's concurrent
 terminal write wins (our write fails with 409 and the retry sees the terminal phase).
@@ -30,7 +33,7 @@ from __future__ import annotations
 import contextlib
 import logging
 
-from fakeapi.scheduler.client import PODS, RESOURCE_CLAIMS, ApiClient
+from fakeapi.scheduler.client import NODES, PODS, RESOURCE_CLAIMS, ApiClient
 from fakeapi.scheduler.clock import Clock, Timer
 from fakeapi.scheduler.events import WARNING, EventRecorder
 from fakeapi.scheduler.informers import InformerFactory, Lister
@@ -45,13 +48,14 @@ from fakeapi.scheduler.rules.lifecycle import (
     due,
     exited_status,
     is_ready,
+    kubelet_stopped,
     lifecycle_of,
     run_started,
     running_conditions,
     terminal_status,
 )
 from fakeapi.scheduler.rules.podips import PodIPs
-from fakeapi.scheduler.rules.pods import is_assigned, is_pod_terminal, is_terminating
+from fakeapi.scheduler.rules.pods import is_assigned, is_pod_terminal, is_terminating, node_name_keys
 from fakeapi.scheduler.rules.workloads import parse_time
 from fakeapi.scheduler.workqueue import WorkQueue, process
 
@@ -62,6 +66,7 @@ log = logging.getLogger(__name__)
 FAILED_PREPARE = "FailedPrepareDynamicResources"
 INVALID_LIFECYCLE = "InvalidLifecycleAnnotation"
 _CLAIM_INDEX = "kubelet/claim"
+_NODE_INDEX = "kubelet/node"
 
 Key = tuple[str, str]
 
@@ -150,7 +155,10 @@ class Kubelet:
         self._stopping: dict[str, float] = {}
         self._pods = factory.informer(PODS)
         self._claims = factory.informer(RESOURCE_CLAIMS)
+        self._nodes = factory.informer(NODES)
         self._pods.add_index(_CLAIM_INDEX, rc.pod_claim_keys)
+        self._pods.add_index(_NODE_INDEX, node_name_keys)
+        self._nodes.add_event_handler(on_update=self._on_node_update)
         self._pods.add_event_handler(self._on_pod, lambda old, new: self._on_pod(new), self._forget)
         self._claims.add_event_handler(self._on_claim, lambda old, new: self._on_claim(new), self._on_claim)
 
@@ -183,6 +191,11 @@ class Kubelet:
         if timer is not None:
             timer.cancel()
 
+    def _on_node_update(self, old: dict, node: dict) -> None:
+        if kubelet_stopped(old) and not kubelet_stopped(node):  # the kubelet is back: catch up
+            for pod in self._pods.lister.by_index(_NODE_INDEX, node["metadata"]["name"]):
+                self._enqueue(pod)
+
     def _on_claim(self, claim: dict) -> None:
         for pod in self._pods.lister.by_index(_CLAIM_INDEX, object_key(claim)):
             self._enqueue(pod)
@@ -191,6 +204,8 @@ class Kubelet:
         pod = self._pods.lister.get(namespace, name)
         if pod is None or not is_assigned(pod):
             return
+        if kubelet_stopped(self._nodes.lister.get(None, pod["spec"]["nodeName"])):
+            return  # the node's kubelet is down; it catches up when back (_on_node_update)
         meta = pod["metadata"]
         if is_terminating(pod):
             await self._terminate(pod)

@@ -33,18 +33,19 @@ SERVICE_ACCOUNT = "serviceaccount-controller"
 POD_GC = "pod-garbage-collector-controller"
 DEVICE_TAINT_EVICTION = "device-taint-eviction-controller"
 TAINT_EVICTION = "taint-eviction-controller"
+NODE_LIFECYCLE = "node-lifecycle-controller"
 
 KNOWN = frozenset({
     RESOURCE_CLAIM, CLUSTER_ROLE_AGGREGATION, PODGROUP_PROTECTION, REPLICA_SET, DEPLOYMENT, JOB,
     TTL_AFTER_FINISHED, CRON_JOB, STATEFUL_SET, DAEMON_SET, DISRUPTION, ENDPOINTS, ENDPOINT_SLICE,
-    SERVICE_ACCOUNT, POD_GC, DEVICE_TAINT_EVICTION, TAINT_EVICTION,
+    SERVICE_ACCOUNT, POD_GC, DEVICE_TAINT_EVICTION, TAINT_EVICTION, NODE_LIFECYCLE,
 })
 # Upstream's names from before the "-controller" suffix (ControllerDescriptor aliases).
 _ALIASES = {"endpoint": ENDPOINTS, "endpointslice": ENDPOINT_SLICE, "serviceaccount": SERVICE_ACCOUNT,
             "daemonset": DAEMON_SET, "job": JOB, "deployment": DEPLOYMENT, "replicaset": REPLICA_SET,
             "disruption": DISRUPTION, "statefulset": STATEFUL_SET, "cronjob": CRON_JOB,
             "clusterrole-aggregation": CLUSTER_ROLE_AGGREGATION, "ttl-after-finished": TTL_AFTER_FINISHED,
-            "resourceclaim": RESOURCE_CLAIM, "podgc": POD_GC}
+            "resourceclaim": RESOURCE_CLAIM, "podgc": POD_GC, "nodelifecycle": NODE_LIFECYCLE}
 _IN_THE_API_SERVER = frozenset({"garbage-collector-controller", "garbagecollector", "namespace-controller",
                                 "namespace"})
 ALL = ("*",)

@@ -27,6 +27,7 @@ from fakeapi.scheduler.clock import Clock
 from fakeapi.scheduler.controllers.taintdeletion import disruption_condition, mark_and_delete
 from fakeapi.scheduler.events import EventRecorder
 from fakeapi.scheduler.informers import InformerFactory
+from fakeapi.scheduler.rules.pods import node_name_keys
 from fakeapi.scheduler.workqueue import WorkQueue, process
 
 from fakeapi.machinery.nodeselector import toleration_tolerates
@@ -67,11 +68,6 @@ def toleration_delay(taints: Sequence[Mapping[str, Any]], tolerations: Sequence[
     return float(max(min(limits), 0))
 
 
-def _node_name(pod: dict) -> list[str]:
-    node = (pod.get("spec") or {}).get("nodeName")
-    return [node] if node else []
-
-
 class TaintEvictionController:
     """Deletes pods from nodes whose NoExecute taints they do not tolerate (see the module)."""
 
@@ -85,7 +81,7 @@ class TaintEvictionController:
         # Scheduled evictions by (namespace, name): the pod's UID and when it is due.
         self._scheduled: dict[tuple[str, str], tuple[str, float]] = {}
         self._pods = factory.informer(PODS)
-        self._pods.add_index(_NODE_INDEX, _node_name)
+        self._pods.add_index(_NODE_INDEX, node_name_keys)
         factory.informer(NODES).add_event_handler(lambda n: self._on_node(None, n), self._on_node,
                                                   lambda n: self._on_node(n, None))
         self._pods.add_event_handler(lambda p: self._on_pod(None, p), self._on_pod, lambda p: self._on_pod(p, None))

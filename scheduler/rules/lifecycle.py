@@ -9,6 +9,9 @@
   long to stop (default at once), so a test sees the pod terminating; past the grace period they
   are killed.
 
+On a Node, ``fakeapi.dev/kubelet-stopped: "true"`` stands for a kubelet that is down: the
+emulation neither renews the node's lease nor touches its pods until the annotation goes.
+
 A deleted pod's containers end as the kubelet ends them: 143 (SIGTERM) when they stop within the
 grace period, 137 (SIGKILL) when it runs out; the pod then turns terminal (``Failed``), as the
 kubelet has reported deleted pods since Kubernetes 1.27, before the kubelet confirms the deletion.
@@ -34,6 +37,7 @@ RUN_FOR = "fakeapi.dev/run-for"
 EXIT_CODE = "fakeapi.dev/exit-code"
 READY_AFTER = "fakeapi.dev/ready-after"
 TERMINATE_AFTER = "fakeapi.dev/terminate-after"
+KUBELET_STOPPED = "fakeapi.dev/kubelet-stopped"
 # Exit codes of a container stopped by the kubelet: 128 + SIGTERM, 128 + SIGKILL.
 SIGTERM_EXIT = 143
 SIGKILL_EXIT = 137
@@ -91,6 +95,11 @@ def is_ready(pod: Mapping[str, Any]) -> bool:
     """The object's Ready condition is True (a pod's, or a node's: the same condition shape)."""
     return any(c.get("type") == "Ready" and c.get("status") == "True"
                for c in (pod.get("status") or {}).get("conditions") or [])
+
+
+def kubelet_stopped(node: Mapping[str, Any] | None) -> bool:
+    """Whether the node's kubelet is down (its ``fakeapi.dev/kubelet-stopped`` annotation)."""
+    return (((node or {}).get("metadata") or {}).get("annotations") or {}).get(KUBELET_STOPPED) == "true"
 
 
 def due(pod: Mapping[str, Any], lifecycle: Lifecycle, now: float) -> tuple[str, float] | None:

@@ -36,3 +36,9 @@ def is_pod_terminal(pod: Mapping[str, Any]) -> bool:
 def is_pod_done(pod: Mapping[str, Any]) -> bool:
     """No container runs now or ever will: terminal, or deleted before being scheduled."""
     return is_pod_terminal(pod) or (is_terminating(pod) and not is_assigned(pod))
+
+
+def node_name_keys(pod: Mapping[str, Any]) -> list[str]:
+    """``spec.nodeName`` when set, for indexes of pods by node (upstream's ``spec.nodeName`` index)."""
+    node = (pod.get("spec") or {}).get("nodeName")
+    return [node] if node else []

@@ -1,7 +1,9 @@
-"""The taint-eviction controller end to end: NoExecute node taints evict the pods that do not
-tolerate them, at once or after ``tolerationSeconds`` of the control plane's clock; a node made
-NotReady loses its pods after the default 300 s tolerations and their Deployment replaces them
-elsewhere; taints removed in time cancel the eviction."""
+"""The taint-eviction and node lifecycle controllers end to end: NoExecute node taints evict the
+pods that do not tolerate them, at once or after ``tolerationSeconds`` of the control plane's
+clock; a node made NotReady loses its pods after the default 300 s tolerations and their
+Deployment replaces them elsewhere; taints removed in time cancel the eviction; a node whose
+kubelet stops turns Unknown, is tainted unreachable and loses its pods the same way, unless
+every node is down."""
 
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ from typing import Any
 import pytest
 from fakeapi.fixtures import wait_for
 from fakeapi.scheduler.client import EVENTS, NODES, PODS, ApiClient
+from fakeapi.scheduler.controllers.nodelifecycle import GRACE_PERIOD as NODE_GRACE
+from fakeapi.scheduler.controllers.nodelifecycle import MONITOR_PERIOD, UNREACHABLE
 from fakeapi.scheduler.controllers.podcontrol import DEPLOYMENTS
 from fakeapi.scheduler.controllers.tainteviction import toleration_delay
 
@@ -132,3 +136,89 @@ async def _running(api: ApiClient) -> dict[str, Any] | None:
 def test_toleration_delay(taints: list[dict[str, Any]], tolerations: list[dict[str, Any]],
                           expected: float | None) -> None:
     assert toleration_delay(taints, tolerations) == expected
+
+
+async def test_a_stopped_kubelet_makes_its_node_unknown_and_its_pods_go_after_300_seconds() -> None:
+    async with cluster_with_clock() as (cluster, api, clock):
+        await api.patch(NODES, None, "node-b", {"spec": {"unschedulable": True}})
+        await api.create(DEPLOYMENTS, NS, deployment("web", 1, template("web")))
+        first = await wait_for(lambda: _running(api), message="the web pod Running")
+        name = first["metadata"]["name"]
+        await api.patch(NODES, None, "node-b", {"spec": {"unschedulable": False}})
+
+        await cluster.stop_kubelet("node-a")
+        await clock.advance(NODE_GRACE + 10)  # past the last renewal + 50 s, and the next 5 s pass
+
+        async def unknown() -> dict[str, Any] | None:
+            node_ = await api.get(NODES, None, "node-a")
+            return node_ if _ready(node_) == "Unknown" else None
+        node_a = await wait_for(unknown, message="node-a Ready Unknown")
+        conditions = {c["type"]: c for c in node_a["status"]["conditions"]}
+        assert (conditions["Ready"]["reason"], conditions["Ready"]["message"]) == (
+            "NodeStatusUnknown", "Kubelet stopped posting node status.")
+        assert {k: c["status"] for k, c in conditions.items()} == {
+            "Ready": "Unknown", "MemoryPressure": "Unknown", "DiskPressure": "Unknown", "PIDPressure": "Unknown"}
+
+        async def tainted() -> list[tuple[str, str]] | None:
+            taints = [(t["key"], t["effect"]) for t in (await api.get(NODES, None, "node-a"))["spec"].get("taints", [])]
+            return taints if len(taints) == 2 else None
+        assert await wait_for(tainted, message="node-a tainted") == [(UNREACHABLE, "NoSchedule"),
+                                                                     (UNREACHABLE, "NoExecute")]
+
+        async def pod_not_ready() -> bool:
+            return _ready(await api.get(PODS, NS, name)) == "False"
+        await wait_for(pod_not_ready, message="the pod no longer Ready")
+        events = [(e["reason"], e["source"]["component"]) for e in (await api.list(EVENTS, NS))["items"]
+                  if e["involvedObject"]["name"] == "node-a"]
+        assert ("NodeNotReady", "node-controller") in events
+
+        await clock.advance(300)  # the unreachable toleration DefaultTolerationSeconds gave the pod
+        evicted = await deleting(api, name)
+        assert disruption(evicted) == ("DeletionByTaintManager", "Taint manager: deleting due to NoExecute taint")
+
+        async def replaced() -> dict[str, Any] | None:
+            pod_ = await _running(api)
+            return pod_ if pod_ and pod_["metadata"]["name"] != name else None
+        assert (await wait_for(replaced, message="the replacement Running"))["spec"]["nodeName"] == "node-b"
+        assert (await api.get(PODS, NS, name))["metadata"]["deletionTimestamp"]  # nobody confirms on node-a
+
+        await cluster.start_kubelet("node-a")  # back: the node reports Ready, its kubelet lets the pod go
+
+        async def ready() -> bool:
+            return _ready(await api.get(NODES, None, "node-a")) == "True"
+        await wait_for(ready, message="node-a Ready")
+        await clock.advance(MONITOR_PERIOD)  # the lifecycle controller's next pass lifts the taints
+
+        async def untainted() -> bool:
+            return not (await api.get(NODES, None, "node-a"))["spec"].get("taints")
+        await wait_for(untainted, message="node-a untainted")
+
+        async def gone() -> bool:
+            return name not in {p["metadata"]["name"] for p in await pods_of(api, "app=web")}
+        await wait_for(gone, message="the evicted pod gone")
+
+
+async def test_when_every_node_is_down_nothing_is_evicted() -> None:
+    async with cluster_with_clock() as (cluster, api, clock):
+        await api.create(PODS, NS, pod("stays", "node-a", []))  # no tolerations: would go at once
+        for name in ("node-a", "node-b"):
+            await cluster.stop_kubelet(name)
+        await clock.advance(NODE_GRACE + 10)
+
+        async def both_unknown() -> list[dict[str, Any]] | None:
+            nodes = (await api.list(NODES))["items"]
+            return nodes if all(_ready(n) == "Unknown" for n in nodes) else None
+        await wait_for(both_unknown, message="both nodes Unknown")
+
+        async def no_schedule_only() -> bool:
+            nodes = (await api.list(NODES))["items"]
+            return all([(t["key"], t["effect"]) for t in n["spec"].get("taints", [])] == [(UNREACHABLE, "NoSchedule")]
+                       for n in nodes)
+        await wait_for(no_schedule_only, message="unreachable NoSchedule taints only")
+        await clock.advance(600)
+        assert not (await api.get(PODS, NS, "stays"))["metadata"].get("deletionTimestamp")
+
+
+def _ready(obj: dict[str, Any]) -> str | None:
+    return next((c["status"] for c in (obj.get("status") or {}).get("conditions") or () if c["type"] == "Ready"),
+                None)
