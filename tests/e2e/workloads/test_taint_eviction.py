@@ -14,7 +14,8 @@ from fakeapi.fixtures import wait_for
 from fakeapi.scheduler.client import EVENTS, NODES, PODS, ApiClient
 from fakeapi.scheduler.controllers.nodelifecycle import GRACE_PERIOD as NODE_GRACE
 from fakeapi.scheduler.controllers.nodelifecycle import MONITOR_PERIOD, UNREACHABLE
-from fakeapi.scheduler.controllers.podcontrol import DEPLOYMENTS
+from fakeapi.scheduler.controllers.podcontrol import DEPLOYMENTS, STATEFULSETS
+from fakeapi.scheduler.controllers.podgc import GC_CHECK_PERIOD as POD_GC_PERIOD
 from fakeapi.scheduler.controllers.tainteviction import toleration_delay
 
 from tests.e2e.workloads.conftest import NS, cluster_with_clock, deployment, live, pods_of, template
@@ -83,10 +84,7 @@ async def test_a_not_ready_node_loses_its_pods_after_300_seconds_and_they_come_b
         assert first["spec"]["nodeName"] == "node-a"
         await api.patch(NODES, None, "node-b", {"spec": {"unschedulable": False}})
 
-        # The probe tolerates not-ready for 0 s: gone at once, it shows the controller has seen the
-        # taint, and the 300 s of the others count from then.
-        await api.create(PODS, NS, pod("probe", "node-a", [{"key": NOT_READY, "operator": "Exists",
-                                                             "effect": "NoExecute", "tolerationSeconds": 0}]))
+        await api.create(PODS, NS, _probe(NOT_READY))
         await cluster.node_not_ready("node-a")
         await deleting(api, "probe")
         await clock.advance(299)
@@ -115,8 +113,8 @@ async def test_a_node_ready_again_in_time_cancels_the_eviction() -> None:
         assert not obj["metadata"].get("deletionTimestamp") and disruption(obj) is None
 
 
-async def _running(api: ApiClient) -> dict[str, Any] | None:
-    pods = [p for p in live(await pods_of(api, "app=web")) if (p.get("status") or {}).get("phase") == "Running"]
+async def _running(api: ApiClient, selector: str = "app=web") -> dict[str, Any] | None:
+    pods = [p for p in live(await pods_of(api, selector)) if (p.get("status") or {}).get("phase") == "Running"]
     return pods[0] if pods else None
 
 
@@ -146,8 +144,9 @@ async def test_a_stopped_kubelet_makes_its_node_unknown_and_its_pods_go_after_30
         name = first["metadata"]["name"]
         await api.patch(NODES, None, "node-b", {"spec": {"unschedulable": False}})
 
+        await api.create(PODS, NS, _probe(UNREACHABLE))
         await cluster.stop_kubelet("node-a")
-        await clock.advance(NODE_GRACE + 10)  # past the last renewal + 50 s, and the next 5 s pass
+        await clock.advance(NODE_GRACE + 10)  # past 50 s, and the next 5 s pass
 
         async def unknown() -> dict[str, Any] | None:
             node_ = await api.get(NODES, None, "node-a")
@@ -172,6 +171,7 @@ async def test_a_stopped_kubelet_makes_its_node_unknown_and_its_pods_go_after_30
                   if e["involvedObject"]["name"] == "node-a"]
         assert ("NodeNotReady", "node-controller") in events
 
+        await deleting(api, "probe")  # the taint manager has seen node-a unreachable
         await clock.advance(300)  # the unreachable toleration DefaultTolerationSeconds gave the pod
         evicted = await deleting(api, name)
         assert disruption(evicted) == ("DeletionByTaintManager", "Taint manager: deleting due to NoExecute taint")
@@ -219,6 +219,48 @@ async def test_when_every_node_is_down_nothing_is_evicted() -> None:
         assert not (await api.get(PODS, NS, "stays"))["metadata"].get("deletionTimestamp")
 
 
+def _probe(taint_key: str) -> dict[str, Any]:
+    """A pod on node-a that tolerates ``taint_key`` for 0 s: evicted as soon as the taint-eviction
+    controller sees the taint, it shows the others' tolerationSeconds count from then."""
+    return pod("probe", "node-a", [{"key": taint_key, "operator": "Exists", "effect": "NoExecute",
+                                    "tolerationSeconds": 0}])
+
+
 def _ready(obj: dict[str, Any]) -> str | None:
     return next((c["status"] for c in (obj.get("status") or {}).get("conditions") or () if c["type"] == "Ready"),
                 None)
+
+
+async def test_a_statefulset_pod_on_a_failed_node_comes_back_only_once_the_node_is_out_of_service() -> None:
+    """Non-graceful node shutdown (KEP-2268): a StatefulSet never runs two ``db-0`` at once, so its
+    evicted pod stays terminating on the dead node until an admin marks the node out of service;
+    then the pod garbage collector force-deletes it and the StatefulSet starts ``db-0`` again."""
+    async with cluster_with_clock() as (cluster, api, clock):
+        await api.patch(NODES, None, "node-b", {"spec": {"unschedulable": True}})
+        await api.create(STATEFULSETS, NS, {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "db"},
+                                            "spec": {"replicas": 1, "serviceName": "db",
+                                                     "selector": {"matchLabels": {"app": "db"}},
+                                                     "template": template("db")}})
+        first = await wait_for(lambda: _running(api, "app=db"), message="db-0 Running")
+        assert first["spec"]["nodeName"] == "node-a"
+        await api.patch(NODES, None, "node-b", {"spec": {"unschedulable": False}})
+
+        await api.create(PODS, NS, _probe(UNREACHABLE))
+        await cluster.stop_kubelet("node-a")
+        await clock.advance(NODE_GRACE + 10)
+        await deleting(api, "probe")  # the taint manager has seen node-a unreachable
+        await clock.advance(300)
+        await deleting(api, "db-0")
+        await clock.advance(POD_GC_PERIOD)  # a pass of the pod GC: the node is not out of service yet
+        assert (await api.get(PODS, NS, "db-0"))["metadata"]["uid"] == first["metadata"]["uid"]
+
+        node_a = await api.get(NODES, None, "node-a")
+        await api.patch(NODES, None, "node-a", {"spec": {"taints": [
+            *node_a["spec"]["taints"], {"key": "node.kubernetes.io/out-of-service", "effect": "NoExecute"}]}})
+        await clock.advance(POD_GC_PERIOD)
+
+        async def recreated() -> dict[str, Any] | None:
+            pod_ = await _running(api, "app=db")
+            return pod_ if pod_ and pod_["metadata"]["uid"] != first["metadata"]["uid"] else None
+        again = await wait_for(recreated, message="db-0 Running again")
+        assert (again["metadata"]["name"], again["spec"]["nodeName"]) == ("db-0", "node-b")
