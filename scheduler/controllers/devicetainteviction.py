@@ -1,7 +1,7 @@
 """Device taint eviction (kube-controller-manager's ``device-taint-eviction-controller``, KEP-5055).
 
 Pods whose allocated devices carry a NoExecute taint they do not tolerate are evicted: at the
-taint's ``timeAdded``, or ``tolerationSeconds`` later (see :mod:`fakeapi.scheduler.dra.eviction`).
+taint's ``timeAdded``, or ``tolerationSeconds`` later (see :mod:`fakeapi.scheduler.rules.devicetaints`).
 Eviction is upstream's: an Event ``DeviceTaintManagerEviction`` ("Marking for deletion"), a
 ``DisruptionTarget`` condition (reason ``DeletionByDeviceTaintManager``) and a delete with the
 pod's UID as precondition and its own grace period.  A pod whose eviction is called off before
@@ -26,8 +26,10 @@ from typing import Any
 from fakeapi.scheduler.client import DEVICE_TAINT_RULES, PODS, RESOURCE_CLAIMS, RESOURCE_SLICES, ApiClient
 from fakeapi.scheduler.clock import Clock
 from fakeapi.scheduler.controllers.taintdeletion import disruption_condition, mark_and_delete
-from fakeapi.scheduler.dra.devices import DeviceID, device_id_text
-from fakeapi.scheduler.dra.eviction import (
+from fakeapi.scheduler.events import EventRecorder
+from fakeapi.scheduler.informers import InformerFactory
+from fakeapi.scheduler.rules import claims as rc
+from fakeapi.scheduler.rules.devicetaints import (
     NO_EXECUTE,
     Eviction,
     TaintedDevices,
@@ -35,12 +37,9 @@ from fakeapi.scheduler.dra.eviction import (
     claim_eviction,
     result_device_id,
     rule_effect,
+    rule_matches,
 )
-from fakeapi.scheduler.dra.taints import rule_matches
-from fakeapi.scheduler.events import EventRecorder
-from fakeapi.scheduler.informers import InformerFactory
-from fakeapi.scheduler.rules import claims as rc
-from fakeapi.scheduler.rules.keys import object_key
+from fakeapi.scheduler.rules.keys import DeviceID, device_id_text, object_key
 from fakeapi.scheduler.rules.podgroups import pod_group_instance
 from fakeapi.scheduler.rules.pods import is_assigned
 from fakeapi.scheduler.rules.workloads import parse_time

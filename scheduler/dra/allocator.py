@@ -24,7 +24,7 @@ from typing import Any
 from fakeapi.scheduler.dra import capacity
 from fakeapi.scheduler.dra.constraints import Constraint, MatchAttribute, build_constraints
 from fakeapi.scheduler.dra.counters import CounterSets, CounterTracker
-from fakeapi.scheduler.dra.devices import Device, DeviceID, DriverEquals, device_id_text, driver_equality
+from fakeapi.scheduler.dra.devices import Device, DriverEquals, driver_equality
 from fakeapi.scheduler.dra.errors import AllocationError, NodeAllocationError
 from fakeapi.scheduler.dra.features import Features
 from fakeapi.scheduler.dra.index import DeviceIndex
@@ -32,6 +32,7 @@ from fakeapi.scheduler.dra.pools import Pool, PoolID, node_matches
 from fakeapi.scheduler.dra.results import Picked, build_config, device_result, node_selector
 from fakeapi.scheduler.dra.state import AllocatedState
 from fakeapi.scheduler.dra.taints import taints_block
+from fakeapi.scheduler.rules.keys import DeviceID, device_id_text
 
 from fakeapi.machinery.cel import CelError, CompiledSelector, compile_selector
 from fakeapi.machinery.resourcelimits import RESULTS_MAX

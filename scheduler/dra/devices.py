@@ -13,15 +13,10 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
+from fakeapi.scheduler.rules.keys import DeviceID
+
 from fakeapi.machinery.cel import CelError, DeviceEnv, device_env
 from fakeapi.machinery.quantity import parse_quantity
-
-DeviceID = tuple[str, str, str]  # (driver, pool, device)
-
-
-def device_id_text(device_id: DeviceID) -> str:
-    return "/".join(device_id)
-
 
 # ``device.driver == "literal"`` either way round, in CEL's whitespace; literals with escapes
 # (and anything else) go to the CEL engine.

@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from fakeapi.scheduler.dra.devices import Device, DeviceID, Slice, build_slice
+from fakeapi.scheduler.dra.devices import Device, Slice, build_slice
 from fakeapi.scheduler.dra.features import Features
 from fakeapi.scheduler.dra.pools import Pool, PoolID, gather_pools
 from fakeapi.scheduler.dra.taints import rule_taints
+from fakeapi.scheduler.rules.keys import DeviceID
 
 # Past this many cached node views (label churn), start over rather than grow without bound.
 _MAX_NODE_VIEWS = 20_000

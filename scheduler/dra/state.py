@@ -13,8 +13,9 @@ from collections.abc import Iterable
 from fractions import Fraction
 from typing import Any
 
-from fakeapi.scheduler.dra.devices import DeviceID, qualify
+from fakeapi.scheduler.dra.devices import qualify
 from fakeapi.scheduler.journal import ChangeJournal
+from fakeapi.scheduler.rules.keys import DeviceID
 
 from fakeapi.machinery.quantity import parse_quantity
 

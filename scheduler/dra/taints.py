@@ -8,24 +8,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from fakeapi.scheduler.dra.devices import DeviceID
+from fakeapi.scheduler.rules.devicetaints import rule_matches
+from fakeapi.scheduler.rules.keys import DeviceID
 
 from fakeapi.machinery.nodeselector import taint_tolerated
 
 _BLOCKING_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
-
-
-def rule_matches(rule: Mapping[str, Any], device_id: DeviceID) -> bool:
-    """Whether a DeviceTaintRule's ``deviceSelector`` selects the device: every field set must
-    match, so an empty selector selects all devices, and a rule without one selects none."""
-    selector = (rule.get("spec") or {}).get("deviceSelector")
-    if selector is None:
-        return False
-    driver, pool, device = device_id
-    return all(
-        not selector.get(field) or selector[field] == value
-        for field, value in (("driver", driver), ("pool", pool), ("device", device))
-    )
 
 
 def rule_taints(rules: Iterable[Mapping[str, Any]], device_id: DeviceID) -> tuple[dict[str, Any], ...]:

@@ -1,7 +1,8 @@
-"""NoExecute device taints (KEP-5055): which allocated devices must be given up, and when.
+"""Device taints (KEP-5055) outside the allocator: which devices a DeviceTaintRule selects, and
+which allocated devices must be given up, and when.
 
-Pure rules for the device-taint-eviction controller, after upstream's
-``pkg/controller/devicetainteviction``:
+Pure rules for the device-taint-eviction controller (and the rule selection the allocator shares),
+after upstream's ``pkg/controller/devicetainteviction``:
 
 - a device's NoExecute taints are those of its ResourceSlice (only slices of the pool's newest
   generation count) plus those of every DeviceTaintRule with effect NoExecute that selects it;
@@ -19,8 +20,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from fakeapi.scheduler.dra.devices import DeviceID
-from fakeapi.scheduler.dra.taints import rule_matches
+from fakeapi.scheduler.rules.keys import DeviceID
 from fakeapi.scheduler.rules.workloads import parse_time
 
 from fakeapi.machinery.nodeselector import toleration_tolerates
@@ -45,6 +45,19 @@ class Eviction:
         if other is None:
             return self
         return Eviction(min(self.when, other.when), self.rules | other.rules)
+
+
+def rule_matches(rule: Mapping[str, Any], device_id: DeviceID) -> bool:
+    """Whether a DeviceTaintRule's ``deviceSelector`` selects the device: every field set must
+    match, so an empty selector selects all devices, and a rule without one selects none."""
+    selector = (rule.get("spec") or {}).get("deviceSelector")
+    if selector is None:
+        return False
+    driver, pool, device = device_id
+    return all(
+        not selector.get(field) or selector[field] == value
+        for field, value in (("driver", driver), ("pool", pool), ("device", device))
+    )
 
 
 def taint_eviction_time(taint: Mapping[str, Any], tolerations: Sequence[Mapping[str, Any]]) -> float | None:

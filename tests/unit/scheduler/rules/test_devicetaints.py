@@ -1,5 +1,5 @@
 """NoExecute device taints: eviction times, the tainted-device view and DeviceTaintRule status
-wording (``fakeapi.scheduler.dra.eviction``, ``controllers.devicetainteviction.rule_condition``)."""
+wording (``fakeapi.scheduler.rules.devicetaints``, ``controllers.devicetainteviction.rule_condition``)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,13 @@ from typing import Any
 
 import pytest
 from fakeapi.scheduler.controllers.devicetainteviction import rule_condition
-from fakeapi.scheduler.dra.eviction import Eviction, TaintedDevices, claim_eviction, taint_eviction_time
-from fakeapi.scheduler.dra.taints import rule_matches
+from fakeapi.scheduler.rules.devicetaints import (
+    Eviction,
+    TaintedDevices,
+    claim_eviction,
+    rule_matches,
+    taint_eviction_time,
+)
 
 T0 = "2026-01-01T00:00:00Z"
 T0_SECONDS = 1767225600.0
