@@ -14,9 +14,9 @@ from typing import Any
 from fakeapi.errors import Conflict, NotFound
 from fakeapi.kube import KubeHelpers
 from fakeapi.machinery.timestamps import format_rfc3339
+from fakeapi.scheduler.rules.lifecycle import KUBELET_STOPPED
 
 NOT_READY_TAINT = "node.kubernetes.io/not-ready"
-KUBELET_STOPPED = "fakeapi.dev/kubelet-stopped"
 _CONFLICT_RETRIES = 10
 
 

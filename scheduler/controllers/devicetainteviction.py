@@ -19,7 +19,6 @@ plane's clock, so a test with a ``ManualClock`` moves past ``tolerationSeconds``
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -46,8 +45,6 @@ from fakeapi.scheduler.rules.workloads import parse_time
 from fakeapi.scheduler.workqueue import WorkQueue, process
 
 from fakeapi.errors import Conflict, NotFound
-
-log = logging.getLogger(__name__)
 
 NAME = "device-taint-eviction-controller"
 RULE_STATUS_PERIOD = 10.0
@@ -174,7 +171,9 @@ class DeviceTaintEvictionController:
             return
         if old is not None and new is not None and (old.get("status") or {}) == (new.get("status") or {}):
             return
-        self._enqueue_users(new if new is not None else old)  # type: ignore[arg-type]
+        claim = new if new is not None else old
+        assert claim is not None
+        self._enqueue_users(claim)
 
     def _on_pod_add(self, pod: dict) -> None:
         if self._watching() and is_assigned(pod) and (pod.get("spec") or {}).get("resourceClaims"):

@@ -18,10 +18,10 @@ Deviations, on purpose: only a node whose kubelet was stopped can fall silent, a
 from when the stop is seen rather than from the lease's last renewal (at most the kubelet's 10 s
 renewal interval earlier).  Upstream watches every node's lease, but a test's ``ManualClock``
 jumps minutes at once, faster than the kubelet emulation's renewals reach the API, and every node
-would look silent.  Zones and the eviction
-rate limits are not modelled (taints come at once, not at 0.1 nodes/s), nor the taints for the
-pressure conditions, ``NetworkUnavailable`` and ``spec.unschedulable``; a node without a ``Ready``
-condition (common in tests) counts as up and keeps its taints as they are.
+would look silent.  Zones and the eviction rate limits are not modelled (taints come at once,
+not at 0.1 nodes/s), nor the taints for the pressure conditions, ``NetworkUnavailable`` and
+``spec.unschedulable``; a node without a ``Ready`` condition (common in tests) counts as up and
+keeps its taints as they are.
 """
 
 from __future__ import annotations

@@ -21,18 +21,17 @@ def disruption_condition(reason: str, message: str) -> dict[str, str]:
 
 
 async def mark_and_delete(api: ApiClient, recorder: EventRecorder, clock: Clock, namespace: str, name: str,
-                          uid: str | None, condition: dict[str, str], event: tuple[str, str]) -> bool:
-    """Evict pod ``namespace/name`` (only the instance with ``uid`` when given): the Event
-    ``event`` (reason, message), ``condition`` merged into its status, then the deletion.
-    False when the pod was gone, replaced, or already being deleted."""
+                          uid: str, condition: dict[str, str], event: tuple[str, str]) -> None:
+    """Evict pod ``namespace/name``, the instance with ``uid``: the Event ``event`` (reason,
+    message), ``condition`` merged into its status, then the deletion.  Nothing happens to a pod
+    that is gone, replaced or already being deleted."""
     try:
         pod = await api.get(PODS, namespace, name)
     except NotFound:
-        return False
+        return
     meta = pod["metadata"]
-    if (uid is not None and meta.get("uid") != uid) or meta.get("deletionTimestamp"):
-        return False
-    uid = meta["uid"]
+    if meta.get("uid") != uid or meta.get("deletionTimestamp"):
+        return
     recorder.event(pod, "Normal", *event)
     conditions = (pod.get("status") or {}).get("conditions") or ()
     try:
@@ -42,5 +41,4 @@ async def mark_and_delete(api: ApiClient, recorder: EventRecorder, clock: Clock,
             await api.patch(PODS, namespace, name, patch, patch_type="strategic", subresource="status", result=False)
         await api.delete(PODS, namespace, name, preconditions={"uid": uid})
     except (NotFound, Conflict):
-        return False
-    return True
+        pass  # gone or replaced meanwhile
