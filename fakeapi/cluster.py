@@ -304,23 +304,24 @@ class FakeCluster(KubeHelpers):
         reports NotReady: condition ``Ready=False`` and the ``node.kubernetes.io/not-ready``
         NoSchedule and NoExecute taints.  New pods avoid the node; the taint-eviction controller
         evicts the pods there once their tolerations of the taint run out (300 s by default)."""
-        await set_node_ready(self, name, ready=False)
+        await set_node_ready(self, name, ready=False, now=self.clock.rfc3339())
 
     async def node_ready(self, name: str) -> None:
         """Undo :meth:`node_not_ready`."""
-        await set_node_ready(self, name, ready=True)
+        await set_node_ready(self, name, ready=True, now=self.clock.rfc3339())
 
     async def stop_kubelet(self, name: str) -> None:
         """Stop Node ``name``'s kubelet, as a crash or a network partition would: its lease is no
         longer renewed and its pods are left as they are (deleted ones stay terminating).  50 s
-        later on the control plane's clock the node lifecycle controller marks the node
+        later on the control plane's clock (the stop's time is in the annotation, so a
+        ``ManualClock`` test may advance at once) the node lifecycle controller marks the node
         ``Unknown`` and its pods not ready and taints it ``unreachable``; the taint-eviction
         controller evicts the pods after their tolerations (300 s by default)."""
-        await set_kubelet_stopped(self, name, stopped=True)
+        await set_kubelet_stopped(self, name, stopped_at=self.clock.rfc3339())
 
     async def start_kubelet(self, name: str) -> None:
         """Undo :meth:`stop_kubelet`: the kubelet posts the node healthy and catches up with its pods."""
-        await set_kubelet_stopped(self, name, stopped=False)
+        await set_kubelet_stopped(self, name, stopped_at=None)
 
     async def delete_node(self, name: str) -> None:
         """Remove Node ``name`` as the node's removal, its DRA driver and pod GC together do: its

@@ -39,14 +39,15 @@ def readiness_changes(node: dict[str, Any], *, ready: bool, now: str) -> tuple[l
     return conditions, taints
 
 
-async def set_node_ready(cluster: KubeHelpers, name: str, *, ready: bool) -> None:
+async def set_node_ready(cluster: KubeHelpers, name: str, *, ready: bool, now: str | None = None) -> None:
     """Write the node's readiness: its status, then its taints (each with a resourceVersion
-    precondition, retried on conflict, as the node lifecycle controller writes them)."""
+    precondition, retried on conflict, as the node lifecycle controller writes them).  ``now``:
+    the time to write (the control plane's clock; default the current time)."""
     nodes = (await cluster.resource("nodes")).gvr
     for _ in range(_CONFLICT_RETRIES):
         node = await cluster.api.get(nodes, None, name)
         conditions, taints = readiness_changes(node, ready=ready,
-                                               now=format_rfc3339(datetime.now(UTC)))
+                                               now=now or format_rfc3339(datetime.now(UTC)))
         rv = node["metadata"]["resourceVersion"]
         try:
             node = await cluster.api.patch(nodes, None, name, {"metadata": {"resourceVersion": rv},
@@ -76,9 +77,9 @@ async def remove_node(cluster: KubeHelpers, name: str) -> None:
     await cluster.delete("nodes", name)
 
 
-async def set_kubelet_stopped(cluster: KubeHelpers, name: str, *, stopped: bool) -> None:
-    """Stop (or restart) the kubelet emulation of node ``name``: the node's
-    ``fakeapi.dev/kubelet-stopped`` annotation, which the control plane's loops read."""
+async def set_kubelet_stopped(cluster: KubeHelpers, name: str, *, stopped_at: str | None) -> None:
+    """Stop the kubelet emulation of node ``name`` at ``stopped_at`` (an RFC 3339 time of the
+    control plane's clock), or restart it (None): the node's ``fakeapi.dev/kubelet-stopped``
+    annotation, which the control plane's loops read."""
     nodes = (await cluster.resource("nodes")).gvr
-    await cluster.api.patch(nodes, None, name, {"metadata": {"annotations": {KUBELET_STOPPED: "true" if stopped
-                                                                             else None}}})
+    await cluster.api.patch(nodes, None, name, {"metadata": {"annotations": {KUBELET_STOPPED: stopped_at}}})

@@ -2,8 +2,9 @@
 
 Every 5 s of the control plane's clock it looks at every node:
 
-- **silence**: 50 s (``--node-monitor-grace-period``) after it sees a node's kubelet down
-  (``FakeCluster.stop_kubelet``: the ``fakeapi.dev/kubelet-stopped`` annotation), the node's
+- **silence**: 50 s (``--node-monitor-grace-period``) after a node's kubelet went down
+  (``FakeCluster.stop_kubelet``: the ``fakeapi.dev/kubelet-stopped`` annotation, with the time
+  it stopped, else from when this sees it), the node's
   ``Ready``, ``MemoryPressure``, ``DiskPressure`` and ``PIDPressure`` conditions turn ``Unknown``
   ("Kubelet stopped posting node status.");
 - **pods**: when that turns ``Ready`` from True, every pod on the node gets ``Ready`` False (so
@@ -15,8 +16,8 @@ Every 5 s of the control plane's clock it looks at every node:
   nodes, is likely cut off) NoExecute taints are removed and none are added.
 
 Deviations, on purpose: only a node whose kubelet was stopped can fall silent, and its 50 s count
-from when the stop is seen rather than from the lease's last renewal (at most the kubelet's 10 s
-renewal interval earlier).  Upstream watches every node's lease, but a test's ``ManualClock``
+from the stop rather than from the lease's last renewal (at most the kubelet's 10 s renewal
+interval earlier).  Upstream watches every node's lease, but a test's ``ManualClock``
 jumps minutes at once, faster than the kubelet emulation's renewals reach the API, and every node
 would look silent.  Zones and the eviction rate limits are not modelled (taints come at once,
 not at 0.1 nodes/s), nor the taints for the pressure conditions, ``NetworkUnavailable`` and
@@ -26,6 +27,7 @@ keeps its taints as they are.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import Mapping
 from typing import Any
@@ -34,7 +36,7 @@ from fakeapi.scheduler.client import NODES, PODS, ApiClient
 from fakeapi.scheduler.clock import Clock
 from fakeapi.scheduler.events import EventRecorder
 from fakeapi.scheduler.informers import InformerFactory
-from fakeapi.scheduler.rules.lifecycle import is_ready, kubelet_stopped
+from fakeapi.scheduler.rules.lifecycle import is_ready, kubelet_stopped, kubelet_stopped_at
 from fakeapi.scheduler.rules.pods import node_name_keys
 
 from fakeapi.errors import Conflict, NotFound
@@ -105,14 +107,31 @@ class NodeLifecycleController:
         self._nodes = factory.informer(NODES)
         self._pods = factory.informer(PODS)
         self._pods.add_index(_NODE_INDEX, node_name_keys)
-        # When each node whose kubelet is down was first seen so.
+        self._nodes.add_event_handler(on_update=self._on_node_update)
+        # When each node whose kubelet is down went down (or was first seen so).
         self._stopped: dict[str, float] = {}
+        self._wake = asyncio.Event()
 
     async def run(self) -> None:
-        """Monitor now and every :data:`MONITOR_PERIOD` seconds of the clock until cancelled."""
+        """Monitor now and every :data:`MONITOR_PERIOD` seconds of the clock until cancelled, and
+        at once when a node's kubelet turns out to have been down for the grace period already."""
         while True:
             await self.monitor()
-            await self._clock.sleep(MONITOR_PERIOD)
+            self._wake.clear()
+            waits = {asyncio.ensure_future(self._clock.sleep(MONITOR_PERIOD)), asyncio.ensure_future(self._wake.wait())}
+            try:
+                await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for wait in waits:
+                    wait.cancel()
+
+    def _on_node_update(self, old: dict, node: dict) -> None:
+        # A stop seen late (a ManualClock jumped past it) is acted on without waiting for the
+        # clock to move again.
+        stopped_at = kubelet_stopped_at(node)
+        if (not kubelet_stopped(old) and stopped_at is not None
+                and self._clock.now() - stopped_at > GRACE_PERIOD):
+            self._wake.set()
 
     async def monitor(self) -> None:
         """One pass over every node (upstream's ``monitorNodeHealth``)."""
@@ -137,9 +156,11 @@ class NodeLifecycleController:
         if not kubelet_stopped(node):
             self._stopped.pop(name, None)
             return node
-        # Silent from when the stop is seen: no lease to read or watch, and no await on this path,
-        # so a pass during a ManualClock jump completes before the clock moves on.
-        if now - self._stopped.setdefault(name, now) <= GRACE_PERIOD:
+        # Silent from when the kubelet stopped (its annotation's time, else when the stop is seen):
+        # no lease to read or watch, and no await on this path, so a pass during a ManualClock
+        # jump completes before the clock moves on.
+        since = self._stopped.setdefault(name, min(kubelet_stopped_at(node) or now, now))
+        if now - since <= GRACE_PERIOD:
             return node
         conditions = unknown_conditions(node, stamp)
         if conditions == (node.get("status") or {}).get("conditions"):

@@ -3,9 +3,12 @@
 
 - A taint no toleration of the pod matches: the pod is evicted at once.
 - All tolerated: it is evicted after the shortest ``tolerationSeconds`` among the tolerations
-  that match, counted from when the controller saw the taints (not from the taint's
-  ``timeAdded``); tolerations without ``tolerationSeconds`` tolerate for ever.  An eviction
-  already scheduled keeps its time when taints or tolerations change.
+  that match, counted from the taints' ``timeAdded`` (from when the controller saw them for a
+  taint without one); tolerations without ``tolerationSeconds`` tolerate for ever.  An eviction
+  already scheduled keeps its time when taints or tolerations change.  Upstream counts from when
+  it saw the taints, which in a cluster is ``timeAdded`` give or take milliseconds; counting
+  from ``timeAdded`` keeps a ``ManualClock`` test's eviction where the test expects it however
+  late the controller sees the taint while the clock jumps.
 - The taints removed, or tolerated for ever: a scheduled eviction is cancelled (an Event
   "Cancelling deletion of Pod ...").
 
@@ -28,6 +31,7 @@ from fakeapi.scheduler.controllers.taintdeletion import disruption_condition, ma
 from fakeapi.scheduler.events import EventRecorder
 from fakeapi.scheduler.informers import InformerFactory
 from fakeapi.scheduler.rules.pods import node_name_keys
+from fakeapi.scheduler.rules.workloads import parse_time
 from fakeapi.scheduler.workqueue import WorkQueue, process
 
 from fakeapi.machinery.nodeselector import toleration_tolerates
@@ -66,6 +70,14 @@ def toleration_delay(taints: Sequence[Mapping[str, Any]], tolerations: Sequence[
     if not limits:
         return None if forever else 0.0
     return float(max(min(limits), 0))
+
+
+def taints_added(taints: Sequence[Mapping[str, Any]], now: float) -> float:
+    """When the pod's tolerations start to count: the latest ``timeAdded`` of the taints, or
+    ``now`` when one has none (or a time still to come)."""
+    added = [parse_time(t.get("timeAdded")) for t in taints]
+    known = [t for t in added if t is not None]
+    return min(now, max(known)) if known and len(known) == len(added) else now
 
 
 class TaintEvictionController:
@@ -142,8 +154,9 @@ class TaintEvictionController:
             return
         if delay > 0 and key in self._scheduled:
             return  # upstream keeps the eviction scheduled first
-        self._scheduled[key] = (meta["uid"], now + delay)
-        self._queue.add_after(("evict", *key), delay)
+        due = taints_added(taints, now) + delay
+        self._scheduled[key] = (meta["uid"], due)
+        self._queue.add_after(("evict", *key), due - now)
 
     def _cancel(self, pod: dict) -> None:
         meta = pod["metadata"]

@@ -9,8 +9,9 @@
   long to stop (default at once), so a test sees the pod terminating; past the grace period they
   are killed.
 
-On a Node, ``fakeapi.dev/kubelet-stopped: "true"`` stands for a kubelet that is down: the
-emulation neither renews the node's lease nor touches its pods until the annotation goes.
+On a Node, ``fakeapi.dev/kubelet-stopped: "true"`` (or the time it stopped, RFC 3339) stands for
+a kubelet that is down: the emulation neither renews the node's lease nor touches its pods until
+the annotation goes.
 
 A deleted pod's containers end as the kubelet ends them: 143 (SIGTERM) when they stop within the
 grace period, 137 (SIGKILL) when it runs out; the pod then turns terminal (``Failed``), as the
@@ -97,9 +98,20 @@ def is_ready(pod: Mapping[str, Any]) -> bool:
                for c in (pod.get("status") or {}).get("conditions") or [])
 
 
+def _stopped_value(node: Mapping[str, Any] | None) -> str | None:
+    return (((node or {}).get("metadata") or {}).get("annotations") or {}).get(KUBELET_STOPPED)
+
+
 def kubelet_stopped(node: Mapping[str, Any] | None) -> bool:
-    """Whether the node's kubelet is down (its ``fakeapi.dev/kubelet-stopped`` annotation)."""
-    return (((node or {}).get("metadata") or {}).get("annotations") or {}).get(KUBELET_STOPPED) == "true"
+    """Whether the node's kubelet is down: its ``fakeapi.dev/kubelet-stopped`` annotation says
+    ``"true"`` or when it stopped (an RFC 3339 time)."""
+    value = _stopped_value(node)
+    return value == "true" or (value is not None and parse_time(value) is not None)
+
+
+def kubelet_stopped_at(node: Mapping[str, Any] | None) -> float | None:
+    """When the node's kubelet stopped, if its annotation says (seconds since the epoch)."""
+    return parse_time(_stopped_value(node))
 
 
 def due(pod: Mapping[str, Any], lifecycle: Lifecycle, now: float) -> tuple[str, float] | None:

@@ -16,7 +16,7 @@ from fakeapi.scheduler.controllers.nodelifecycle import GRACE_PERIOD as NODE_GRA
 from fakeapi.scheduler.controllers.nodelifecycle import MONITOR_PERIOD, UNREACHABLE
 from fakeapi.scheduler.controllers.podcontrol import DEPLOYMENTS, STATEFULSETS
 from fakeapi.scheduler.controllers.podgc import GC_CHECK_PERIOD as POD_GC_PERIOD
-from fakeapi.scheduler.controllers.tainteviction import toleration_delay
+from fakeapi.scheduler.controllers.tainteviction import taints_added, toleration_delay
 
 from tests.e2e.workloads.conftest import NS, cluster_with_clock, deployment, live, pods_of, template
 
@@ -84,10 +84,8 @@ async def test_a_not_ready_node_loses_its_pods_after_300_seconds_and_they_come_b
         assert first["spec"]["nodeName"] == "node-a"
         await api.patch(NODES, None, "node-b", {"spec": {"unschedulable": False}})
 
-        await api.create(PODS, NS, _probe(NOT_READY))
         await cluster.node_not_ready("node-a")
-        await deleting(api, "probe")
-        await clock.advance(299)
+        await clock.advance(299)  # counted from the taint's timeAdded, however late the controller sees it
         assert not (await api.get(PODS, NS, first["metadata"]["name"]))["metadata"].get("deletionTimestamp")
         await clock.advance(1)  # the DefaultTolerationSeconds admission's 300 s
         assert disruption(await deleting(api, first["metadata"]["name"])) is not None
@@ -144,7 +142,6 @@ async def test_a_stopped_kubelet_makes_its_node_unknown_and_its_pods_go_after_30
         name = first["metadata"]["name"]
         await api.patch(NODES, None, "node-b", {"spec": {"unschedulable": False}})
 
-        await api.create(PODS, NS, _probe(UNREACHABLE))
         await cluster.stop_kubelet("node-a")
         await clock.advance(NODE_GRACE + 10)  # past 50 s, and the next 5 s pass
 
@@ -171,7 +168,6 @@ async def test_a_stopped_kubelet_makes_its_node_unknown_and_its_pods_go_after_30
                   if e["involvedObject"]["name"] == "node-a"]
         assert ("NodeNotReady", "node-controller") in events
 
-        await deleting(api, "probe")  # the taint manager has seen node-a unreachable
         await clock.advance(300)  # the unreachable toleration DefaultTolerationSeconds gave the pod
         evicted = await deleting(api, name)
         assert disruption(evicted) == ("DeletionByTaintManager", "Taint manager: deleting due to NoExecute taint")
@@ -219,13 +215,6 @@ async def test_when_every_node_is_down_nothing_is_evicted() -> None:
         assert not (await api.get(PODS, NS, "stays"))["metadata"].get("deletionTimestamp")
 
 
-def _probe(taint_key: str) -> dict[str, Any]:
-    """A pod on node-a that tolerates ``taint_key`` for 0 s: evicted as soon as the taint-eviction
-    controller sees the taint, it shows the others' tolerationSeconds count from then."""
-    return pod("probe", "node-a", [{"key": taint_key, "operator": "Exists", "effect": "NoExecute",
-                                    "tolerationSeconds": 0}])
-
-
 def _ready(obj: dict[str, Any]) -> str | None:
     return next((c["status"] for c in (obj.get("status") or {}).get("conditions") or () if c["type"] == "Ready"),
                 None)
@@ -245,11 +234,9 @@ async def test_a_statefulset_pod_on_a_failed_node_comes_back_only_once_the_node_
         assert first["spec"]["nodeName"] == "node-a"
         await api.patch(NODES, None, "node-b", {"spec": {"unschedulable": False}})
 
-        await api.create(PODS, NS, _probe(UNREACHABLE))
         await cluster.stop_kubelet("node-a")
         await clock.advance(NODE_GRACE + 10)
-        await deleting(api, "probe")  # the taint manager has seen node-a unreachable
-        await clock.advance(300)
+        await clock.advance(300)  # the unreachable taint's timeAdded + the pod's 300 s
         await deleting(api, "db-0")
         await clock.advance(POD_GC_PERIOD)  # a pass of the pod GC: the node is not out of service yet
         assert (await api.get(PODS, NS, "db-0"))["metadata"]["uid"] == first["metadata"]["uid"]
@@ -264,3 +251,15 @@ async def test_a_statefulset_pod_on_a_failed_node_comes_back_only_once_the_node_
             return pod_ if pod_ and pod_["metadata"]["uid"] != first["metadata"]["uid"] else None
         again = await wait_for(recreated, message="db-0 Running again")
         assert (again["metadata"]["name"], again["spec"]["nodeName"]) == ("db-0", "node-b")
+
+
+@pytest.mark.parametrize(("times", "expected"), [
+    ([None], 1000.0),  # no timeAdded: from now
+    (["1970-01-01T00:10:00Z"], 600.0),
+    (["1970-01-01T00:10:00Z", "1970-01-01T00:15:00Z"], 900.0),  # the latest taint
+    (["1970-01-01T00:10:00Z", None], 1000.0),
+    (["1970-01-01T01:00:00Z"], 1000.0),  # a time still to come counts as now
+])
+def test_tolerations_count_from_the_taints_time_added(times: list[str | None], expected: float) -> None:
+    taints = [{"key": f"k{i}", "effect": "NoExecute", **({"timeAdded": t} if t else {})} for i, t in enumerate(times)]
+    assert taints_added(taints, 1000.0) == expected

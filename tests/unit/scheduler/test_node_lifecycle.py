@@ -14,6 +14,7 @@ from fakeapi.scheduler.controllers.nodelifecycle import (
     unknown_conditions,
 )
 from fakeapi.scheduler.nodelease import posted_conditions
+from fakeapi.scheduler.rules.lifecycle import KUBELET_STOPPED, kubelet_stopped, kubelet_stopped_at
 
 NOW = "2026-12-02T10:00:00Z"
 CREATED = "2026-12-01T00:00:00Z"
@@ -77,3 +78,16 @@ def test_a_kubelet_back_posts_the_unknown_conditions_healthy() -> None:
                       "DiskPressure": ("False", "KubeletHasNoDiskPressure"),
                       "PIDPressure": ("False", "KubeletHasSufficientPID")}
     assert posted_conditions(node("True"), "later") == []  # healthy already: nothing to post
+
+
+@pytest.mark.parametrize(("value", "stopped", "at"), [
+    (None, False, None),
+    ("true", True, None),
+    ("2026-12-02T10:00:00Z", True, 1796205600.0),
+    ("yes", False, None),  # neither "true" nor a time: not stopped
+])
+def test_the_kubelet_stopped_annotation(value: str | None, stopped: bool, at: float | None) -> None:
+    obj = node()
+    if value is not None:
+        obj["metadata"]["annotations"] = {KUBELET_STOPPED: value}
+    assert (kubelet_stopped(obj), kubelet_stopped_at(obj)) == (stopped, at)
