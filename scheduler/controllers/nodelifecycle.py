@@ -110,28 +110,33 @@ class NodeLifecycleController:
         self._nodes.add_event_handler(on_update=self._on_node_update)
         # When each node whose kubelet is down went down (or was first seen so).
         self._stopped: dict[str, float] = {}
-        self._wake = asyncio.Event()
+        self._one_at_a_time = asyncio.Lock()
+        self._extra: set[asyncio.Task[None]] = set()  # passes for late stops
 
     async def run(self) -> None:
         """Monitor now and every :data:`MONITOR_PERIOD` seconds of the clock until cancelled, and
         at once when a node's kubelet turns out to have been down for the grace period already."""
-        while True:
+        try:
+            while True:
+                await self._pass()
+                await self._clock.sleep(MONITOR_PERIOD)
+        finally:
+            for task in self._extra:
+                task.cancel()
+
+    async def _pass(self) -> None:
+        async with self._one_at_a_time:
             await self.monitor()
-            self._wake.clear()
-            waits = {asyncio.ensure_future(self._clock.sleep(MONITOR_PERIOD)), asyncio.ensure_future(self._wake.wait())}
-            try:
-                await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                for wait in waits:
-                    wait.cancel()
 
     def _on_node_update(self, old: dict, node: dict) -> None:
-        # A stop seen late (a ManualClock jumped past it) is acted on without waiting for the
-        # clock to move again.
+        # A stop seen late (a ManualClock jumped past it) gets a pass of its own, without waiting
+        # for the clock to move again.
         stopped_at = kubelet_stopped_at(node)
         if (not kubelet_stopped(old) and stopped_at is not None
                 and self._clock.now() - stopped_at > GRACE_PERIOD):
-            self._wake.set()
+            task = asyncio.get_running_loop().create_task(self._pass(), name=f"{NAME}-late-stop")
+            self._extra.add(task)
+            task.add_done_callback(self._extra.discard)
 
     async def monitor(self) -> None:
         """One pass over every node (upstream's ``monitorNodeHealth``)."""

@@ -17,6 +17,7 @@ from fakeapi.scheduler.controllers.nodelifecycle import MONITOR_PERIOD, UNREACHA
 from fakeapi.scheduler.controllers.podcontrol import DEPLOYMENTS, STATEFULSETS
 from fakeapi.scheduler.controllers.podgc import GC_CHECK_PERIOD as POD_GC_PERIOD
 from fakeapi.scheduler.controllers.tainteviction import taints_added, toleration_delay
+from fakeapi.scheduler.rules.lifecycle import KUBELET_STOPPED
 
 from tests.e2e.workloads.conftest import NS, cluster_with_clock, deployment, live, pods_of, template
 
@@ -263,3 +264,14 @@ async def test_a_statefulset_pod_on_a_failed_node_comes_back_only_once_the_node_
 def test_tolerations_count_from_the_taints_time_added(times: list[str | None], expected: float) -> None:
     taints = [{"key": f"k{i}", "effect": "NoExecute", **({"timeAdded": t} if t else {})} for i, t in enumerate(times)]
     assert taints_added(taints, 1000.0) == expected
+
+
+async def test_a_stop_older_than_the_grace_period_marks_the_node_at_once() -> None:
+    async with cluster_with_clock() as (_, api, clock):
+        long_ago = clock.rfc3339(offset=-(NODE_GRACE + 30))
+        await api.patch(NODES, None, "node-a", {"metadata": {"annotations": {KUBELET_STOPPED: long_ago}}})
+
+        async def unknown() -> bool:  # no clock move: the controller acts on the stop when it sees it
+            return _ready(await api.get(NODES, None, "node-a")) == "Unknown"
+        await wait_for(unknown, message="node-a Ready Unknown")
+        assert _ready(await api.get(NODES, None, "node-b")) == "True"
