@@ -83,7 +83,8 @@ from fakeapi.scheduler.rules.claims import (
     pod_consumer_ref,
     reserved_for,
 )
-from fakeapi.scheduler.rules.keys import object_key
+from fakeapi.scheduler.rules.devicetaints import NO_EXECUTE, SourcedTaint, claim_eviction
+from fakeapi.scheduler.rules.keys import DeviceID, object_key
 from fakeapi.scheduler.rules.podgroups import (
     GroupDeviceConstraint,
     GroupLookup,
@@ -290,6 +291,10 @@ class DynamicResources:
         for index, info in enumerate(infos):
             claim = info.claim
             if is_allocated(claim):
+                if not info.reserved and self._index.features.device_taints and self._being_evicted(claim):
+                    # KEP-5055: no new pod reserves a claim whose pods are being evicted.
+                    return unresolvable(NAME, f"resourceclaim {object_key(claim)}: an allocated device has a "
+                                              "NoExecute taint that the claim does not tolerate")
                 continue
             if self._claims.has_pending(claim["metadata"]["uid"]):
                 shared = self._group_pending.get(claim["metadata"]["uid"])
@@ -309,6 +314,16 @@ class DynamicResources:
             if not st.group_matches:
                 st.shape = sign_fragment([(st.infos[i].claim.get("spec") or {}) for i in st.to_allocate])
         return SUCCESS
+
+    def _being_evicted(self, claim: dict[str, Any]) -> bool:
+        """Whether the device-taint-eviction controller evicts (now or later) the pods using
+        ``claim``: an allocated device has a NoExecute taint no NoExecute toleration of its
+        result tolerates for ever."""
+        def no_execute(device_id: DeviceID) -> list[SourcedTaint]:
+            device = self._index.device(device_id)
+            taints = self._index.taints(device) if device is not None else ()
+            return [(t, None) for t in taints if t.get("effect") == NO_EXECUTE]
+        return claim_eviction(claim, no_execute) is not None
 
     def attempt_key(self, state: CycleState) -> bytes | None:
         """What Filter reads of this cycle's pod, for remembering a whole attempt (see

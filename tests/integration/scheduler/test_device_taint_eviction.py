@@ -25,6 +25,7 @@ from sched_helpers import (
     pod_claim,
     pod_obj,
     wait_running,
+    wait_unschedulable,
 )
 
 from fakeapi.cluster import FakeCluster
@@ -223,3 +224,22 @@ async def test_a_device_taint_rule_evicts_every_pod_of_a_pod_group(api: ApiClien
     await create(api, taint_rule("broken", (pool, device)))
     for name in ("member-1", "member-2"):
         assert disruption(await evicted(api, name)) is not None
+
+
+async def test_no_new_pod_reserves_a_claim_whose_pods_are_being_evicted(api: ApiClient) -> None:
+    """KEP-5055: "The scheduler will not let new pods reserve the claim while it has these
+    tainted devices."  Tolerated with seconds, the pods go later; a newcomer still may not join."""
+    await create(api, GPU_CLASS)
+    await add_gpu_node(api, "node-1", gpus=2)
+    tolerate_a_minute = [{"key": MAINTENANCE["key"], "operator": "Exists", "effect": "NoExecute",
+                          "tolerationSeconds": 60}]
+    device = await running_with_claim(api, "first", tolerate_a_minute)
+    await create(api, taint_rule("drain", device))
+    await rule_condition(api, "drain", "PodsPendingEviction")
+
+    await create(api, pod_obj("latecomer", claim="first-claim"))
+    condition = await wait_unschedulable(api, "latecomer")
+    assert "NoExecute taint that the claim does not tolerate" in condition["message"]
+
+    await api.delete(DEVICE_TAINT_RULES, None, "drain")  # the taint goes: the latecomer joins
+    await wait_running(api, "latecomer")
