@@ -9,25 +9,26 @@ Every 5 s of the control plane's clock it looks at every node:
   ("Kubelet stopped posting node status.");
 - **pods**: when that turns ``Ready`` from True, every pod on the node gets ``Ready`` False (so
   Services stop sending it traffic), and the node a ``NodeNotReady`` Event;
-- **taints**: ``Ready`` False brings ``node.kubernetes.io/not-ready``, ``Unknown`` brings
-  ``node.kubernetes.io/unreachable``, each with effects NoSchedule and NoExecute (the latter with
-  ``timeAdded``); ``Ready`` True removes them.  The taint-eviction controller evicts from there.
-  When every node is down (upstream's "master disruption mode": the control plane, not the
-  nodes, is likely cut off) NoExecute taints are removed and none are added.
+- **taints**, as a node changes (TaintNodesByCondition): ``Ready`` False brings
+  ``node.kubernetes.io/not-ready``, ``Unknown`` ``node.kubernetes.io/unreachable``, each with
+  effects NoSchedule and NoExecute (the latter with ``timeAdded``, when ``Ready`` changed);
+  ``MemoryPressure``, ``DiskPressure``, ``PIDPressure`` and ``NetworkUnavailable`` True bring
+  their NoSchedule taints, ``spec.unschedulable`` (a cordon) ``node.kubernetes.io/unschedulable``;
+  each goes when its cause does.  The taint-eviction controller evicts from there.  When every
+  node is down (upstream's "master disruption mode": the control plane, not the nodes, is likely
+  cut off) NoExecute taints are removed and none are added.
 
 Deviations, on purpose: only a node whose kubelet was stopped can fall silent, and its 50 s count
 from the stop rather than from the lease's last renewal (at most the kubelet's 10 s renewal
 interval earlier).  Upstream watches every node's lease, but a test's ``ManualClock``
 jumps minutes at once, faster than the kubelet emulation's renewals reach the API, and every node
 would look silent.  Zones and the eviction rate limits are not modelled (taints come at once,
-not at 0.1 nodes/s), nor the taints for the pressure conditions, ``NetworkUnavailable`` and
-``spec.unschedulable``; a node without a ``Ready`` condition (common in tests) counts as up and
-keeps its taints as they are.
+not at 0.1 nodes/s); a node without a ``Ready`` condition (common in tests) counts as up and
+keeps its not-ready and unreachable taints as they are.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import Mapping
 from typing import Any
@@ -38,6 +39,7 @@ from fakeapi.scheduler.events import EventRecorder
 from fakeapi.scheduler.informers import InformerFactory
 from fakeapi.scheduler.rules.lifecycle import is_ready, kubelet_stopped, kubelet_stopped_at
 from fakeapi.scheduler.rules.pods import node_name_keys
+from fakeapi.scheduler.workqueue import WorkQueue, process
 
 from fakeapi.errors import Conflict, NotFound
 
@@ -46,9 +48,20 @@ MONITOR_PERIOD = 5.0
 GRACE_PERIOD = 50.0
 NOT_READY = "node.kubernetes.io/not-ready"
 UNREACHABLE = "node.kubernetes.io/unreachable"
+UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
+# TaintNodesByCondition: the NoSchedule taint each condition status brings.
+CONDITION_TAINTS = {
+    ("Ready", "False"): NOT_READY, ("Ready", "Unknown"): UNREACHABLE,
+    ("MemoryPressure", "True"): "node.kubernetes.io/memory-pressure",
+    ("DiskPressure", "True"): "node.kubernetes.io/disk-pressure",
+    ("PIDPressure", "True"): "node.kubernetes.io/pid-pressure",
+    ("NetworkUnavailable", "True"): "node.kubernetes.io/network-unavailable",
+}
+MANAGED_KEYS = frozenset({*CONDITION_TAINTS.values(), UNSCHEDULABLE})
 HEALTH_CONDITIONS = ("Ready", "MemoryPressure", "DiskPressure", "PIDPressure")
 
 _NODE_INDEX = "node-lifecycle/node"
+MONITOR = ""  # the work queue's key for a pass over every node (no node has an empty name)
 
 
 def ready_status(node: Mapping[str, Any]) -> str | None:
@@ -80,20 +93,38 @@ def is_down(node: Mapping[str, Any]) -> bool:
     return ready_status(node) in ("False", "Unknown")
 
 
+def _ready_changed_at(node: Mapping[str, Any]) -> str | None:
+    return next((c.get("lastTransitionTime") for c in (node.get("status") or {}).get("conditions") or ()
+                 if c.get("type") == "Ready"), None)
+
+
 def health_taints(node: Mapping[str, Any], *, evict: bool, now: str) -> list[dict[str, Any]]:
-    """The node's taints with the not-ready or unreachable ones its ``Ready`` condition calls for
-    (NoExecute only when ``evict``); a taint already there is kept as it is, and so are all of
-    them on a node without a ``Ready`` condition."""
-    status = ready_status(node)
-    if status is None:
-        return list((node.get("spec") or {}).get("taints") or ())
-    key = {"False": NOT_READY, "Unknown": UNREACHABLE}.get(status)
-    wanted = {(key, "NoSchedule"), *([(key, "NoExecute")] if evict else [])} if key else set()
-    kept = [t for t in (node.get("spec") or {}).get("taints") or ()
-            if t.get("key") not in (NOT_READY, UNREACHABLE) or (t.get("key"), t.get("effect")) in wanted]
+    """The node's taints as its conditions and ``spec.unschedulable`` call for (upstream's
+    TaintNodesByCondition, all NoSchedule), plus the not-ready or unreachable NoExecute taint of
+    a node that is down when ``evict``; taints already there are kept as they are.  The NoExecute
+    taint's ``timeAdded`` is when ``Ready`` changed (not after ``now``), so evictions count from
+    the node going down however late this sees it.  A node without a ``Ready`` condition keeps
+    its not-ready and unreachable taints as they are."""
+    taints = list((node.get("spec") or {}).get("taints") or ())
+    ready = ready_status(node)
+    wanted = [(key, "NoSchedule") for c in (node.get("status") or {}).get("conditions") or ()
+              if (key := CONDITION_TAINTS.get((c.get("type"), c.get("status")))) is not None]
+    if (node.get("spec") or {}).get("unschedulable"):
+        wanted.append((UNSCHEDULABLE, "NoSchedule"))
+    down_key = {"False": NOT_READY, "Unknown": UNREACHABLE}.get(ready or "")
+    if down_key and evict:
+        wanted.append((down_key, "NoExecute"))
+    managed = MANAGED_KEYS if ready is not None else MANAGED_KEYS - {NOT_READY, UNREACHABLE}
+    kept = [t for t in taints if t.get("key") not in managed or (t.get("key"), t.get("effect")) in wanted]
     have = {(t.get("key"), t.get("effect")) for t in kept}
-    for taint_key, effect in sorted(wanted - have, reverse=True):  # NoSchedule, then NoExecute
-        kept.append({"key": taint_key, "effect": effect, **({"timeAdded": now} if effect == "NoExecute" else {})})
+    for taint_key, effect in wanted:
+        if (taint_key, effect) in have:
+            continue
+        taint: dict[str, Any] = {"key": taint_key, "effect": effect}
+        if effect == "NoExecute":
+            changed = _ready_changed_at(node)
+            taint["timeAdded"] = min(changed, now) if changed else now
+        kept.append(taint)
     return kept
 
 
@@ -107,36 +138,58 @@ class NodeLifecycleController:
         self._nodes = factory.informer(NODES)
         self._pods = factory.informer(PODS)
         self._pods.add_index(_NODE_INDEX, node_name_keys)
-        self._nodes.add_event_handler(on_update=self._on_node_update)
+        self._nodes.add_event_handler(lambda n: self._on_node(None, n), self._on_node, lambda n: self._on_node(n, None))
+        # One queue, one worker: node names whose taints to bring in line with their conditions
+        # (a node's change, a cordon), and MONITOR for a pass over every node, which re-adds
+        # itself every MONITOR_PERIOD of the clock.  One worker keeps passes and taint
+        # writes from racing each other.
+        self._queue: WorkQueue[str] = WorkQueue(clock=clock)
+        # Every node known, and those down: when all are, no NoExecute taint (master disruption).
+        self._known: set[str] = set()
+        self._down: set[str] = set()
         # When each node whose kubelet is down went down (or was first seen so).
         self._stopped: dict[str, float] = {}
-        self._one_at_a_time = asyncio.Lock()
-        self._extra: set[asyncio.Task[None]] = set()  # passes for late stops
 
     async def run(self) -> None:
-        """Monitor now and every :data:`MONITOR_PERIOD` seconds of the clock until cancelled, and
-        at once when a node's kubelet turns out to have been down for the grace period already."""
-        try:
-            while True:
-                await self._pass()
-                await self._clock.sleep(MONITOR_PERIOD)
-        finally:
-            for task in self._extra:
-                task.cancel()
+        """Taint nodes as they change; monitor now and every :data:`MONITOR_PERIOD` seconds of
+        the clock, and at once when a node's kubelet turns out to have been down for the grace
+        period already; until cancelled."""
+        self._queue.add(MONITOR)
+        await process(self._queue, self._sync, name=NAME)
 
-    async def _pass(self) -> None:
-        async with self._one_at_a_time:
-            await self.monitor()
+    def _evict(self) -> bool:
+        return not self._known or len(self._down) < len(self._known)
 
-    def _on_node_update(self, old: dict, node: dict) -> None:
-        # A stop seen late (a ManualClock jumped past it) gets a pass of its own, without waiting
-        # for the clock to move again.
-        stopped_at = kubelet_stopped_at(node)
-        if (not kubelet_stopped(old) and stopped_at is not None
+    def _on_node(self, old: dict | None, new: dict | None) -> None:
+        name = (new or old or {})["metadata"]["name"]
+        evict = self._evict()
+        if new is None:
+            self._known.discard(name)
+            self._down.discard(name)
+        else:
+            self._known.add(name)
+            (self._down.add if is_down(new) else self._down.discard)(name)
+            self._queue.add(name)
+        if self._evict() != evict:  # every node down, or one back: NoExecute taints go or come
+            for known in self._known:
+                self._queue.add(known)
+        stopped_at = kubelet_stopped_at(new)
+        if (old is not None and not kubelet_stopped(old) and stopped_at is not None
                 and self._clock.now() - stopped_at > GRACE_PERIOD):
-            task = asyncio.get_running_loop().create_task(self._pass(), name=f"{NAME}-late-stop")
-            self._extra.add(task)
-            task.add_done_callback(self._extra.discard)
+            # A stop seen late (a ManualClock jumped past it): a pass now, not when the clock
+            # moves again.
+            self._queue.add(MONITOR)
+
+    async def _sync(self, key: str) -> None:
+        if key == MONITOR:
+            try:
+                await self.monitor()
+            finally:
+                self._queue.add_after(MONITOR, MONITOR_PERIOD)
+            return
+        node = self._nodes.lister.get(None, key)
+        if node is not None:
+            await self._taint(node, self._evict(), self._clock.rfc3339())
 
     async def monitor(self) -> None:
         """One pass over every node (upstream's ``monitorNodeHealth``)."""

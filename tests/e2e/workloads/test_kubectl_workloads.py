@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import pytest
 import yaml
@@ -122,3 +122,23 @@ async def test_drain_respects_a_pod_disruption_budget(fake_cluster: FakeCluster,
     assert evicted  # the ReplicaSet replaced the evicted pod
     live = [p for p in await pods_of(api, "app=db") if not p["metadata"].get("deletionTimestamp")]
     assert all(p["spec"].get("nodeName") != node for p in live)
+
+
+async def test_cordon_taints_the_node_and_uncordon_lifts_it(fake_cluster: FakeCluster, api: ApiClient,
+                                                           kubectl_for: Callable[[FakeCluster], Kubectl]) -> None:
+    """The node lifecycle controller's TaintNodesByCondition, as ``kubectl describe node`` shows it."""
+    kubectl = kubectl_for(fake_cluster)
+
+    async def taints() -> str:
+        return (await kubectl.run("get", "node", "node-a", "-o", "jsonpath={.spec.taints[*].key}")).stdout.strip()
+
+    await kubectl.run("cordon", "node-a")
+    await wait_for(lambda: _is(taints(), "node.kubernetes.io/unschedulable"), message="the cordon's taint")
+    described = (await kubectl.run("describe", "node", "node-a")).stdout
+    assert "node.kubernetes.io/unschedulable:NoSchedule" in described
+    await kubectl.run("uncordon", "node-a")
+    await wait_for(lambda: _is(taints(), ""), message="the taint lifted")
+
+
+async def _is(value: Awaitable[str], expected: str) -> bool:
+    return await value == expected

@@ -51,7 +51,20 @@ def test_a_silent_node_gets_its_conditions_unknown_and_the_missing_ones_added() 
 def test_health_taints(ready: str, evict: bool, expected: list[tuple[str, str]]) -> None:
     taints = health_taints(node(ready), evict=evict, now=NOW)
     assert [(t["key"], t["effect"]) for t in taints] == expected
-    assert all(t["timeAdded"] == NOW for t in taints if t["effect"] == "NoExecute")
+    # NoExecute counts from when Ready changed, not from when this saw it.
+    assert all(t["timeAdded"] == CREATED for t in taints if t["effect"] == "NoExecute")
+
+
+def test_taints_by_condition_and_cordon() -> None:
+    pressured = node("True", pressure="True")
+    pressured["spec"]["unschedulable"] = True
+    assert [(t["key"], t["effect"]) for t in health_taints(pressured, evict=True, now=NOW)] == [
+        ("node.kubernetes.io/memory-pressure", "NoSchedule"), ("node.kubernetes.io/unschedulable", "NoSchedule")]
+    relieved = node("True", *health_taints(pressured, evict=True, now=NOW), pressure="False")
+    assert health_taints(relieved, evict=True, now=NOW) == []  # uncordoned, no pressure: both go
+    cordoned = node(None)
+    cordoned["spec"]["unschedulable"] = True
+    assert [t["key"] for t in health_taints(cordoned, evict=True, now=NOW)] == ["node.kubernetes.io/unschedulable"]
 
 
 def test_health_taints_swap_keep_and_leave_others() -> None:
