@@ -47,7 +47,6 @@ from fakeapi.scheduler.rules.lifecycle import (
     container_statuses,
     due,
     exited_status,
-    is_ready,
     kubelet_stopped,
     lifecycle_of,
     run_started,
@@ -55,7 +54,7 @@ from fakeapi.scheduler.rules.lifecycle import (
     terminal_status,
 )
 from fakeapi.scheduler.rules.podips import PodIPs
-from fakeapi.scheduler.rules.pods import is_assigned, is_pod_terminal, is_terminating, node_name_keys
+from fakeapi.scheduler.rules.pods import is_assigned, is_pod_terminal, is_ready, is_terminating, node_name_keys
 from fakeapi.scheduler.rules.workloads import parse_time
 from fakeapi.scheduler.workqueue import WorkQueue, process
 

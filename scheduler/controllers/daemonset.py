@@ -32,11 +32,11 @@ from fakeapi.scheduler.controllers.revisions import REVISION_LABEL, CollisionErr
 from fakeapi.scheduler.events import EventRecorder
 from fakeapi.scheduler.informers import InformerFactory
 from fakeapi.scheduler.rules.daemons import daemon_pod_spec, node_of, should_run
+from fakeapi.scheduler.rules.pods import is_ready
 from fakeapi.scheduler.rules.workloads import (
     controller_of,
     is_pod_active,
     is_pod_available,
-    is_pod_ready,
     parse_time,
     pod_from_template,
     scaled_value,
@@ -206,7 +206,7 @@ class DaemonSetController:
             observedGeneration=ds["metadata"].get("generation", 1), desiredNumberScheduled=len(desired),
             currentNumberScheduled=sum(1 for n in desired if n in scheduled),
             numberMisscheduled=sum(1 for n in scheduled if not eligible.get(n or "", False)),
-            numberReady=sum(1 for n in desired if n in scheduled and is_pod_ready(scheduled[n])),
+            numberReady=sum(1 for n in desired if n in scheduled and is_ready(scheduled[n])),
             updatedNumberScheduled=sum(1 for n in desired if n in scheduled and (
                 scheduled[n]["metadata"].get("labels") or {}).get(REVISION_LABEL) == revision),
             numberAvailable=sum(1 for n in desired if n in scheduled

@@ -20,7 +20,8 @@ from fakeapi.scheduler.clock import Clock
 from fakeapi.scheduler.controllers.podcontrol import DEPLOYMENTS, PDBS, REPLICASETS, STATEFULSETS, Key, owner_key
 from fakeapi.scheduler.events import NORMAL, WARNING, EventRecorder
 from fakeapi.scheduler.informers import InformerFactory
-from fakeapi.scheduler.rules.workloads import controller_of, is_pod_ready, parse_time, set_condition
+from fakeapi.scheduler.rules.pods import is_ready
+from fakeapi.scheduler.rules.workloads import controller_of, parse_time, set_condition
 from fakeapi.scheduler.workqueue import WorkQueue, process
 
 from fakeapi.errors import NotFound
@@ -162,7 +163,7 @@ class DisruptionController:
                 self._clock.rfc3339()))
             await self._write(pdb, cached)
             return
-        healthy = sum(1 for p in pods if is_pod_ready(p) and not p["metadata"].get("deletionTimestamp")
+        healthy = sum(1 for p in pods if is_ready(p) and not p["metadata"].get("deletionTimestamp")
                       and p["metadata"]["name"] not in disrupted)
         allowed = max(healthy - desired, 0)
         generation = pdb["metadata"].get("generation", 1)

@@ -42,7 +42,7 @@ from fakeapi.scheduler.controllers.podcontrol import (
 from fakeapi.scheduler.events import NORMAL, WARNING, EventRecorder
 from fakeapi.scheduler.informers import InformerFactory
 from fakeapi.scheduler.rules import jobs as jr
-from fakeapi.scheduler.rules.pods import is_pod_terminal
+from fakeapi.scheduler.rules.pods import is_pod_terminal, is_ready
 from fakeapi.scheduler.rules.workloads import (
     condition,
     controller_of,
@@ -50,7 +50,6 @@ from fakeapi.scheduler.rules.workloads import (
     format_intervals,
     has_true_condition,
     is_pod_active,
-    is_pod_ready,
     is_pod_terminating,
     parse_intervals,
     parse_time,
@@ -386,7 +385,7 @@ class JobController:
             self._after(job, (parse_time(status["startTime"]) or now) + deadline - now)
         active = await self._manage(job, active, terminating, group)
         status.update(active=len([p for p in active if not p["metadata"].get("deletionTimestamp")]),
-                      ready=sum(1 for p in active if is_pod_ready(p)), terminating=len(terminating))
+                      ready=sum(1 for p in active if is_ready(p)), terminating=len(terminating))
         job["status"] = status
         await self._write_status(job)
 
@@ -443,7 +442,7 @@ class JobController:
             wanted = max(min(int(completions) - succeeded, parallelism), 0)
         counted_active = len(active) + (len(terminating) if spec.get("podReplacementPolicy") == "Failed" else 0)
         if len(active) > wanted:
-            surplus = sorted(active, key=lambda p: (bool(p["spec"].get("nodeName")), is_pod_ready(p)))
+            surplus = sorted(active, key=lambda p: (bool(p["spec"].get("nodeName")), is_ready(p)))
             victims = surplus[:len(active) - wanted]
             self._expectations.expect(key, deletes={p["metadata"]["uid"] for p in victims})
             for pod in victims:

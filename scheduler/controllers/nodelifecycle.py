@@ -37,8 +37,8 @@ from fakeapi.scheduler.client import NODES, PODS, ApiClient
 from fakeapi.scheduler.clock import Clock
 from fakeapi.scheduler.events import EventRecorder
 from fakeapi.scheduler.informers import InformerFactory
-from fakeapi.scheduler.rules.lifecycle import is_ready, kubelet_stopped, kubelet_stopped_at
-from fakeapi.scheduler.rules.pods import node_name_keys
+from fakeapi.scheduler.rules.lifecycle import kubelet_stopped, kubelet_stopped_at
+from fakeapi.scheduler.rules.pods import is_ready, node_name_keys
 from fakeapi.scheduler.workqueue import WorkQueue, process
 
 from fakeapi.errors import Conflict, NotFound

@@ -25,8 +25,7 @@ from typing import Any
 from fakeapi.scheduler.client import NODES, PODS, ApiClient
 from fakeapi.scheduler.clock import Clock
 from fakeapi.scheduler.informers import InformerFactory
-from fakeapi.scheduler.rules.lifecycle import is_ready
-from fakeapi.scheduler.rules.pods import is_pod_terminal, is_terminating
+from fakeapi.scheduler.rules.pods import is_pod_terminal, is_ready, is_terminating
 
 from fakeapi.errors import Conflict, NotFound
 

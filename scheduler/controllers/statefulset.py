@@ -38,12 +38,11 @@ from fakeapi.scheduler.controllers.revisions import (
 )
 from fakeapi.scheduler.events import NORMAL, WARNING, EventRecorder
 from fakeapi.scheduler.informers import InformerFactory
-from fakeapi.scheduler.rules.pods import is_pod_terminal, is_terminating
+from fakeapi.scheduler.rules.pods import is_pod_terminal, is_ready, is_terminating
 from fakeapi.scheduler.rules.workloads import (
     controller_of,
     is_pod_active,
     is_pod_available,
-    is_pod_ready,
     pod_from_template,
     scaled_value,
 )
@@ -218,7 +217,7 @@ class StatefulSetController:
         revision_of = [(p["metadata"].get("labels") or {}).get(REVISION_LABEL) for p in live]
         status.update(
             observedGeneration=sts["metadata"].get("generation", 1), replicas=len(live),
-            readyReplicas=sum(1 for p in live if is_pod_ready(p)),
+            readyReplicas=sum(1 for p in live if is_ready(p)),
             availableReplicas=sum(1 for p in live if is_pod_available(p, min_ready, self._clock.now())),
             currentReplicas=sum(1 for r in revision_of if r == current["metadata"]["name"]),
             updatedReplicas=sum(1 for r in revision_of if r == update["metadata"]["name"]),

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from fakeapi.scheduler.rules.pods import is_pod_terminal, is_terminating
+from fakeapi.scheduler.rules.pods import is_pod_terminal, is_ready, is_terminating
 
 SERVICE_NAME_LABEL = "kubernetes.io/service-name"
 MANAGED_BY_LABEL = "endpointslice.kubernetes.io/managed-by"
@@ -47,11 +47,6 @@ def selects(service: Mapping[str, Any], pod: Mapping[str, Any]) -> bool:
         return False
     labels = (pod.get("metadata") or {}).get("labels") or {}
     return all(labels.get(key) == value for key, value in selector.items())
-
-
-def _is_ready(pod: Mapping[str, Any]) -> bool:
-    return any(c.get("type") == "Ready" and c.get("status") == "True"
-               for c in (pod.get("status") or {}).get("conditions") or [])
 
 
 def resolve_port(service_port: Mapping[str, Any], pod: Mapping[str, Any]) -> int | None:
@@ -96,7 +91,7 @@ def _target_ref(pod: Mapping[str, Any]) -> dict[str, Any]:
 def endpoint(service: Mapping[str, Any], pod: Mapping[str, Any]) -> dict[str, Any]:
     """The EndpointSlice endpoint of one pod."""
     publish = bool((service.get("spec") or {}).get("publishNotReadyAddresses"))
-    ready = _is_ready(pod)
+    ready = is_ready(pod)
     out: dict[str, Any] = {
         "addresses": [pod["status"]["podIP"]],
         "conditions": {"ready": publish or (ready and not is_terminating(pod)), "serving": publish or ready,
@@ -149,7 +144,7 @@ def desired_endpoints(service: Mapping[str, Any], pods: Iterable[Mapping[str, An
         address = {"ip": pod["status"]["podIP"], "targetRef": _target_ref(pod)}
         if (pod.get("spec") or {}).get("nodeName"):
             address["nodeName"] = pod["spec"]["nodeName"]
-        kind = "addresses" if publish or _is_ready(pod) else "notReadyAddresses"
+        kind = "addresses" if publish or is_ready(pod) else "notReadyAddresses"
         subsets.setdefault(pod_ports(service, pod), {}).setdefault(kind, []).append(address)
     meta = service["metadata"]
     out: dict[str, Any] = {"apiVersion": "v1", "kind": "Endpoints",

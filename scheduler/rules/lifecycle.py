@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from fakeapi.scheduler.rules.pods import is_ready
 from fakeapi.scheduler.rules.workloads import format_time, parse_time
 
 from fakeapi.machinery.durations import parse_duration
@@ -90,12 +91,6 @@ def run_started(pod: Mapping[str, Any]) -> float | None:
         if started:
             return parse_time(started)
     return None
-
-
-def is_ready(pod: Mapping[str, Any]) -> bool:
-    """The object's Ready condition is True (a pod's, or a node's: the same condition shape)."""
-    return any(c.get("type") == "Ready" and c.get("status") == "True"
-               for c in (pod.get("status") or {}).get("conditions") or [])
 
 
 def _stopped_value(node: Mapping[str, Any] | None) -> str | None:

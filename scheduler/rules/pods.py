@@ -33,6 +33,12 @@ def is_pod_terminal(pod: Mapping[str, Any]) -> bool:
     return (pod.get("status") or {}).get("phase") in TERMINAL_PHASES
 
 
+def is_ready(obj: Mapping[str, Any]) -> bool:
+    """The object's ``Ready`` condition is True (a pod's, or a node's: the same condition shape)."""
+    return any(c.get("type") == "Ready" and c.get("status") == "True"
+               for c in (obj.get("status") or {}).get("conditions") or ())
+
+
 def is_pod_done(pod: Mapping[str, Any]) -> bool:
     """No container runs now or ever will: terminal, or deleted before being scheduled."""
     return is_pod_terminal(pod) or (is_terminating(pod) and not is_assigned(pod))

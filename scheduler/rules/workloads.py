@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import orjson
-from fakeapi.scheduler.rules.pods import is_pod_terminal, is_terminating
+from fakeapi.scheduler.rules.pods import is_pod_terminal, is_ready, is_terminating
 
 from fakeapi.machinery.selectors import SelectorError, label_selector_from_dict
 from fakeapi.machinery.timestamps import format_rfc3339
@@ -82,12 +82,6 @@ def _ready_condition(pod: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return next((c for c in (pod.get("status") or {}).get("conditions") or [] if c.get("type") == "Ready"), None)
 
 
-def is_pod_ready(pod: Mapping[str, Any]) -> bool:
-    """The pod's Ready condition is True."""
-    condition = _ready_condition(pod)
-    return condition is not None and condition.get("status") == "True"
-
-
 def ready_since(pod: Mapping[str, Any]) -> float | None:
     """When the pod last became Ready (seconds), None when not Ready."""
     condition = _ready_condition(pod)
@@ -144,7 +138,7 @@ def deletion_rank(pod: Mapping[str, Any], related_on_node: int, now: float) -> t
     ready_bucket = _log2_bucket(now - since) if since is not None else 0
     restarts = sum(int(c.get("restartCount") or 0) for c in status.get("containerStatuses") or [])
     created = parse_time(meta.get("creationTimestamp")) or now
-    return (bool(spec.get("nodeName")), phase_order, is_pod_ready(pod), cost, -related_on_node,
+    return (bool(spec.get("nodeName")), phase_order, is_ready(pod), cost, -related_on_node,
             ready_bucket, -restarts, _log2_bucket(now - created), meta.get("uid", ""))
 
 
