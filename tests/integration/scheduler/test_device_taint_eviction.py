@@ -7,10 +7,11 @@ PodGroup claim")."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest_asyncio
-from fakeapi.fixtures.plugin import wait_for
+from fakeapi.fixtures.plugin import Kubectl, wait_for
 from fakeapi.scheduler.client import DEVICE_TAINT_RULES, EVENTS, PODGROUPS, RESOURCE_SLICES, ApiClient
 from fakeapi.scheduler.clock import ManualClock
 from fakeapi.scheduler.controllers.devicetainteviction import RULE_STATUS_PERIOD
@@ -38,13 +39,13 @@ MAINTENANCE = {"key": "example.com/maintenance", "value": "now", "effect": "NoEx
 
 
 @pytest_asyncio.fixture
-async def clocked() -> AsyncIterator[tuple[ApiClient, ManualClock]]:
+async def clocked(tmp_path: Path) -> AsyncIterator[tuple[ApiClient, ManualClock, Kubectl]]:
     """A cluster whose control plane runs on a ManualClock, with one node of two GPUs."""
     clock = ManualClock()
     async with FakeCluster(clock=clock) as cluster, ApiClient(cluster.url) as api:
         await create(api, GPU_CLASS)
         await add_gpu_node(api, "node-1", gpus=2)
-        yield api, clock
+        yield api, clock, Kubectl(Path(cluster.kubeconfig_path), tmp_path)
 
 
 def held(pod: dict[str, Any]) -> dict[str, Any]:
@@ -123,8 +124,8 @@ async def test_a_noexecute_slice_taint_evicts_the_pod_using_the_device(api: ApiC
 
 
 async def test_toleration_seconds_delay_eviction_and_the_rule_reports_progress(
-        clocked: tuple[ApiClient, ManualClock]) -> None:
-    api, clock = clocked
+        clocked: tuple[ApiClient, ManualClock, Kubectl]) -> None:
+    api, clock, kubectl = clocked
     tolerate_a_minute = [{"key": MAINTENANCE["key"], "operator": "Exists", "effect": "NoExecute",
                           "tolerationSeconds": 60}]
     device = await running_with_claim(api, "patient", tolerate_a_minute)
@@ -139,6 +140,8 @@ async def test_toleration_seconds_delay_eviction_and_the_rule_reports_progress(
     assert disruption(pod) is not None
 
     await clock.advance(RULE_STATUS_PERIOD)
+    # How KEP-5055 means a user to wait for an eviction to complete.
+    await kubectl.run("wait", "--for=condition=EvictionInProgress=false", "devicetaintrule/drain", "--timeout=10s")
     done = await rule_condition(api, "drain", "Completed")
     assert (done["status"], done["message"]) == ("False", "1 pod evicted since starting the controller.")
     rule = await api.get(DEVICE_TAINT_RULES, None, "drain")
@@ -146,8 +149,9 @@ async def test_toleration_seconds_delay_eviction_and_the_rule_reports_progress(
     assert managers["device-taint-eviction-controller"] == "status"
 
 
-async def test_removing_the_taint_in_time_cancels_the_eviction(clocked: tuple[ApiClient, ManualClock]) -> None:
-    api, clock = clocked
+async def test_removing_the_taint_in_time_cancels_the_eviction(
+        clocked: tuple[ApiClient, ManualClock, Kubectl]) -> None:
+    api, clock, _ = clocked
     tolerate_a_minute = [{"key": MAINTENANCE["key"], "operator": "Exists", "effect": "NoExecute",
                           "tolerationSeconds": 60}]
     device = await running_with_claim(api, "spared", tolerate_a_minute)
