@@ -129,7 +129,7 @@ def health_taints(node: Mapping[str, Any], *, evict: bool, now: str) -> list[dic
 
 
 class NodeLifecycleController:
-    """Marks silent nodes Unknown and their pods not ready, and taints nodes by readiness."""
+    """Marks silent nodes Unknown and their pods not ready; taints nodes by condition and cordon."""
 
     def __init__(self, api: ApiClient, factory: InformerFactory, recorder: EventRecorder, clock: Clock) -> None:
         self._api = api
