@@ -38,7 +38,7 @@ from fakeapi.scheduler.clock import Clock
 from fakeapi.scheduler.events import EventRecorder
 from fakeapi.scheduler.informers import InformerFactory
 from fakeapi.scheduler.rules.lifecycle import kubelet_stopped, kubelet_stopped_at
-from fakeapi.scheduler.rules.pods import is_ready, node_name_keys
+from fakeapi.scheduler.rules.pods import node_name_keys, ready_condition
 from fakeapi.scheduler.workqueue import WorkQueue, process
 
 from fakeapi.errors import Conflict, NotFound
@@ -66,8 +66,7 @@ MONITOR = ""  # the work queue's key for a pass over every node (no node has an 
 
 def ready_status(node: Mapping[str, Any]) -> str | None:
     """The status of the node's ``Ready`` condition (None without one)."""
-    return next((c.get("status") for c in (node.get("status") or {}).get("conditions") or ()
-                 if c.get("type") == "Ready"), None)
+    return (ready_condition(node) or {}).get("status")
 
 
 def unknown_conditions(node: Mapping[str, Any], now: str) -> list[dict[str, Any]]:
@@ -91,11 +90,6 @@ def is_down(node: Mapping[str, Any]) -> bool:
     """``Ready`` False or Unknown.  A node without a ``Ready`` condition counts as up: in fakeapi
     the kubelet emulation stands for a healthy kubelet on every node."""
     return ready_status(node) in ("False", "Unknown")
-
-
-def _ready_changed_at(node: Mapping[str, Any]) -> str | None:
-    return next((c.get("lastTransitionTime") for c in (node.get("status") or {}).get("conditions") or ()
-                 if c.get("type") == "Ready"), None)
 
 
 def health_taints(node: Mapping[str, Any], *, evict: bool, now: str) -> list[dict[str, Any]]:
@@ -122,7 +116,7 @@ def health_taints(node: Mapping[str, Any], *, evict: bool, now: str) -> list[dic
             continue
         taint: dict[str, Any] = {"key": taint_key, "effect": effect}
         if effect == "NoExecute":
-            changed = _ready_changed_at(node)
+            changed = (ready_condition(node) or {}).get("lastTransitionTime")
             taint["timeAdded"] = min(changed, now) if changed else now
         kept.append(taint)
     return kept
@@ -234,10 +228,10 @@ class NodeLifecycleController:
         name = node["metadata"]["name"]
         self._recorder.event(node, "Normal", "NodeNotReady", f"Node {name} status is now: NodeNotReady")
         for pod in self._pods.lister.by_index(_NODE_INDEX, name):
-            if not is_ready(pod):
+            ready = ready_condition(pod)
+            if ready is None or ready.get("status") != "True":
                 continue
             meta = pod["metadata"]
-            ready = next(c for c in pod["status"]["conditions"] if c.get("type") == "Ready")
             condition = {**ready, "status": "False", "lastTransitionTime": self._clock.rfc3339()}
             with contextlib.suppress(NotFound, Conflict):
                 await self._api.patch(PODS, meta["namespace"], meta["name"],

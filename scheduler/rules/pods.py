@@ -33,10 +33,15 @@ def is_pod_terminal(pod: Mapping[str, Any]) -> bool:
     return (pod.get("status") or {}).get("phase") in TERMINAL_PHASES
 
 
+def ready_condition(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The object's ``Ready`` condition (a pod's, or a node's: the same condition shape)."""
+    return next((c for c in (obj.get("status") or {}).get("conditions") or () if c.get("type") == "Ready"), None)
+
+
 def is_ready(obj: Mapping[str, Any]) -> bool:
-    """The object's ``Ready`` condition is True (a pod's, or a node's: the same condition shape)."""
-    return any(c.get("type") == "Ready" and c.get("status") == "True"
-               for c in (obj.get("status") or {}).get("conditions") or ())
+    """The object's ``Ready`` condition is True."""
+    condition = ready_condition(obj)
+    return condition is not None and condition.get("status") == "True"
 
 
 def is_pod_done(pod: Mapping[str, Any]) -> bool:

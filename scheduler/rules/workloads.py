@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import orjson
-from fakeapi.scheduler.rules.pods import is_pod_terminal, is_ready, is_terminating
+from fakeapi.scheduler.rules.pods import is_pod_terminal, is_ready, is_terminating, ready_condition
 
 from fakeapi.machinery.selectors import SelectorError, label_selector_from_dict
 from fakeapi.machinery.timestamps import format_rfc3339
@@ -78,13 +78,9 @@ def is_pod_terminating(pod: Mapping[str, Any]) -> bool:
     return is_terminating(pod) and not is_pod_terminal(pod)
 
 
-def _ready_condition(pod: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    return next((c for c in (pod.get("status") or {}).get("conditions") or [] if c.get("type") == "Ready"), None)
-
-
 def ready_since(pod: Mapping[str, Any]) -> float | None:
     """When the pod last became Ready (seconds), None when not Ready."""
-    condition = _ready_condition(pod)
+    condition = ready_condition(pod)
     if condition is None or condition.get("status") != "True":
         return None
     return parse_time(condition.get("lastTransitionTime"))
