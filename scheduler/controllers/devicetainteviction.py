@@ -39,7 +39,6 @@ from fakeapi.scheduler.rules.devicetaints import (
     rule_matches,
 )
 from fakeapi.scheduler.rules.keys import DeviceID, device_id_text, object_key
-from fakeapi.scheduler.rules.podgroups import pod_group_instance
 from fakeapi.scheduler.rules.pods import is_assigned
 from fakeapi.scheduler.rules.workloads import parse_time
 from fakeapi.scheduler.workqueue import WorkQueue, process
@@ -209,7 +208,7 @@ class DeviceTaintEvictionController:
             claim = self._claims.lister.get(namespace, name) if name else None
             if claim is None or not rc.is_allocated(claim) or not rc.claim_allows_pod(claim, pod):
                 continue
-            if check_owner and not rc.is_owned_by(claim, pod) and not _group_claim(claim, pod):
+            if check_owner and not rc.is_owned_by(claim, pod) and not rc.is_reserved_for_group_of(claim, pod):
                 continue  # a claim of the same name generated for someone else
             eviction = claim_eviction(claim, lambda device_id: self._view.taints(device_id, simulate))
             if eviction is not None:
@@ -304,10 +303,4 @@ class DeviceTaintEvictionController:
             counts["allocated_devices"] = sum(1 for c in self._claims.lister.list() for r in allocated_devices(c)
                                               if rule_matches(rule, result_device_id(r)))
         return counts
-
-
-def _group_claim(claim: dict, pod: dict) -> bool:
-    """Whether ``claim`` is reserved for the pod's group (a KEP-5729 claim the group owns)."""
-    instance = pod_group_instance(pod)
-    return any(rc.is_group_consumer(ref, instance) for ref in rc.reserved_for(claim))
 

@@ -227,11 +227,16 @@ def is_reserved_for(claim: dict, consumer: dict, instance: PodGroupInstance | No
     return any(is_group_consumer(ref, instance) for ref in reserved_for(claim))
 
 
+def is_reserved_for_group_of(claim: dict, pod: dict) -> bool:
+    """Whether ``claim`` is reserved for the pod's group (a KEP-5729 group claim)."""
+    instance = pod_group_instance(pod)
+    return any(is_group_consumer(ref, instance) for ref in reserved_for(claim))
+
+
 def claim_allows_pod(claim: dict, pod: dict) -> bool:
     """Kubelet/scheduler "allowed pod" check: reserved for the pod itself or for its group."""
-    instance = pod_group_instance(pod)
     uid = (pod.get("metadata") or {}).get("uid")
-    return any(is_pod_consumer(ref, uid) or is_group_consumer(ref, instance) for ref in reserved_for(claim))
+    return any(is_pod_consumer(ref, uid) for ref in reserved_for(claim)) or is_reserved_for_group_of(claim, pod)
 
 
 def has_delete_protection(claim: dict) -> bool:

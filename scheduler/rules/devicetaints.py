@@ -190,22 +190,21 @@ class TaintedDevices:
 
     def published(self) -> Iterable[DeviceID]:
         """Every published device (newest generation of each pool)."""
-        for pool_id, pool in self._pools.items():
-            newest = max(s.generation for s in pool.values())
-            for record in pool.values():
-                if record.generation == newest:
-                    yield from ((*pool_id, device) for device in record.devices)
+        for pool_id in self._pools:
+            for record in self._current(pool_id):
+                yield from ((*pool_id, device) for device in record.devices)
 
     def _pool_taints(self, pool_id: tuple[str, str]) -> dict[str, tuple[Mapping[str, Any], ...]]:
-        pool = self._pools.get(pool_id)
-        if not pool:
-            return {}
-        newest = max(s.generation for s in pool.values())
         taints: dict[str, tuple[Mapping[str, Any], ...]] = {}
-        for record in pool.values():
-            if record.generation == newest:
-                taints.update(record.taints)
+        for record in self._current(pool_id):
+            taints.update(record.taints)
         return taints
+
+    def _current(self, pool_id: tuple[str, str]) -> list[_PublishedSlice]:
+        """The pool's slices of its newest generation (the others are outdated)."""
+        pool = self._pools.get(pool_id) or {}
+        newest = max((s.generation for s in pool.values()), default=0)
+        return [s for s in pool.values() if s.generation == newest]
 
 
 def _pool_id(slice_obj: Mapping[str, Any]) -> tuple[str, str]:
