@@ -47,6 +47,7 @@ from fakeapi.scheduler.rules.lifecycle import (
     container_statuses,
     due,
     exited_status,
+    kubelet_restarted,
     kubelet_stopped,
     lifecycle_of,
     run_started,
@@ -191,7 +192,7 @@ class Kubelet:
             timer.cancel()
 
     def _on_node_update(self, old: dict, node: dict) -> None:
-        if kubelet_stopped(old) and not kubelet_stopped(node):  # the kubelet is back: catch up
+        if kubelet_restarted(old, node):  # catch up with the node's pods
             for pod in self._pods.lister.by_index(_NODE_INDEX, node["metadata"]["name"]):
                 self._enqueue(pod)
 

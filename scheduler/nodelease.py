@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from fakeapi.scheduler.client import GVR, NODES, ApiClient
 from fakeapi.scheduler.clock import Clock, Timer
 from fakeapi.scheduler.informers import InformerFactory
-from fakeapi.scheduler.rules.lifecycle import kubelet_stopped
+from fakeapi.scheduler.rules.lifecycle import kubelet_restarted, kubelet_stopped
 from fakeapi.scheduler.workqueue import WorkQueue, process
 
 from fakeapi.errors import AlreadyExists, Conflict, NotFound
@@ -94,7 +94,7 @@ class NodeLeases:
         self._queue.add(node["metadata"]["name"])
 
     def _on_node_update(self, old: dict, node: dict) -> None:
-        if kubelet_stopped(old) and not kubelet_stopped(node):
+        if kubelet_restarted(old, node):
             self._resumed.add(node["metadata"]["name"])
             self._on_node(node)
 

@@ -104,6 +104,11 @@ def kubelet_stopped(node: Mapping[str, Any] | None) -> bool:
     return value == "true" or (value is not None and parse_time(value) is not None)
 
 
+def kubelet_restarted(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> bool:
+    """Whether a node's change brings its kubelet back (the stop annotation went)."""
+    return kubelet_stopped(old) and not kubelet_stopped(new)
+
+
 def kubelet_stopped_at(node: Mapping[str, Any] | None) -> float | None:
     """When the node's kubelet stopped, if its annotation says (seconds since the epoch)."""
     return parse_time(_stopped_value(node))

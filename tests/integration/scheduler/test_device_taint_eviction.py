@@ -36,6 +36,7 @@ HOLD = "example.com/hold"  # keeps an evicted pod readable after the kubelet let
 GPU_CLASS = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu.example.com"},
              "spec": {"selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}]}}
 MAINTENANCE = {"key": "example.com/maintenance", "value": "now", "effect": "NoExecute"}
+TOLERATE_A_MINUTE = [{"key": MAINTENANCE["key"], "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 60}]
 
 
 @pytest_asyncio.fixture
@@ -126,9 +127,7 @@ async def test_a_noexecute_slice_taint_evicts_the_pod_using_the_device(api: ApiC
 async def test_toleration_seconds_delay_eviction_and_the_rule_reports_progress(
         clocked: tuple[ApiClient, ManualClock, Kubectl]) -> None:
     api, clock, kubectl = clocked
-    tolerate_a_minute = [{"key": MAINTENANCE["key"], "operator": "Exists", "effect": "NoExecute",
-                          "tolerationSeconds": 60}]
-    device = await running_with_claim(api, "patient", tolerate_a_minute)
+    device = await running_with_claim(api, "patient", TOLERATE_A_MINUTE)
     await create(api, taint_rule("drain", device))
 
     pending = await rule_condition(api, "drain", "PodsPendingEviction")
@@ -152,9 +151,7 @@ async def test_toleration_seconds_delay_eviction_and_the_rule_reports_progress(
 async def test_removing_the_taint_in_time_cancels_the_eviction(
         clocked: tuple[ApiClient, ManualClock, Kubectl]) -> None:
     api, clock, _ = clocked
-    tolerate_a_minute = [{"key": MAINTENANCE["key"], "operator": "Exists", "effect": "NoExecute",
-                          "tolerationSeconds": 60}]
-    device = await running_with_claim(api, "spared", tolerate_a_minute)
+    device = await running_with_claim(api, "spared", TOLERATE_A_MINUTE)
     await create(api, taint_rule("drain", device))
     await rule_condition(api, "drain", "PodsPendingEviction")
     await api.delete(DEVICE_TAINT_RULES, None, "drain")
@@ -235,9 +232,7 @@ async def test_no_new_pod_reserves_a_claim_whose_pods_are_being_evicted(api: Api
     tainted devices."  Tolerated with seconds, the pods go later; a newcomer still may not join."""
     await create(api, GPU_CLASS)
     await add_gpu_node(api, "node-1", gpus=2)
-    tolerate_a_minute = [{"key": MAINTENANCE["key"], "operator": "Exists", "effect": "NoExecute",
-                          "tolerationSeconds": 60}]
-    device = await running_with_claim(api, "first", tolerate_a_minute)
+    device = await running_with_claim(api, "first", TOLERATE_A_MINUTE)
     await create(api, taint_rule("drain", device))
     await rule_condition(api, "drain", "PodsPendingEviction")
 
