@@ -186,9 +186,9 @@ class NodeLifecycleController:
             await self._taint(node, self._evict(), self._clock.rfc3339())
 
     async def monitor(self) -> None:
-        """One pass over every node (upstream's ``monitorNodeHealth``)."""
+        """One pass over every node (upstream's ``monitorNodeHealth``).  Taints follow from the
+        node events its writes cause (``_on_node``), not from the pass."""
         now, stamp = self._clock.now(), self._clock.rfc3339()
-        nodes = []  # as this pass leaves them: the cache may not have seen its writes yet
         listed = self._nodes.lister.list()
         self._stopped = {n["metadata"]["name"]: t for n in listed
                          if (t := self._stopped.get(n["metadata"]["name"])) is not None}
@@ -196,10 +196,6 @@ class NodeLifecycleController:
             checked = await self._check_health(node, now, stamp)
             if ready_status(node) == "True" and ready_status(checked) != "True":
                 await self._not_ready(checked)
-            nodes.append(checked)
-        evict = not nodes or not all(is_down(n) for n in nodes)
-        for node in nodes:
-            await self._taint(node, evict, stamp)
 
     async def _check_health(self, node: dict, now: float, stamp: str) -> dict:
         """The node, marked Unknown if its kubelet has been silent for the grace period."""
