@@ -14,7 +14,7 @@ import signal
 import sys
 import tempfile
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
@@ -29,12 +29,13 @@ from fakeapi.errors import ServiceUnavailable
 from fakeapi.kube import KubeHelpers
 from fakeapi.kubeconfig import WrittenKubeconfig, kubeconfig_text, server_url, write_kubeconfig
 from fakeapi.machinery.faults import FaultSet
+from fakeapi.machinery.idle import until_idle
 from fakeapi.machinery.pem import KeyPair
 from fakeapi.registry.rest import Registry
 from fakeapi.scheduler.connection import Connection
 from fakeapi.scheduler.controllers import names
 from fakeapi.scheduler.controllers.names import controller_entries
-from fakeapi.server.app import create_app, route_directly
+from fakeapi.server.app import REQUEST_DEADLINES, create_app, route_directly
 from fakeapi.server.connections import GuardedSite
 from fakeapi.server.faults import FAULTS
 from fakeapi.server.state import REGISTRY
@@ -192,6 +193,7 @@ class FakeCluster(KubeHelpers):
     # What the kubeconfig writes, between start and stop: (url, CA, client key pair).
     _kubeconfig_args: tuple[str, bytes | None, KeyPair | None] | None = None
     _paused = False
+    _unsettle: Callable[[], None] | None = None  # takes settle() back from a ManualClock
 
     def __init__(self, *, host: str | None = None, port: int | None = None,
                  control_plane: bool | Literal["process"] = True, feature_gates: FeatureGates | str | None = None,
@@ -264,6 +266,29 @@ class FakeCluster(KubeHelpers):
         resource="resourceclaims/status", code=409, count=3): ...`` (ended with the block)."""
         assert self._runner is not None, "cluster not started"
         return self._runner.app[FAULTS]
+
+    async def settle(self, timeout: float = 10.0) -> None:
+        """Wait until the server and the in-process control plane have nothing left to do: what
+        happened so far has run to its end (scheduling, the controllers' writes and the watch
+        events they cause, the kubelet emulation), and what remains waits for the control plane's
+        clock, a backoff or new input.  A ``ManualClock`` settles the cluster this way before
+        time moves and after each timer it runs.  TimeoutError after ``timeout`` seconds, naming
+        what is still busy; RuntimeError when the control plane runs in a child process, whose
+        work this process cannot see."""
+        if self.control_plane_enabled == "process":
+            raise RuntimeError("settle() needs the control plane in this process (control_plane=True)")
+        if self._runner is None or self._site is None:
+            raise RuntimeError("cluster not started")
+        requests, site = self._runner.app[REQUEST_DEADLINES], self._site
+
+        def busy() -> str | None:
+            if n := len(requests):
+                return f"{n} API request(s) in flight"
+            if n := site.pipes_carrying():
+                return f"bytes in flight on {n} in-process connection(s)"
+            return None
+
+        await until_idle(busy, timeout, activity=site.pipe_deliveries)
 
     def close_watches(self) -> None:
         """End every open watch, as an apiserver restart does: clients resume from their revision."""
@@ -372,6 +397,7 @@ class FakeCluster(KubeHelpers):
                                                        **self._control_plane_options)
             await self._control_plane.start()
         elif self.control_plane_enabled:
+            from fakeapi.scheduler.clock import ManualClock
             from fakeapi.scheduler.controlplane import ControlPlane
 
             # Its ~23 watch connections skip the socket's set-up through in-memory pipes to the
@@ -380,6 +406,8 @@ class FakeCluster(KubeHelpers):
             self._control_plane = ControlPlane(Connection(self.url, ca_pem, token, connect=piped),
                                                gates=self.gates, **self._control_plane_options)
             await self._control_plane.start()
+            if isinstance(clock := self._control_plane_options.get("clock"), ManualClock):
+                self._unsettle = clock.settle_with(self.settle)
 
     def _refuse_without_control_plane(self) -> None:
         # Fail the test's next request loudly rather than let it wait for scheduling that
@@ -395,6 +423,9 @@ class FakeCluster(KubeHelpers):
             raise control_plane.failure
 
     async def _shut_down(self) -> None:
+        if self._unsettle is not None:
+            self._unsettle()
+            self._unsettle = None
         # Each part is taken before awaiting, so a stop() racing a failing start() undoes it once.
         control_plane, self._control_plane = self._control_plane, None
         if control_plane is not None:

@@ -23,7 +23,7 @@ import asyncio
 import heapq
 import itertools
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Protocol
 
@@ -75,12 +75,18 @@ class ManualClock(Clock):
     It starts at the current wall-clock time (or ``start``, seconds since the epoch), so objects
     the API server stamps with real time line up with it.  Timers due within an advance run in
     time order, each seeing :meth:`now` at its own due time.
+
+    A ``FakeCluster`` whose control plane runs on this clock makes every advance *settle*
+    (:meth:`settle_with`): what is under way finishes before time moves, and what each timer sets
+    off (a Job created, its pod started, the pod's own ``run-for`` timer armed) happens at that
+    timer's time, before the next one fires, as it would had the time really passed.
     """
 
     def __init__(self, start: float | None = None) -> None:
         self._now = time.time() if start is None else start
         self._timers: list[tuple[float, int, _ManualTimer]] = []
         self._seq = itertools.count()
+        self._settlers: list[Callable[[], Awaitable[object]]] = []
 
     def now(self) -> float:
         return self._now
@@ -101,20 +107,37 @@ class ManualClock(Clock):
     async def advance(self, seconds: float) -> None:
         """Move time forward by ``seconds``, running every timer that falls due on the way.
 
-        Awaiting gives the woken loops a chance to run (one pass of the event loop per timer),
-        so a test usually follows with ``wait_for`` on the state it expects.
+        With a cluster attached (:meth:`settle_with`), the cluster settles before time moves and
+        after each timer, so what the time sets off has happened when this returns.  Without
+        one, the woken loops get one pass of the event loop per timer: a test follows with
+        ``wait_for`` on the state it expects.
         """
         await self.set(self._now + seconds)
 
     async def set(self, moment: float) -> None:
         """Move time forward to ``moment`` (seconds since the epoch); never backwards."""
+        if self._settlers:
+            await self._settle()
         while self._timers and self._timers[0][0] <= moment:
             when, _, timer = heapq.heappop(self._timers)
             self._now = max(self._now, when)
             if timer.callback is not None:
                 timer.callback()
-                await asyncio.sleep(0)
+                await self._settle()
         self._now = max(self._now, moment)
+
+    def settle_with(self, settle: Callable[[], Awaitable[object]]) -> Callable[[], None]:
+        """Have :meth:`set` and :meth:`advance` await ``settle()`` before time moves and after
+        every timer they run (``FakeCluster.settle``, which returns once its control plane has
+        nothing left to do); returns the function that takes it back."""
+        self._settlers.append(settle)
+        return lambda: self._settlers.remove(settle) if settle in self._settlers else None
+
+    async def _settle(self) -> None:
+        if not self._settlers:
+            await asyncio.sleep(0)
+        for settle in list(self._settlers):
+            await settle()
 
     @property
     def pending(self) -> int:

@@ -29,6 +29,9 @@ class DeadlineSweep(Generic[K]):
     def __contains__(self, key: object) -> bool:
         return key in self._deadlines
 
+    def __len__(self) -> int:
+        return len(self._deadlines)
+
     def add(self, key: K, loop: asyncio.AbstractEventLoop) -> None:
         """Give ``key`` its deadline, ``seconds`` from now (a key already in keeps its own)."""
         deadline = self._deadlines.setdefault(key, loop.time() + self.seconds)
@@ -79,6 +82,10 @@ class TaskDeadlines:
 
     def __contains__(self, task: object) -> bool:
         return task in self._deadlines
+
+    def __len__(self) -> int:
+        """The tasks waiting for their deadline (the requests in flight)."""
+        return len(self._deadlines)
 
     def begin(self) -> asyncio.Task[Any]:
         """Give the current task its deadline; returns the task."""

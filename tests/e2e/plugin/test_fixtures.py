@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from fakeapi.fixtures.plugin import kubectl_binary
+from fakeapi.scheduler.clock import ManualClock
 
 DOWNSTREAM = '''
 import asyncio
@@ -142,6 +143,27 @@ def test_plain_test_with_options_and_kubectl(fake_cluster, tmp_path) -> None:
                          check=True).stdout
     assert out.split() == ["node/node-0"]
     assert fake_cluster.list("pods") == []
+
+
+@pytest.mark.fakeapi(clock=ManualClock())
+def test_plain_test_settles_the_cluster_on_its_uvloop_thread(fake_cluster, kube_client, namespace) -> None:
+    # The fixture's loop is uvloop's: settle() cannot read its ready queue and goes by the
+    # in-process connections' deliveries instead.
+    from kubernetes import client
+
+    fake_cluster.apply(NODE)
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "once"},
+           "spec": {"template": {"metadata": {"annotations": {"fakeapi.dev/run-for": "30s"}},
+                                 "spec": {"restartPolicy": "Never",
+                                          "containers": [{"name": "c", "image": "busybox"}]}}}}
+    client.BatchV1Api(kube_client).create_namespaced_job(namespace, job)
+    fake_cluster.settle()
+    pods = client.CoreV1Api(kube_client).list_namespaced_pod(namespace, label_selector="job-name=once").items
+    assert [p.status.phase for p in pods] == ["Running"]
+    fake_cluster.clock.advance(30)  # settles too: the pod ended, and the Job with it
+    done = client.BatchV1Api(kube_client).read_namespaced_job("once", namespace)
+    assert done.status.succeeded == 1
+    assert (done.status.completion_time - done.status.start_time).total_seconds() == 30
 
 
 NODE = DOWNSTREAM.split('NODE = """')[1].split('"""')[0] % ("node-0", "node-0")

@@ -3,6 +3,7 @@ Jobs that retry and fail, StatefulSet order, DaemonSet placement, CronJobs on an
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from fakeapi.fixtures import wait_for
@@ -154,6 +155,8 @@ async def test_statefulset_creates_ordinals_in_order_and_daemonset_follows_nodes
 
 
 async def test_cronjob_runs_on_an_advanced_clock() -> None:
+    """Each advance settles the cluster: what the time sets off has happened, at its own time,
+    when it returns, so the test reads the outcome without waiting and the stamps are exact."""
     async with cluster_with_clock() as (_, api, clock):
         created = await api.create(CRONJOBS, NS, {
             "apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "tick"},
@@ -165,23 +168,27 @@ async def test_cronjob_runs_on_an_advanced_clock() -> None:
         # ends well before the next boundary, wherever the wall clock stood when the test began.
         boundary = (int(_epoch(created["metadata"]["creationTimestamp"])) // 300 + 1) * 300
         await clock.advance(boundary + 10 - clock.now())
-        first = await wait_for(lambda: _jobs(api, 1), message="the first scheduled Job")
+        first = await _jobs(api, 1)
+        assert first is not None, "the first scheduled Job"
         scheduled = first[0]["metadata"]["annotations"]["batch.kubernetes.io/cronjob-scheduled-timestamp"]
-        assert first[0]["metadata"]["name"] == f"tick-{int(_epoch(scheduled)) // 60}"
-        await wait_for(lambda: _running(api, "app=tick", 1), message="the Job's pod to run")
-        await clock.advance(30)  # the Job's pod runs 30 s and succeeds
-        await wait_status(api, JOBS, first[0]["metadata"]["name"], lambda j: has_condition(j, "Complete"))
+        assert scheduled == _stamp(boundary)
+        assert first[0]["metadata"]["name"] == f"tick-{boundary // 60}"
+        assert first[0]["status"]["startTime"] == _stamp(boundary)
+        assert await _running(api, "app=tick", 1), "the Job's pod runs"
+        await clock.advance(30)  # the Job's pod ran 30 s and succeeded, at boundary + 30
+        done = await api.get(JOBS, NS, first[0]["metadata"]["name"])
+        assert has_condition(done, "Complete") and done["status"]["completionTime"] == _stamp(boundary + 30)
+        # One advance across the next boundary: the second Job runs from +300 to +330, and the
+        # history limit of 1 removes the first.
         await clock.advance(300)
-        both = await wait_for(lambda: _jobs(api, 2), message="the second scheduled Job")
-        second = next(j for j in both if j["metadata"]["name"] != first[0]["metadata"]["name"])
-        await wait_for(lambda: _running(api, "app=tick", 1), message="the second Job's pod to run")
-        await clock.advance(30)
-        await wait_for(lambda: _jobs(api, 1, other_than=first[0]["metadata"]["name"]),
-                       message="the first Job removed by the history limit of 1")
-        cronjob = await wait_status(api, CRONJOBS, "tick", lambda c: c["status"].get("lastSuccessfulTime")
-                                    and not c["status"].get("active"))
-        assert cronjob["status"]["lastScheduleTime"] == second["metadata"]["annotations"][
-            "batch.kubernetes.io/cronjob-scheduled-timestamp"]
+        second = await _jobs(api, 1, other_than=first[0]["metadata"]["name"])
+        assert second is not None, "the second Job, and the first removed by the history limit"
+        assert (second[0]["status"]["startTime"], second[0]["status"]["completionTime"]) == (
+            _stamp(boundary + 300), _stamp(boundary + 330))
+        cronjob = await api.get(CRONJOBS, NS, "tick")
+        assert (cronjob["status"]["lastScheduleTime"], cronjob["status"]["lastSuccessfulTime"]) == (
+            _stamp(boundary + 300), _stamp(boundary + 330))
+        assert not cronjob["status"].get("active")
 
 
 async def _jobs(api: ApiClient, n: int, other_than: str = "") -> list[dict[str, Any]] | None:
@@ -189,7 +196,9 @@ async def _jobs(api: ApiClient, n: int, other_than: str = "") -> list[dict[str, 
     return jobs if len(jobs) == n and all(j["metadata"]["name"] != other_than for j in jobs) else None
 
 
-def _epoch(stamp: str) -> float:
-    from datetime import datetime
+def _stamp(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
+
+def _epoch(stamp: str) -> float:
     return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
