@@ -38,6 +38,7 @@ from fakeapi.scheduler.controllers.names import controller_entries
 from fakeapi.server.app import REQUEST_DEADLINES, create_app, route_directly
 from fakeapi.server.connections import GuardedSite
 from fakeapi.server.faults import FAULTS
+from fakeapi.server.pipe import deliveries as pipe_deliveries
 from fakeapi.server.state import REGISTRY
 
 if TYPE_CHECKING:
@@ -277,18 +278,11 @@ class FakeCluster(KubeHelpers):
         work this process cannot see."""
         if self.control_plane_enabled == "process":
             raise RuntimeError("settle() needs the control plane in this process (control_plane=True)")
-        if self._runner is None or self._site is None:
+        if self._runner is None:
             raise RuntimeError("cluster not started")
-        requests, site = self._runner.app[REQUEST_DEADLINES], self._site
-
-        def busy() -> str | None:
-            if n := len(requests):
-                return f"{n} API request(s) in flight"
-            if n := site.pipes_carrying():
-                return f"bytes in flight on {n} in-process connection(s)"
-            return None
-
-        await until_idle(busy, timeout, activity=site.pipe_deliveries)
+        requests = self._runner.app[REQUEST_DEADLINES]
+        await until_idle(lambda: f"{n} API request(s) in flight" if (n := len(requests)) else None, timeout,
+                         activity=pipe_deliveries)
 
     def close_watches(self) -> None:
         """End every open watch, as an apiserver restart does: clients resume from their revision."""

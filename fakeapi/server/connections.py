@@ -44,7 +44,7 @@ from fakeapi.config import ServerOptions
 from fakeapi.errors import ServiceUnavailable
 from fakeapi.machinery.deadlines import DeadlineSweep, TaskDeadlines
 from fakeapi.machinery.memo import Memo
-from fakeapi.server.pipe import PipeTransport, pipe
+from fakeapi.server.pipe import pipe
 
 log = logging.getLogger("fakeapi")
 
@@ -215,18 +215,6 @@ class ConnectionGuard:
 
     def _pipes_open(self) -> bool:
         return any(h.piped for h in self._open)
-
-    def _pipe_ends(self) -> list[PipeTransport]:
-        return [t for h in self._open if h.piped and isinstance(t := h.transport, PipeTransport)]
-
-    def pipes_carrying(self) -> int:
-        """Piped connections with bytes written that their reader has not received yet."""
-        return sum(1 for t in self._pipe_ends() if t.bytes_in_flight())
-
-    def pipe_deliveries(self) -> int:
-        """Deliveries made on the open piped connections, both ways: a count that moves while
-        anything talks through them."""
-        return sum(t.deliveries_both_ways() for t in self._pipe_ends())
 
     async def pipes_closed(self, timeout: float) -> None:
         """Return once no piped connection is open, or after ``timeout``."""
@@ -470,14 +458,6 @@ class GuardedSite(web.BaseSite):
         handler = _GuardedHandler(self._guard, server, piped=True, loop=loop, **self._handler_args)
         _, client_end = pipe(loop, handler, protocol)
         return client_end
-
-    def pipes_carrying(self) -> int:
-        """Connections made by :meth:`connect` with bytes in flight, either way."""
-        return self._guard.pipes_carrying()
-
-    def pipe_deliveries(self) -> int:
-        """Deliveries so far on the open connections made by :meth:`connect`, both ways."""
-        return self._guard.pipe_deliveries()
 
     async def pipes_closed(self, timeout: float) -> None:
         """Return once no connection made by :meth:`connect` is open, or after ``timeout`` seconds:

@@ -30,6 +30,14 @@ from typing import Any
 log = logging.getLogger("fakeapi")
 
 HIGH_WATER = 64 * 1024  # asyncio's default write-buffer limits for its socket transports
+_deliveries = 0  # data handed to a protocol, by every pipe of the process
+
+
+def deliveries() -> int:
+    """How many times pipes of this process handed data to their reader so far: a count that
+    moves while anything talks through them (``FakeCluster.settle`` on a loop whose ready
+    callbacks it cannot see)."""
+    return _deliveries
 
 
 class PipeTransport(asyncio.Transport):
@@ -50,7 +58,6 @@ class PipeTransport(asyncio.Transport):
         self._lost = False
         self._writing_paused = False
         self._high, self._low = HIGH_WATER, HIGH_WATER // 4
-        self.deliveries = 0  # data_received calls made: a sign of activity for FakeCluster.settle
 
     # -- asyncio.BaseTransport
 
@@ -107,15 +114,6 @@ class PipeTransport(asyncio.Transport):
         peer = self._peer
         return peer._inbox_size if peer is not None and not peer._lost else 0
 
-    def bytes_in_flight(self) -> int:
-        """Bytes written either way that their reader's protocol has not received yet."""
-        return self._inbox_size + self.get_write_buffer_size()
-
-    def deliveries_both_ways(self) -> int:
-        """``data_received`` calls made so far at both ends."""
-        peer = self._peer
-        return self.deliveries + (peer.deliveries if peer is not None else 0)
-
     def write(self, data: bytes | bytearray | memoryview) -> None:
         if not data or self._closing or self._lost:
             return  # as a socket transport drops writes after close
@@ -154,6 +152,7 @@ class PipeTransport(asyncio.Transport):
             self._delivery = self._loop.call_soon(self._deliver)
 
     def _deliver(self) -> None:
+        global _deliveries
         self._delivery = None
         if self._lost or not self._reading:
             return
@@ -162,7 +161,7 @@ class PipeTransport(asyncio.Transport):
             data = inbox[0] if len(inbox) == 1 else b"".join(inbox)
             self._inbox = []
             self._inbox_size = 0
-            self.deliveries += 1
+            _deliveries += 1
             try:
                 self._protocol.data_received(data)
             except (SystemExit, KeyboardInterrupt):
