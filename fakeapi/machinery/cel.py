@@ -40,7 +40,7 @@ from cel_expr_python.ext import ext_bindings, ext_encoders, ext_math, ext_option
 
 from fakeapi.machinery.cel_cost import CEL_SELECTOR_EXPRESSION_MAX_COST, COST_LIMIT_EXCEEDED, estimate_cost
 from fakeapi.machinery.cel_device import API_LIMITS, DeviceSizes
-from fakeapi.machinery.cel_messages import engine_message
+from fakeapi.machinery.cel_messages import engine_message, runtime_message
 from fakeapi.machinery.cel_messages import type_name as cel_type_name
 from fakeapi.machinery.quantity import parse_quantity
 
@@ -323,18 +323,6 @@ def device_env(driver: str, device: Mapping[str, Any]) -> DeviceEnv:
 # Compilation and evaluation
 
 _STRING_LITERAL = re.compile(r"""(?:"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)')""")
-_KEY_NOT_FOUND = re.compile(r'Key not found in map : "?([^"]*)"?')
-
-
-def _runtime_message(message: str) -> str:
-    # cel-cpp prefixes an absl status code; keep the message in cel-go's words where they differ.
-    if "Iteration budget exceeded" in message:  # the engine's own runtime budget
-        return COST_LIMIT_EXCEEDED
-    found = _KEY_NOT_FOUND.search(message)
-    if found:
-        return f"no such key: {found.group(1)}"
-    code, sep, rest = message.partition(": ")
-    return rest if sep and code.isupper() else message
 
 
 # About 4 ms of evaluation at the ~0.4 µs per cost unit measured for callback-heavy selectors.
@@ -376,7 +364,7 @@ class CompiledSelector:
         try:
             return self._program.eval(data={"device": data})
         except RuntimeError as err:  # an engine status rather than a CEL error value
-            raise CelError(_runtime_message(str(err))) from None
+            raise CelError(runtime_message(str(err))) from None
 
     def _reject_non_bool(self) -> None:
         """Catch what upstream's typed ``device`` rejects at compile time (``device.driver``).
@@ -426,7 +414,7 @@ class CompiledSelector:
             return value
         type_name = result.type().name()
         if type_name == "ERROR":
-            raise CelError(_runtime_message(str(value)))
+            raise CelError(runtime_message(str(value)))
         raise CelError(f"CEL result of type {type_name.lower()} could not be converted to bool")
 
 

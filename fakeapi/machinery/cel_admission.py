@@ -1,9 +1,11 @@
-"""CEL match conditions of admission webhooks, compiled as upstream's admission compiler does
-(``apiserver/pkg/admission/plugin/cel/compile.go``) and never evaluated: fakeapi calls no webhook.
+"""Admission CEL, compiled as upstream's admission compiler does
+(``apiserver/pkg/admission/plugin/cel/compile.go``): webhook match conditions (compiled only:
+fakeapi calls no webhook), and ValidatingAdmissionPolicy expressions (compiled and evaluated).
 
-The variables are upstream's for webhooks: ``object``, ``oldObject`` (dyn), ``request`` and
+The variables are upstream's: ``object``, ``oldObject`` (dyn), ``request`` and
 ``namespaceObject``, ``authorizer`` and ``authorizer.requestResource`` with the authz library's
-types and functions; no ``params`` (webhooks have none).
+types and functions; for policies also ``params`` (dyn) and ``variables``.  The authorizer is
+declared, not provided: an evaluation that calls it fails (and the policy's failurePolicy decides).
 
 Differences from upstream, by engine limits:
 
@@ -26,13 +28,14 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import Any
 
 from cel_expr_python import cel
 from cel_expr_python.ext import ext_bindings, ext_encoders, ext_math, ext_optional, ext_strings
 
-from fakeapi.machinery.cel_messages import engine_message, issues, type_name
+from fakeapi.machinery.cel_messages import engine_message, issues, run, type_name
 
-__all__ = ["match_condition_problem"]
+__all__ = ["evaluate", "expression_problem", "match_condition_problem", "policy_program"]
 
 # Names of Kubernetes' CEL libraries (apiserver/pkg/cel/library, cel-go extensions the apiserver
 # enables) that cel-expr-python lacks.  The engine reports a namespaced call (``sets.contains``)
@@ -92,24 +95,33 @@ def _authz_functions() -> list[cel.FunctionDecl]:
             for name, overloads in signatures.items()]
 
 
-@lru_cache(maxsize=1)
-def _env() -> cel.Env:
+@lru_cache(maxsize=3)
+def _env(policy: bool = False, params: bool = False) -> cel.Env:
     t = cel.Type
     record = t.Map(t.STRING, t.DYN)
+    policy_variables: dict[str, cel.Type] = {"variables": record} if policy else {}
+    if params:  # declared only for a policy with a paramKind, as upstream
+        policy_variables["params"] = t.DYN
     return cel.NewEnv(
         variables={"object": t.DYN, "oldObject": t.DYN, "request": record, "namespaceObject": record,
                    "authorizer": t.AbstractType("kubernetes.authorization.Authorizer"),
-                   "authorizer.requestResource": t.AbstractType("kubernetes.authorization.ResourceCheck")},
+                   "authorizer.requestResource": t.AbstractType("kubernetes.authorization.ResourceCheck"),
+                   **policy_variables},
         extensions=[ext_bindings.ExtBindings(), ext_strings.ExtStrings(), ext_math.ExtMath(),
                     ext_encoders.ExtEncoders(), ext_optional.ExtOptional()],
         functions=_authz_functions(),
     )
 
 
-def match_condition_problem(expression: str) -> str | None:
-    """Why a webhook match condition does not compile (upstream's detail), or None if it does."""
+def expression_problem(expression: str, *, policy: bool = False, params: bool = False,
+                       result: str | None = "BOOL") -> str | None:
+    """Why an admission expression does not compile (upstream's detail), or None if it does.
+    ``result``: the type it must have (BOOL, STRING for a message expression, None for any).
+    A policy's expression typed dyn is refused, as upstream's checker refuses it (``object`` is
+    dyn there too), unless it reads ``variables``: upstream types each variable, this engine
+    cannot declare their types.  A webhook's match condition typed dyn is accepted (see above)."""
     try:
-        program = _env().compile(expression)
+        program = _env(policy, params).compile(expression)
     except RuntimeError as err:
         message = engine_message(err, truncate=False)
         undeclared = _UNDECLARED.findall(message)
@@ -119,7 +131,31 @@ def match_condition_problem(expression: str) -> str | None:
                 all(name in _LIBRARY_NAMES for name in undeclared):
             return None
         return f"compilation failed: {engine_message(err)}"
-    result = program.return_type().name()
-    if result not in ("BOOL", "DYN"):
-        return f"must evaluate to bool but got {type_name(result)}"
-    return None
+    found = program.return_type().name()
+    if result is None or found == result or (found == "DYN" and (not policy or "variables" in expression)):
+        return None
+    return f"must evaluate to {type_name(result)} but got {type_name(found)}"
+
+
+def match_condition_problem(expression: str) -> str | None:
+    """Why a webhook match condition does not compile, or None if it does."""
+    return expression_problem(expression)
+
+
+@lru_cache(maxsize=4096)
+def policy_program(expression: str) -> cel.Expression | str:
+    """A policy expression compiled, or why it cannot be (a library function the engine lacks
+    compiles at validation but not here: its evaluation fails)."""
+    try:
+        return _env(True, True).compile(expression)
+    except RuntimeError as err:
+        return f"compilation failed: {engine_message(err)}"
+
+
+def evaluate(expression: str, activation: dict[str, Any]) -> tuple[Any, str | None]:
+    """A policy expression's value over ``activation`` (object, oldObject, request, params,
+    namespaceObject, variables), or (None, the error)."""
+    program = policy_program(expression)
+    if isinstance(program, str):
+        return None, program
+    return run(program, activation)

@@ -5,6 +5,9 @@ match conditions (:mod:`.cel_admission`)."""
 from __future__ import annotations
 
 import re
+from typing import Any
+
+from fakeapi.machinery.cel_cost import COST_LIMIT_EXCEEDED
 
 # cel-go reports at most this many issues of one expression, then how many it left out.
 MAX_ERRORS = 100
@@ -47,3 +50,26 @@ def type_name(engine_name: str) -> str:
     """A type as cel-go prints it: ``LIST<INT>`` as ``list(int)``, ``NULL`` as ``null_type``."""
     text = engine_name.replace("<", "(").replace(">", ")")
     return re.sub(r"\b[A-Z]+\b", lambda m: _GO_TYPE_NAMES.get(m.group(0), m.group(0)), text)
+
+
+def run(program: Any, variables: dict[str, Any]) -> tuple[Any, str | None]:
+    """Evaluate a compiled expression: (its value, None), or (None, the error as cel-go words it)."""
+    try:
+        result = program.eval(data=variables)
+    except RuntimeError as err:
+        return None, engine_message(err)
+    value = result.value()
+    if result.type().name() == "ERROR":
+        return None, runtime_message(str(value))
+    return value, None
+
+
+def runtime_message(message: str) -> str:
+    """An evaluation error of cel-expr-python as cel-go's reads."""
+    if "Iteration budget exceeded" in message:  # the engine's own runtime budget
+        return COST_LIMIT_EXCEEDED
+    found = re.search(r'Key not found in map : "?([^"]*)"?', message)
+    if found:
+        return f"no such key: {found.group(1)}"
+    code, sep, rest = message.partition(": ")
+    return rest if sep and code.isupper() else message

@@ -29,7 +29,7 @@ from cel_expr_python import cel
 from cel_expr_python.ext import ext_bindings, ext_encoders, ext_math, ext_optional, ext_strings
 
 from fakeapi.errors import FieldError, duplicate, forbidden, invalid, required
-from fakeapi.machinery.cel_messages import engine_message
+from fakeapi.machinery.cel_messages import engine_message, run
 from fakeapi.machinery.structural import Schema, join
 
 # Upstream limits (apiserver/pkg/apis/cel/config.go, apiextensions validation.go).
@@ -208,27 +208,6 @@ def to_cel(value: Any, schema: Schema, *, root: bool = False) -> Any:
     return value
 
 
-def _result(program: Any, variables: dict[str, Any]) -> tuple[Any, str | None]:
-    try:
-        result = program.eval(data=variables)
-    except RuntimeError as err:
-        return None, engine_message(err)
-    value = result.value()
-    if result.type().name() == "ERROR":
-        return None, _runtime_message(str(value))
-    return value, None
-
-
-def _runtime_message(message: str) -> str:
-    if "Iteration budget exceeded" in message:
-        return "operation cancelled: actual cost limit exceeded"
-    found = re.search(r'Key not found in map : "?([^"]*)"?', message)
-    if found:
-        return f"no such key: {found.group(1)}"
-    code, sep, rest = message.partition(": ")
-    return rest if sep and code.isupper() else message
-
-
 def _failure(path: str, schema: Schema, rule: dict[str, Any], detail: str) -> FieldError:
     field_path = rule.get("fieldPath") or ""
     if field_path:
@@ -250,7 +229,7 @@ def evaluate(compiled: CompiledRule, schema: Schema, value: Any, old: Any, path:
     rule = compiled.rule
     variables = {"self": to_cel(value, schema, root=root)}
     variables["oldSelf"] = to_cel(old, schema, root=root) if has_old else None
-    result, error = _result(compiled.program, variables)
+    result, error = run(compiled.program, variables)
     type_name = "object" if not schema.type else schema.type
     if error is not None:
         return invalid(path, type_name, f"{error} evaluating rule: {rule.get('rule')}")
@@ -261,7 +240,7 @@ def evaluate(compiled: CompiledRule, schema: Schema, value: Any, old: Any, path:
                                         f"rule: {rule.get('rule')}")
     detail = rule.get("message") or f"failed rule: {rule.get('rule')}"
     if compiled.message_program is not None:
-        message, message_error = _result(compiled.message_program, variables)
+        message, message_error = run(compiled.message_program, variables)
         if message_error is None and isinstance(message, str) and message.strip() and "\n" not in message:
             detail = message.strip()
     return _failure(path, schema, rule, detail)

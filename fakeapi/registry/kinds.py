@@ -34,7 +34,11 @@ from fakeapi.registry.printers import (
     path,
     pod_row_conditions,
 )
-from fakeapi.registry.printers_admission import WEBHOOK_CONFIGURATION_COLUMNS
+from fakeapi.registry.printers_admission import (
+    VALIDATING_ADMISSION_POLICY_BINDING_COLUMNS,
+    VALIDATING_ADMISSION_POLICY_COLUMNS,
+    WEBHOOK_CONFIGURATION_COLUMNS,
+)
 from fakeapi.registry.printers_autoscaling import HPA_COLUMNS
 from fakeapi.registry.printers_certificates import CSR_COLUMNS
 from fakeapi.registry.printers_everyday import (
@@ -226,9 +230,17 @@ KINDS: tuple[ResourceType, ...] = (
     # autoscaling/v2: stored and validated; no autoscaler runs, so status is what clients write.
     _kind("autoscaling", "v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers", namespaced=True,
           short_names=("hpa",), categories=("all",), subresources=(STATUS,), columns=HPA_COLUMNS),
-    # admissionregistration.k8s.io/v1: stored and validated; fakeapi calls no admission webhook.
+    # admissionregistration.k8s.io/v1: webhook configurations stored and validated (fakeapi calls no
+    # admission webhook); ValidatingAdmissionPolicies stored, validated and enforced.
     _kind("admissionregistration.k8s.io", "v1", "ValidatingWebhookConfiguration", "validatingwebhookconfigurations",
           namespaced=False, categories=("api-extensions",), columns=WEBHOOK_CONFIGURATION_COLUMNS),
     _kind("admissionregistration.k8s.io", "v1", "MutatingWebhookConfiguration", "mutatingwebhookconfigurations",
           namespaced=False, categories=("api-extensions",), columns=WEBHOOK_CONFIGURATION_COLUMNS),
+    # Enforced on every write their bindings match (fakeapi.registry.policies).
+    _kind("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicy", "validatingadmissionpolicies",
+          namespaced=False, categories=("api-extensions",), subresources=(STATUS,),
+          columns=VALIDATING_ADMISSION_POLICY_COLUMNS),
+    _kind("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicyBinding",
+          "validatingadmissionpolicybindings", namespaced=False, categories=("api-extensions",),
+          columns=VALIDATING_ADMISSION_POLICY_BINDING_COLUMNS),
 )

@@ -121,8 +121,13 @@ def update_scale(writer: Writer, rt: ResourceType, namespace: str, name: str, sc
     rv = (scale.get("metadata") or {}).get("resourceVersion")
     if rv:
         obj["metadata"]["resourceVersion"] = rv
+    # Admission sees the Scale, as upstream's (a policy on deployments alone does not match it).
+    old_scale = _scale_of(writer.reads.get(rt, namespace, name))
+    new_scale = {**old_scale, "spec": {**old_scale.get("spec", {}), "replicas": replicas}}
+    if writer.policies.active():
+        writer.validating_policies(rt, "UPDATE", new_scale, old_scale, "scale", opts.user, opts.dry_run)
     obj.setdefault("spec", {})["replicas"] = replicas
-    updated, _ = writer.update(rt, namespace, name, obj, replace(opts, subresource=""))
+    updated, _ = writer.update(rt, namespace, name, obj, replace(opts, subresource="", policies=False))
     return _scale_of(updated)
 
 

@@ -29,6 +29,7 @@ from fakeapi.errors import (
     status_details,
 )
 from fakeapi.machinery import managedfields
+from fakeapi.machinery.admission_match import RequestAttributes
 from fakeapi.machinery.jsoncopy import deep_copy
 from fakeapi.machinery.listtypes import ListTypes
 from fakeapi.machinery.memo import Memo
@@ -41,6 +42,7 @@ from fakeapi.models.meta import FINALIZER_FOREGROUND, FINALIZER_ORPHAN, ObjectMe
 from fakeapi.models.schema import STRATEGIC, decode, drop_emptied, fill_value_structs
 from fakeapi.registry import meta as m
 from fakeapi.registry import patching
+from fakeapi.registry.policies import Policies
 from fakeapi.registry.reads import Reader
 from fakeapi.registry.resource import KindTable, ResourceType, Subresource
 from fakeapi.store.eventlog import ADDED, DELETED, MODIFIED
@@ -61,6 +63,8 @@ class WriteOptions:
     subresource: str = ""
     # Who sent the write, when the kind's strategy ``wants_user`` (see AdmissionContext.user).
     user: UserInfo | None = None
+    # False when a subresource's handler ran the admission policies on its own view (scale).
+    policies: bool = True
 
 
 def _check_rv(rt: ResourceType, name: str, body: dict[str, Any], stored: dict[str, Any]) -> None:
@@ -117,6 +121,7 @@ class Writer:
         # stored one (a namespace write stores new labels; keeping them here keeps the identity
         # test sound).
         self._contexts: Memo[tuple[str, str, str], tuple[Any, AdmissionContext]] = Memo(1024)
+        self.policies = Policies(store, reads, kinds)
 
     # -- admission -----------------------------------------------------------------------------
 
@@ -211,16 +216,29 @@ class Writer:
         stored = self._store.commit(rt.storage_key, event_type, rt.write_view(obj))
         return stored if rt.read_view is None else rt.read_view(stored)
 
+    def validating_policies(self, rt: ResourceType, operation: str, obj: dict[str, Any] | None,
+                            old: dict[str, Any] | None, subresource: str, user: UserInfo | None,
+                            dry_run: bool) -> list[str]:
+        """ValidatingAdmissionPolicy, after the write's own validation: the warnings of its Warn
+        actions; raises the Status of a denial.  A subresource whose handler writes the parent
+        (scale) runs it on its own view.  Callers ask ``policies.active()`` first: a cluster
+        without bindings pays that look alone."""
+        bindings = self.policies.bindings()
+        meta = (obj if obj is not None else old or {}).get("metadata") or {}
+        attrs = RequestAttributes(operation, rt.group, rt.version, rt.plural, subresource, meta.get("name") or "",
+                                  meta.get("namespace") or "" if rt.namespaced else "", rt.kind)
+        return self.policies.admit(rt, attrs, obj, old, user=user, dry_run=dry_run, bindings=bindings)
+
     # -- create --------------------------------------------------------------------------------
 
     def create(self, rt: ResourceType, namespace: str, body: dict[str, Any],
                opts: WriteOptions) -> tuple[dict[str, Any], list[str]]:
         """Create an object; returns (object, warnings)."""
         obj, warnings = self._decode(rt, body, opts.field_validation)
-        return self._create(rt, namespace, obj, opts), warnings
+        return self._create(rt, namespace, obj, opts, warnings), warnings
 
     def _create(self, rt: ResourceType, namespace: str, obj: dict[str, Any], opts: WriteOptions,
-                managed: list[Any] | None = None) -> dict[str, Any]:
+                warnings: list[str], managed: list[Any] | None = None) -> dict[str, Any]:
         meta = obj.setdefault("metadata", {})
         if not isinstance(meta, dict):
             raise BadRequest("metadata must be an object")
@@ -254,9 +272,10 @@ class Writer:
             obj = managedfields.track_update(None, obj, manager=opts.manager, api_version=rt.api_version,
                                              types=_list_types(rt), now=now,
                                              subresource=opts.subresource)
-        return self._commit_new(rt, obj, opts)
+        return self._commit_new(rt, obj, opts, warnings)
 
-    def _commit_new(self, rt: ResourceType, obj: dict[str, Any], opts: WriteOptions) -> dict[str, Any]:
+    def _commit_new(self, rt: ResourceType, obj: dict[str, Any], opts: WriteOptions,
+                    warnings: list[str]) -> dict[str, Any]:
         meta = obj["metadata"]
         namespace = meta.get("namespace", "")
         if not meta.get("name"):
@@ -271,6 +290,8 @@ class Writer:
                 raise already_exists(rt.plural, rt.group, m.generate_name(prefix))
         if self.reads.find(rt, namespace, meta["name"]) is not None:
             raise already_exists(rt.plural, rt.group, meta["name"])
+        if opts.policies and self.policies.active():
+            warnings += self.validating_policies(rt, "CREATE", obj, None, opts.subresource, opts.user, opts.dry_run)
         if opts.dry_run:
             return obj  # never stored, so no resourceVersion (upstream omits it too)
         return self._commit(rt, ADDED, obj)
@@ -284,10 +305,10 @@ class Writer:
         new, warnings = self._decode(rt, body, opts.field_validation)
         _check_identity(rt, new.get("metadata"), name, namespace)
         _check_rv(rt, name, new, old)
-        return self._update(rt, old, new, opts), warnings
+        return self._update(rt, old, new, opts, warnings), warnings
 
     def _update(self, rt: ResourceType, old: dict[str, Any], new: dict[str, Any],
-                opts: WriteOptions, managed: list[Any] | None = None) -> dict[str, Any]:
+                opts: WriteOptions, warnings: list[str], managed: list[Any] | None = None) -> dict[str, Any]:
         """The shared tail of PUT, PATCH and apply: carry server fields, hooks, commit."""
         old_meta = old["metadata"]
         uid = (new.setdefault("metadata", {})).get("uid")
@@ -323,6 +344,8 @@ class Writer:
             new = managedfields.track_update(old, new, manager=opts.manager, api_version=rt.api_version,
                                              types=_list_types(rt), now=now_rfc3339(),
                                              subresource=opts.subresource)
+        if opts.policies and self.policies.active():
+            warnings += self.validating_policies(rt, "UPDATE", new, old, opts.subresource, opts.user, opts.dry_run)
         # A write that changes nothing, managedFields included, is a no-op (no event, same
         # resourceVersion); a change of managedFields alone is stored, as upstream: an apply that
         # makes its manager a co-owner, a client rewriting the entries (kubectl's CSA upgrade).
@@ -369,7 +392,7 @@ class Writer:
             _drop_emptied(rt, patch_type, patch, new)
         _check_identity(rt, new.get("metadata"), name, namespace)
         _check_rv(rt, name, new, old)
-        return self._update(rt, old, new, opts), False, warnings
+        return self._update(rt, old, new, opts, warnings), False, warnings
 
     def _apply(self, rt: ResourceType, namespace: str, name: str, patch: Any,
                opts: WriteOptions) -> tuple[dict[str, Any], bool, list[str]]:
@@ -389,15 +412,16 @@ class Writer:
             if opts.subresource:
                 raise not_found(rt.plural, rt.group, name)
             merged.setdefault("metadata", {})["name"] = name
-            return self._create(rt, namespace, merged, opts, managed), True, warnings
+            return self._create(rt, namespace, merged, opts, warnings, managed), True, warnings
         _check_rv(rt, name, applied, live)
-        return self._update(rt, live, merged, opts, managed), False, warnings
+        return self._update(rt, live, merged, opts, warnings, managed), False, warnings
 
     # -- delete --------------------------------------------------------------------------------
 
     def delete(self, rt: ResourceType, namespace: str, name: str, options: dict[str, Any],
-               dry_run: bool = False) -> tuple[dict[str, Any], bool]:
-        """Delete per DeleteOptions; returns (object, gone) — gone False while something holds it."""
+               dry_run: bool = False, user: UserInfo | None = None) -> tuple[dict[str, Any], bool]:
+        """Delete per DeleteOptions; returns (object, gone) — gone False while something holds it.
+        ``user``: who asked, for admission policies."""
         old = self.reads.get(rt, namespace, name)
         meta = old["metadata"]
         pre = options.get("preconditions") or {}
@@ -415,6 +439,8 @@ class Writer:
             raise invalid_object("DeleteOptions", "meta.k8s.io", "", [
                 not_supported("propagationPolicy", policy, [*PROPAGATION_POLICIES, "nil"])])
         rt.strategy.admit_delete(old)
+        if self.policies.active():  # (a Warn action's warning has no way out of a delete's answer here)
+            self.validating_policies(rt, "DELETE", None, old, "", user, dry_run)
         new = deep_copy(old)
         new_meta = new["metadata"]
         finalizers = list(new_meta.get("finalizers") or [])

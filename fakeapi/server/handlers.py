@@ -212,10 +212,10 @@ async def _get(request: web.Request, registry: Registry, target: Target) -> web.
     return json_response(metadata_only.object(obj) if metadata_only else obj)
 
 
-def _with_user(request: web.Request, target: Target, opts: WriteOptions) -> WriteOptions:
-    """``opts`` with the requesting user when the kind's creates record it (CSRs); options are
-    shared between requests, so the user goes on a copy."""
-    if not target.resource.strategy.wants_user:
+def _with_user(request: web.Request, registry: Registry, target: Target, opts: WriteOptions) -> WriteOptions:
+    """``opts`` with the requesting user when the kind's creates record it (CSRs) or admission
+    policies may read it; options are shared between requests, so the user goes on a copy."""
+    if not target.resource.strategy.wants_user and not registry.writes.policies.active():
         return opts
     return replace(opts, user=authenticate(request, request.app[ACCESS]))
 
@@ -223,7 +223,7 @@ def _with_user(request: web.Request, target: Target, opts: WriteOptions) -> Writ
 async def _create(request: web.Request, registry: Registry, target: Target) -> web.Response:
     body = await read_body(request)
     _check_type_meta(body, target)
-    opts = _with_user(request, target, write_options(request))
+    opts = _with_user(request, registry, target, write_options(request))
     obj, warnings = registry.writes.create(target.resource, target.namespace or "", body, opts)
     return json_response(obj, 201, warnings)
 
@@ -231,7 +231,7 @@ async def _create(request: web.Request, registry: Registry, target: Target) -> w
 async def _update(request: web.Request, registry: Registry, target: Target) -> web.Response:
     body = await read_body(request)
     _check_type_meta(body, target)
-    opts = write_options(request, target.subresource)
+    opts = _with_user(request, registry, target, write_options(request, target.subresource))
     obj, warnings = registry.writes.update(target.resource, target.namespace or "", target.name or "", body, opts)
     return json_response(obj, 200, warnings)
 
@@ -251,7 +251,8 @@ async def _patch(request: web.Request, registry: Registry, target: Target) -> we
     if patch_type == "apply":
         _check_type_meta(body, target)
     # (server-side apply may create)
-    opts = _with_user(request, target, write_options(request, target.subresource, apply=patch_type == "apply"))
+    opts = _with_user(request, registry, target,
+                      write_options(request, target.subresource, apply=patch_type == "apply"))
     obj, created, warnings = registry.writes.patch(target.resource, target.namespace or "", target.name or "",
                                             patch_type, body, opts)
     return json_response(obj, 201 if created else 200, warnings)
@@ -280,7 +281,8 @@ async def _delete_options(request: web.Request) -> tuple[dict[str, Any], bool]:
 async def _delete(request: web.Request, registry: Registry, target: Target) -> web.Response:
     options, dry_run = await _delete_options(request)
     rt = target.resource
-    obj, gone = registry.writes.delete(rt, target.namespace or "", target.name or "", options, dry_run)
+    user = authenticate(request, request.app[ACCESS]) if registry.writes.policies.active() else None
+    obj, gone = registry.writes.delete(rt, target.namespace or "", target.name or "", options, dry_run, user)
     if not gone or rt.returns_deleted_object:
         return json_response(obj)
     details: dict[str, Any] = {"name": target.name, "kind": rt.plural, "uid": obj["metadata"]["uid"]}

@@ -63,6 +63,10 @@ class ObjectStore:
     def get(self, storage: StorageKey, key: ObjectKey) -> dict[str, Any] | None:
         return self._data.get(storage, {}).get(key)
 
+    def count(self, storage: StorageKey) -> int:
+        """How many objects are stored under ``storage``."""
+        return len(self._data.get(storage, ()))
+
     def items(self, storage: StorageKey, namespace: str | None = None) -> list[dict[str, Any]]:
         """Current objects ordered by (namespace, name), as etcd key order."""
         data = self._data.get(storage)

@@ -1,5 +1,7 @@
 """``admissionregistration.k8s.io/v1`` strategies: ValidatingWebhookConfiguration and
-MutatingWebhookConfiguration, stored and validated, never called (fakeapi runs no admission webhook).
+MutatingWebhookConfiguration, stored and validated, never called (fakeapi runs no admission webhook);
+ValidatingAdmissionPolicy and its bindings, stored, validated and enforced
+(:mod:`fakeapi.registry.policies`).
 
 Defaults follow ``pkg/apis/admissionregistration/v1/defaults.go`` (failurePolicy Fail, matchPolicy
 Equivalent, empty selectors, timeoutSeconds 10, reinvocationPolicy Never, rule scope ``*``, service
@@ -16,19 +18,23 @@ the stored ones are not compiled again (as upstream, whose CEL environment may h
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from fakeapi.errors import (
     FieldError,
     GoSyntax,
     duplicate,
+    forbidden,
     go_quote,
     invalid,
     not_supported,
     required,
+    too_long,
     too_many,
 )
-from fakeapi.machinery.cel_admission import match_condition_problem
+from fakeapi.machinery.cel_admission import expression_problem, match_condition_problem
 from fakeapi.validation import names
 from fakeapi.validation.services import port_number_problems
 from fakeapi.validation.strategy import AdmissionContext, Strategy
@@ -279,9 +285,10 @@ def _rule(rule: dict[str, Any], path: str) -> list[FieldError]:
 # --- match conditions --------------------------------------------------------------------------
 
 
-def _match_conditions(conditions: list[dict[str, Any]], path: str) -> list[FieldError]:
-    """``validateMatchConditions``: at most 64, each a compiling expression and a qualified name,
-    names unique."""
+def _match_conditions(conditions: list[dict[str, Any]], path: str,
+                      problem: Callable[[str], str | None] = match_condition_problem) -> list[FieldError]:
+    """``validateMatchConditions``: at most 64, each a compiling expression (``problem`` says why
+    not) and a qualified name, names unique."""
     errs: list[FieldError] = []
     if len(conditions) > MAX_MATCH_CONDITIONS:
         errs.append(too_many(path, len(conditions), MAX_MATCH_CONDITIONS))
@@ -292,9 +299,9 @@ def _match_conditions(conditions: list[dict[str, Any]], path: str) -> list[Field
         if not expression:
             errs.append(required(f"{p}.expression"))
         else:
-            problem = match_condition_problem(expression)
-            if problem is not None:
-                errs.append(invalid(f"{p}.expression", expression, problem))
+            detail = problem(expression)
+            if detail is not None:
+                errs.append(invalid(f"{p}.expression", expression, detail))
         name = condition.get("name") or ""
         errs += names.check_required(f"{p}.name", name, names.qualified_name)
         if name:
@@ -406,7 +413,215 @@ class WebhookConfigurationStrategy(Strategy):
         return validate_configuration(new, mutating=self.mutating, old=old)
 
 
+# --- ValidatingAdmissionPolicy and its bindings ---------------------------------------------------
+
+POLICY_REASONS = ["Forbidden", "Invalid", "RequestEntityTooLarge"]  # Unauthorized is refused, as upstream
+VALIDATION_ACTIONS = ["Audit", "Deny", "Warn"]
+PARAMETER_NOT_FOUND_ACTIONS = ["Allow", "Deny"]
+MAX_AUDIT_ANNOTATIONS = 20
+MAX_VALUE_EXPRESSION_BYTES = 5 * 1024
+_CEL_IDENTIFIER = re.compile(r"^[_a-zA-Z][_a-zA-Z0-9]*$")
+
+
+def default_match_resources(match: Any) -> None:
+    """``SetDefaults_MatchResources``: matchPolicy Equivalent, empty selectors, rule scope ``*``."""
+    if not isinstance(match, dict):
+        return
+    match.setdefault("matchPolicy", "Equivalent")
+    for key in ("namespaceSelector", "objectSelector"):
+        if match.get(key) is None:
+            match[key] = {}
+    for key in ("resourceRules", "excludeResourceRules"):
+        for rule in match.get(key) or []:
+            if isinstance(rule, dict) and rule.get("scope") is None:
+                rule["scope"] = "*"
+
+
+def _match_resources(match: dict[str, Any], path: str, *, rules_required: bool) -> list[FieldError]:
+    """``validateMatchResources``: rules (required for a policy), selectors, matchPolicy."""
+    errs: list[FieldError] = []
+    if match.get("matchPolicy") is None:
+        errs.append(required(f"{path}.matchPolicy"))
+    errs += _enum(match, "matchPolicy", MATCH_POLICIES, path)
+    for key in ("namespaceSelector", "objectSelector"):
+        if match.get(key) is None:
+            errs.append(required(f"{path}.{key}"))
+        else:
+            errs += validate_label_selector(match[key], f"{path}.{key}")
+    rules = match.get("resourceRules") or []
+    if rules_required and not rules:
+        errs.append(required(f"{path}.resourceRules"))
+    for key in ("resourceRules", "excludeResourceRules"):
+        for i, rule in enumerate(match.get(key) or []):
+            rule = rule or {}
+            errs += _rule(rule, f"{path}.{key}[{i}]")
+            seen: set[str] = set()
+            for j, name in enumerate(rule.get("resourceNames") or []):
+                if name in seen:
+                    errs.append(duplicate(f"{path}.{key}[{i}].resourceNames[{j}]", name))
+                seen.add(name)
+    return errs
+
+
+def _validations(validations: list[dict[str, Any]], path: str, params: bool) -> list[FieldError]:
+    errs: list[FieldError] = []
+    for i, validation in enumerate(validations):
+        p = f"{path}[{i}]"
+        expression = (validation.get("expression") or "").strip()
+        if not expression:
+            errs.append(required(f"{p}.expression", "expression is not specified"))
+        elif (problem := expression_problem(expression, policy=True, params=params)) is not None:
+            errs.append(invalid(f"{p}.expression", expression, problem))
+        message = validation.get("message")
+        if message is not None and not message.strip():
+            errs.append(invalid(f"{p}.message", message, "message must be non-empty if specified"))
+        elif message is not None and ("\n" in message or "\r" in message):
+            errs.append(invalid(f"{p}.message", message, "message must not contain line breaks"))
+        message_expression = validation.get("messageExpression")
+        if message_expression is not None:
+            if not message_expression.strip():
+                errs.append(invalid(f"{p}.messageExpression", message_expression, "must be non-empty if specified"))
+            elif (problem := expression_problem(message_expression, policy=True, params=params,
+                                                result="STRING")) is not None:
+                errs.append(invalid(f"{p}.messageExpression", message_expression, problem))
+        errs += _enum(validation, "reason", POLICY_REASONS, p)
+    return errs
+
+
+def _variables(variables: list[dict[str, Any]], path: str, params: bool) -> list[FieldError]:
+    errs: list[FieldError] = []
+    for i, variable in enumerate(variables):
+        p = f"{path}[{i}]"
+        name = variable.get("name") or ""
+        if not name:
+            errs.append(required(f"{p}.name", "name is not specified"))
+        elif not _CEL_IDENTIFIER.match(name):
+            errs.append(invalid(f"{p}.name", name, "name is not a valid CEL identifier"))
+        expression = (variable.get("expression") or "").strip()
+        if not expression:
+            errs.append(required(f"{p}.expression", "expression is not specified"))
+        elif (problem := expression_problem(expression, policy=True, params=params, result=None)) is not None:
+            errs.append(invalid(f"{p}.expression", expression, problem))
+    return errs
+
+
+def _audit_annotations(annotations: list[dict[str, Any]], policy: str, path: str, params: bool) -> list[FieldError]:
+    errs: list[FieldError] = []
+    if len(annotations) > MAX_AUDIT_ANNOTATIONS:
+        errs.append(too_many(path, len(annotations), MAX_AUDIT_ANNOTATIONS))
+    seen: set[str] = set()
+    for i, annotation in enumerate(annotations):
+        p = f"{path}[{i}]"
+        key = annotation.get("key") or ""
+        errs += names.check_required(f"{p}.key", f"{policy}/{key}" if key else "", names.qualified_name)
+        if key in seen:
+            errs.append(duplicate(f"{p}.key", key))
+        seen.add(key)
+        value = (annotation.get("valueExpression") or "").strip()
+        if not value:
+            errs.append(required(f"{p}.valueExpression", "valueExpression is not specified"))
+        elif len(value.encode()) > MAX_VALUE_EXPRESSION_BYTES:
+            errs.append(too_long(f"{p}.valueExpression", MAX_VALUE_EXPRESSION_BYTES))
+        elif (problem := expression_problem(value, policy=True, params=params, result=None)) is not None:
+            errs.append(invalid(f"{p}.valueExpression", value, problem))
+    return errs
+
+
+def validate_policy(obj: dict[str, Any]) -> list[FieldError]:
+    """``ValidateValidatingAdmissionPolicy`` (ObjectMeta aside)."""
+    spec = obj.get("spec") or {}
+    params = bool(spec.get("paramKind"))
+    errs: list[FieldError] = []
+    if spec.get("failurePolicy") is None:
+        errs.append(required("spec.failurePolicy"))
+    errs += _enum(spec, "failurePolicy", FAILURE_POLICIES, "spec")
+    kind = spec.get("paramKind")
+    if kind is not None:
+        for key in ("apiVersion", "kind"):
+            if not kind.get(key):
+                errs.append(required(f"spec.paramKind.{key}"))
+    if spec.get("matchConstraints") is None:
+        errs.append(required("spec.matchConstraints"))
+    else:
+        errs += _match_resources(spec["matchConstraints"], "spec.matchConstraints", rules_required=True)
+    validations = [v or {} for v in spec.get("validations") or []]
+    annotations = [a or {} for a in spec.get("auditAnnotations") or []]
+    if not validations and not annotations:
+        errs += [required("spec.validations", "validations or auditAnnotations must contain at least one item"),
+                 required("spec.auditAnnotations", "validations or auditAnnotations must contain at least one item")]
+    errs += _validations(validations, "spec.validations", params)
+    errs += _audit_annotations(annotations, (obj.get("metadata") or {}).get("name") or "", "spec.auditAnnotations",
+                               params)
+    errs += _match_conditions([c or {} for c in spec.get("matchConditions") or []], "spec.matchConditions",
+                              partial(expression_problem, policy=True, params=params))
+    errs += _variables([v or {} for v in spec.get("variables") or []], "spec.variables", params)
+    return errs
+
+
+def validate_binding(obj: dict[str, Any]) -> list[FieldError]:
+    """``ValidateValidatingAdmissionPolicyBinding`` (ObjectMeta aside)."""
+    spec = obj.get("spec") or {}
+    errs = names.check_required("spec.policyName", spec.get("policyName") or "", names.dns1123_subdomain)
+    actions = spec.get("validationActions") or []
+    if not actions:
+        errs.append(required("spec.validationActions", "at least one validation action is required"))
+    seen: set[str] = set()
+    for i, action in enumerate(actions):
+        if action not in VALIDATION_ACTIONS:
+            errs.append(not_supported(f"spec.validationActions[{i}]", action, VALIDATION_ACTIONS))
+        elif action in seen:
+            errs.append(duplicate(f"spec.validationActions[{i}]", action))
+        seen.add(action)
+    if {"Deny", "Warn"} <= seen:
+        errs.append(invalid("spec.validationActions", _go_strings(actions, "admissionregistration.ValidationAction"),
+                            "must not contain both Deny and Warn (repeating the same validation failure "
+                            "information in the API response and headers serves no purpose)"))
+    if spec.get("matchResources") is not None:
+        # (upstream's field path has this spelling)
+        errs += _match_resources(spec["matchResources"], "spec.matchResouces", rules_required=False)
+    ref = spec.get("paramRef")
+    if ref is not None:
+        if ref.get("name") and ref.get("selector") is not None:
+            errs += [forbidden("spec.paramRef.name", "name and selector are mutually exclusive"),
+                     forbidden("spec.paramRef.selector", "name and selector are mutually exclusive")]
+        elif not ref.get("name") and ref.get("selector") is None:
+            errs.append(required("spec.paramRef", "one of name or selector must be specified"))
+        if ref.get("selector") is not None:
+            errs += validate_label_selector(ref["selector"], "spec.paramRef.selector")
+        if ref.get("parameterNotFoundAction") is None:
+            errs.append(required("spec.paramRef.parameterNotFoundAction"))
+        errs += _enum(ref, "parameterNotFoundAction", PARAMETER_NOT_FOUND_ACTIONS, "spec.paramRef")
+    return errs
+
+
+class ValidatingAdmissionPolicyStrategy(Strategy):
+    """Policies: defaults and validation; the registry enforces them (registry.policies)."""
+
+    def default(self, obj: dict[str, Any], ctx: AdmissionContext) -> None:
+        spec = obj.get("spec")
+        if isinstance(spec, dict):
+            spec.setdefault("failurePolicy", "Fail")
+            default_match_resources(spec.get("matchConstraints"))
+
+    def validate(self, obj: dict[str, Any], ctx: AdmissionContext) -> list[FieldError]:
+        return validate_policy(obj)
+
+
+class ValidatingAdmissionPolicyBindingStrategy(Strategy):
+    """Bindings: defaults and validation."""
+
+    def default(self, obj: dict[str, Any], ctx: AdmissionContext) -> None:
+        spec = obj.get("spec")
+        if isinstance(spec, dict):
+            default_match_resources(spec.get("matchResources"))
+
+    def validate(self, obj: dict[str, Any], ctx: AdmissionContext) -> list[FieldError]:
+        return validate_binding(obj)
+
+
 STRATEGIES: dict[str, Strategy] = {
     "ValidatingWebhookConfiguration": WebhookConfigurationStrategy(mutating=False),
     "MutatingWebhookConfiguration": WebhookConfigurationStrategy(mutating=True),
+    "ValidatingAdmissionPolicy": ValidatingAdmissionPolicyStrategy(),
+    "ValidatingAdmissionPolicyBinding": ValidatingAdmissionPolicyBindingStrategy(),
 }

@@ -504,3 +504,28 @@ DEFAULTS.update({
     # SetDefaults_Rule: scope * (the rest was sent).
     "trainer-mutating-webhook": {"webhooks": [{"rules": [{"scope": "*"}]}]},
 })
+
+# A ValidatingAdmissionPolicy and its binding (enforced: this one only warns, on TrainJobs).
+ADMISSION_POLICY = {
+    "apiVersion": ADMISSION, "kind": "ValidatingAdmissionPolicy", "metadata": {"name": "trainer-jobs"},
+    "spec": {"failurePolicy": "Ignore",
+             "matchConstraints": {"resourceRules": [{"operations": ["CREATE", "UPDATE"],
+                                                     "apiGroups": ["training.example.com"], "apiVersions": ["v1"],
+                                                     "resources": ["trainjobs"]}]},
+             "matchConditions": [{"name": "not-system",
+                                  "expression": "!request.userInfo.username.startsWith('system:')"}],
+             "variables": [{"name": "workers", "expression": "object.spec.workers"}],
+             "validations": [{"expression": "variables.workers <= 64", "reason": "Forbidden",
+                              "messageExpression": "'at most 64 workers, not ' + string(variables.workers)"}]}}
+ADMISSION_POLICY_BINDING = {
+    "apiVersion": ADMISSION, "kind": "ValidatingAdmissionPolicyBinding", "metadata": {"name": "trainer-jobs-warn"},
+    "spec": {"policyName": "trainer-jobs", "validationActions": ["Warn", "Audit"],
+             "matchResources": {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": NS}}}}}
+ALL = (*ALL, ADMISSION_POLICY, ADMISSION_POLICY_BINDING)
+DEFAULTS.update({
+    # SetDefaults_MatchResources and SetDefaults_Rule; the status, a value struct, reads back empty.
+    "trainer-jobs": {"spec": {"matchConstraints": {"matchPolicy": "Equivalent", "namespaceSelector": {},
+                                                   "objectSelector": {}, "resourceRules": [{"scope": "*"}]}},
+                     "status": {}},
+    "trainer-jobs-warn": {"spec": {"matchResources": {"matchPolicy": "Equivalent", "objectSelector": {}}}},
+})

@@ -76,7 +76,9 @@ TYPED: dict[tuple[str, str], tuple[type, str, bool]] = {
                                                               "certificate_signing_request", False),
     **{("admissionregistration.k8s.io/v1", kind): (client.AdmissionregistrationV1Api, resource, False)
        for kind, resource in (("ValidatingWebhookConfiguration", "validating_webhook_configuration"),
-                              ("MutatingWebhookConfiguration", "mutating_webhook_configuration"))},
+                              ("MutatingWebhookConfiguration", "mutating_webhook_configuration"),
+                              ("ValidatingAdmissionPolicy", "validating_admission_policy"),
+                              ("ValidatingAdmissionPolicyBinding", "validating_admission_policy_binding"))},
 }
 
 

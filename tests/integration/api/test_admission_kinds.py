@@ -299,4 +299,7 @@ async def test_discovery_lists_both_cluster_scoped_kinds(api: Api) -> None:
     assert found == {
         "validatingwebhookconfigurations": ("ValidatingWebhookConfiguration", False, ["api-extensions"]),
         "mutatingwebhookconfigurations": ("MutatingWebhookConfiguration", False, ["api-extensions"]),
+        "validatingadmissionpolicies": ("ValidatingAdmissionPolicy", False, ["api-extensions"]),
+        "validatingadmissionpolicies/status": ("ValidatingAdmissionPolicy", False, None),
+        "validatingadmissionpolicybindings": ("ValidatingAdmissionPolicyBinding", False, ["api-extensions"]),
     }
