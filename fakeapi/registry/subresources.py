@@ -34,6 +34,13 @@ from fakeapi.registry.resource import ResourceType, Subresource
 from fakeapi.registry.writes import WriteOptions, Writer
 
 
+def _about(body: dict[str, Any], pod: dict[str, Any]) -> dict[str, Any]:
+    """A subresource's body named as admission names it: the pod's name and namespace."""
+    meta = pod["metadata"]
+    return {**body, "metadata": {**(body.get("metadata") or {}), "name": meta["name"],
+                                 "namespace": meta.get("namespace", "")}}
+
+
 def bind_pod(writer: Writer, rt: ResourceType, namespace: str, name: str, binding: dict[str, Any],
              opts: WriteOptions) -> dict[str, Any]:
     """``POST pods/{name}/binding``: assign an unbound, live pod to ``target.name``."""
@@ -55,6 +62,8 @@ def bind_pod(writer: Writer, rt: ResourceType, namespace: str, name: str, bindin
     current = (pod.get("spec") or {}).get("nodeName")
     if current:
         raise conflict("pods/binding", "", name, f'pod {name} is already assigned to node "{current}"')
+    if writer.policies.active():  # admission sees the Binding, a create of pods/binding
+        writer.validating_policies(rt, "CREATE", _about(binding, pod), None, "binding", opts.user, opts.dry_run)
     # A binding leaves managedFields as they were (upstream's binding storage bypasses the field
     # manager).  Only the objects it changes are new (the store sets the resourceVersion in
     # metadata); the rest is the stored pod's, which no write edits in place.
@@ -197,13 +206,15 @@ def _take_disruption(writer: Writer, budgets: ResourceType, pdb: dict[str, Any],
                        else now_rfc3339()})
     new_status["conditions"] = conditions
     writer.update(budgets, meta["namespace"], name, new, WriteOptions(manager="fakeapi-eviction",
-                                                                        subresource="status"))
+                                                                        subresource="status", policies=False))
 
 
 def evict_pod(writer: Writer, rt: ResourceType, namespace: str, name: str, eviction: dict[str, Any],
               opts: WriteOptions) -> dict[str, Any]:
     """``POST pods/{name}/eviction``: delete the pod unless a PodDisruptionBudget forbids it (429)."""
     pod = writer.reads.get(rt, namespace, name)
+    if writer.policies.active():  # admission sees the Eviction; what it then writes bypasses admission
+        writer.validating_policies(rt, "CREATE", _about(eviction, pod), None, "eviction", opts.user, opts.dry_run)
     options = dict(eviction.get("deleteOptions") or {})
     phase = (pod.get("status") or {}).get("phase")
     ignores_budget = phase in ("Succeeded", "Failed", "Pending") or pod["metadata"].get("deletionTimestamp")
@@ -227,8 +238,9 @@ def evict_pod(writer: Writer, rt: ResourceType, namespace: str, name: str, evict
         conditions.append({"type": "DisruptionTarget", "status": "True", "reason": "EvictionByEvictionAPI",
                            "message": "Eviction API: evicting", "lastTransitionTime": now_rfc3339()})
         marked["status"]["conditions"] = conditions
-        writer.update(rt, namespace, name, marked, WriteOptions(manager="fakeapi-eviction", subresource="status"))
-    writer.delete(rt, namespace, name, options, opts.dry_run)
+        writer.update(rt, namespace, name, marked, WriteOptions(manager="fakeapi-eviction", subresource="status",
+                                                                policies=False))
+    writer.delete(rt, namespace, name, options, opts.dry_run, policies=False)
     return success_status(201)
 
 

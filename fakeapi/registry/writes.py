@@ -419,9 +419,11 @@ class Writer:
     # -- delete --------------------------------------------------------------------------------
 
     def delete(self, rt: ResourceType, namespace: str, name: str, options: dict[str, Any],
-               dry_run: bool = False, user: UserInfo | None = None) -> tuple[dict[str, Any], bool]:
+               dry_run: bool = False, user: UserInfo | None = None, *, policies: bool = True,
+               warnings: list[str] | None = None) -> tuple[dict[str, Any], bool]:
         """Delete per DeleteOptions; returns (object, gone) — gone False while something holds it.
-        ``user``: who asked, for admission policies."""
+        ``user``: who asked, for admission policies (``policies``: False for a subresource's own
+        delete, which upstream's storage makes without admission); ``warnings`` collects theirs."""
         old = self.reads.get(rt, namespace, name)
         meta = old["metadata"]
         pre = options.get("preconditions") or {}
@@ -439,8 +441,10 @@ class Writer:
             raise invalid_object("DeleteOptions", "meta.k8s.io", "", [
                 not_supported("propagationPolicy", policy, [*PROPAGATION_POLICIES, "nil"])])
         rt.strategy.admit_delete(old)
-        if self.policies.active():  # (a Warn action's warning has no way out of a delete's answer here)
-            self.validating_policies(rt, "DELETE", None, old, "", user, dry_run)
+        if policies and self.policies.active():
+            found = self.validating_policies(rt, "DELETE", None, old, "", user, dry_run)
+            if warnings is not None:
+                warnings += found
         new = deep_copy(old)
         new_meta = new["metadata"]
         finalizers = list(new_meta.get("finalizers") or [])

@@ -282,13 +282,15 @@ async def _delete(request: web.Request, registry: Registry, target: Target) -> w
     options, dry_run = await _delete_options(request)
     rt = target.resource
     user = authenticate(request, request.app[ACCESS]) if registry.writes.policies.active() else None
-    obj, gone = registry.writes.delete(rt, target.namespace or "", target.name or "", options, dry_run, user)
+    warnings: list[str] = []
+    obj, gone = registry.writes.delete(rt, target.namespace or "", target.name or "", options, dry_run, user,
+                                       warnings=warnings)
     if not gone or rt.returns_deleted_object:
-        return json_response(obj)
+        return json_response(obj, warnings=warnings)
     details: dict[str, Any] = {"name": target.name, "kind": rt.plural, "uid": obj["metadata"]["uid"]}
     if rt.group:
         details["group"] = rt.group
-    return json_response(success_status(200, details))
+    return json_response(success_status(200, details), warnings=warnings)
 
 
 async def _delete_collection(request: web.Request, registry: Registry, target: Target) -> web.Response:

@@ -95,6 +95,15 @@ async def send(http: aiohttp.ClientSession, method: str, path: str, body: Any = 
         return response.status, await response.json(), response.headers.get("Warning", "")
 
 
+async def install(http: aiohttp.ClientSession, *objects: dict[str, Any]) -> None:
+    """Create policies and bindings, each of which must be accepted."""
+    for obj in objects:
+        plural = "validatingadmissionpolicies" if obj["kind"] == "ValidatingAdmissionPolicy" \
+            else "validatingadmissionpolicybindings"
+        status, body, _ = await send(http, "POST", f"{GROUP}/{plural}", obj)
+        assert status == 201, body
+
+
 async def test_a_policy_applied_with_kubectl_refuses_what_it_should(kubectl: Kubectl) -> None:
     await kubectl.run("create", "namespace", "prod")
     await kubectl.run("label", "namespace", "prod", "environment=prod")
@@ -152,9 +161,9 @@ async def test_the_official_client_creates_policies_and_sees_denials(api_client:
 
 
 async def test_warn_and_audit_actions_let_the_write_through(http: aiohttp.ClientSession) -> None:
-    await send(http, "POST", f"{GROUP}/validatingadmissionpolicies", policy("small", [
+    await install(http, policy("small", [
         {"expression": "size(object.data) <= 1", "message": "at most one key"}]))
-    await send(http, "POST", f"{GROUP}/validatingadmissionpolicybindings", binding("small", "small", ("Warn", "Audit")))
+    await install(http, binding("small", "small", ("Warn", "Audit")))
 
     status, body, warning = await send(http, "POST", CONFIGMAPS, configmap("big", {"a": "1", "b": "2"}))
     _, _, quiet = await send(http, "POST", CONFIGMAPS, configmap("fine", {"a": "1"}))
@@ -168,11 +177,10 @@ async def test_warn_and_audit_actions_let_the_write_through(http: aiohttp.Client
 async def test_failure_policy_decides_what_an_evaluation_error_does(http: aiohttp.ClientSession) -> None:
     reads_a_missing_key = [{"expression": "object.data.required == 'yes'"}]
     no_key = configmap("no-key", {"other": "x"})
-    await send(http, "POST", f"{GROUP}/validatingadmissionpolicies", policy("strict", reads_a_missing_key))
-    await send(http, "POST", f"{GROUP}/validatingadmissionpolicies",
-               policy("lenient", reads_a_missing_key, failurePolicy="Ignore", resources=("secrets",)))
+    await install(http, policy("strict", reads_a_missing_key))
+    await install(http, policy("lenient", reads_a_missing_key, failurePolicy="Ignore", resources=("secrets",)))
     for name in ("strict", "lenient"):
-        await send(http, "POST", f"{GROUP}/validatingadmissionpolicybindings", binding(name, name))
+        await install(http, binding(name, name))
 
     status, body, _ = await send(http, "POST", CONFIGMAPS, no_key)
     ignored, _, _ = await send(http, "POST", "/api/v1/namespaces/default/secrets",
@@ -187,20 +195,20 @@ async def test_failure_policy_decides_what_an_evaluation_error_does(http: aiohtt
 
 async def test_params_by_selector_are_each_checked_and_deletes_see_the_old_object(http: aiohttp.ClientSession) -> None:
     # One evaluation per parameter the selector finds; a DELETE has only oldObject.
-    await send(http, "POST", f"{GROUP}/validatingadmissionpolicies", policy(
+    await install(http, policy(
         "forbidden-words", [{"expression": "!object.data.exists(k, object.data[k].contains(params.data.word))",
                              "messageExpression": "'the word ' + params.data.word + ' is not allowed'"}],
         paramKind={"apiVersion": "v1", "kind": "ConfigMap"},
         matchConditions=[{"name": "not-a-word", "expression": "!has(object.metadata.labels) || "
                                                               "!('word' in object.metadata.labels)"}]))
-    await send(http, "POST", f"{GROUP}/validatingadmissionpolicybindings", binding(
+    await install(http, binding(
         "forbidden-words", "forbidden-words",
         paramRef={"selector": {"matchLabels": {"word": "true"}}, "parameterNotFoundAction": "Allow"}))
-    await send(http, "POST", f"{GROUP}/validatingadmissionpolicies", policy(
+    await install(http, policy(
         "keep-protected", [{"expression": "!has(oldObject.metadata.labels) || "
                                           "!('protected' in oldObject.metadata.labels)",
                             "message": "protected"}], operations=("DELETE",)))
-    await send(http, "POST", f"{GROUP}/validatingadmissionpolicybindings", binding("keep-protected", "keep-protected"))
+    await install(http, binding("keep-protected", "keep-protected"))
 
     before_words, _, _ = await send(http, "POST", CONFIGMAPS, configmap("early", {"k": "foo"}))
     for word in ("foo", "bar"):
@@ -221,8 +229,8 @@ async def test_params_by_selector_are_each_checked_and_deletes_see_the_old_objec
 
 
 async def test_dry_run_is_refused_alike_and_nothing_is_stored(http: aiohttp.ClientSession) -> None:
-    await send(http, "POST", f"{GROUP}/validatingadmissionpolicies", policy("never", [{"expression": "false"}]))
-    await send(http, "POST", f"{GROUP}/validatingadmissionpolicybindings", binding("never", "never"))
+    await install(http, policy("never", [{"expression": "false"}]))
+    await install(http, binding("never", "never"))
 
     dry, _, _ = await send(http, "POST", f"{CONFIGMAPS}?dryRun=All", configmap("x"))
     real, _, _ = await send(http, "POST", CONFIGMAPS, configmap("x"))
@@ -269,8 +277,8 @@ async def test_policies_never_judge_policies(http: aiohttp.ClientSession) -> Non
     everything = {"apiGroups": ["*"], "apiVersions": ["*"], "operations": ["*"], "resources": ["*"]}
     locked = policy("lock-all", [{"expression": "false"}])
     locked["spec"]["matchConstraints"]["resourceRules"] = [everything]
-    await send(http, "POST", f"{GROUP}/validatingadmissionpolicies", locked)
-    await send(http, "POST", f"{GROUP}/validatingadmissionpolicybindings", binding("lock-all", "lock-all"))
+    await install(http, locked)
+    await install(http, binding("lock-all", "lock-all"))
 
     refused, _, _ = await send(http, "POST", CONFIGMAPS, configmap("x"))
     # The way out stays open: the policy and its binding are exempt.
@@ -290,3 +298,47 @@ async def test_kubectl_apply_of_a_manifest_with_both_kinds(kubectl: Kubectl) -> 
 
     assert edit.returncode == 1 and "denied request: read only" in edit.stderr
     assert data.stdout == "1"
+
+
+async def test_subresource_creates_and_deletes_are_judged_as_upstream_judges_them(http: aiohttp.ClientSession) -> None:
+    # An eviction is a create of pods/eviction (the Eviction is the object); the delete it then makes
+    # bypasses admission, so a policy on pod deletes does not stop it.  A delete's Warn warning
+    # reaches the client.
+    await install(http, policy(
+        "no-evictions", [{"expression": "object.metadata.name != 'pinned'", "message": "pinned stays"}],
+        resources=("pods/eviction",), operations=("CREATE",)))
+    await install(http, policy(
+        "warn-deletes", [{"expression": "false", "messageExpression": "'deleting ' + oldObject.metadata.name",
+                          "message": "deleting a pod"}], resources=("pods",), operations=("DELETE",)))
+    await install(http, binding("no-evictions", "no-evictions"))
+    await install(http, binding("warn-deletes", "warn-deletes", ("Warn",)))
+    pod = {"apiVersion": "v1", "kind": "Pod", "spec": {"containers": [{"name": "c", "image": "busybox"}]}}
+    for name in ("pinned", "free", "plain"):
+        await send(http, "POST", "/api/v1/namespaces/default/pods", {**pod, "metadata": {"name": name}})
+
+    def eviction(name: str) -> dict[str, Any]:
+        return {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": name}}
+
+    refused, refused_body, _ = await send(http, "POST", "/api/v1/namespaces/default/pods/pinned/eviction",
+                                          eviction("pinned"))
+    evicted, _, evicted_warning = await send(http, "POST", "/api/v1/namespaces/default/pods/free/eviction",
+                                             eviction("free"))
+    deleted, _, warning = await send(http, "DELETE", "/api/v1/namespaces/default/pods/plain")
+
+    assert refused == 422 and refused_body["message"].endswith("denied request: pinned stays")
+    assert evicted == 201 and evicted_warning == ""
+    assert deleted == 200
+    assert warning == ('299 - "Validation failed for ValidatingAdmissionPolicy \'warn-deletes\' with binding '
+                       '\'warn-deletes\': deleting plain"')
+
+
+async def test_a_message_expression_that_fails_falls_back_to_the_message(http: aiohttp.ClientSession) -> None:
+    await install(http, policy("fallback", [
+        {"expression": "false", "messageExpression": "string(object.data.missing)", "message": "the plain message",
+         "reason": "RequestEntityTooLarge"}]))
+    await install(http, binding("fallback", "fallback"))
+
+    status, body, _ = await send(http, "POST", CONFIGMAPS, configmap("x", {"a": "1"}))
+
+    assert (status, body["reason"]) == (413, "RequestEntityTooLarge")
+    assert body["message"].endswith("denied request: the plain message")
