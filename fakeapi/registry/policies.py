@@ -54,7 +54,12 @@ _NAMESPACE_META = ("name", "generateName", "namespace", "labels", "annotations",
 
 
 class _Refusal(Exception):
-    """A decision that denies whatever the binding's actions are: a configuration error."""
+    """A decision that denies whatever the binding's actions are: a configuration error, of the
+    policy (its message names no binding) or of the binding."""
+
+    def __init__(self, message: str, *, of_policy: bool = False) -> None:
+        super().__init__(message)
+        self.of_policy = of_policy
 
 
 class Policies:
@@ -109,7 +114,9 @@ class Policies:
                 params = self._params(pspec, spec, attrs)
             except _Refusal as refusal:
                 if fail_closed:
-                    raise _denied(rt, attrs, obj, old, _message(names, str(refusal)), "Invalid") from None
+                    message = (f"ValidatingAdmissionPolicy '{names[0]}' denied request: {refusal}" if refusal.of_policy
+                               else _message(names, str(refusal)))
+                    raise _denied(rt, attrs, obj, old, message, "Invalid") from None
                 continue
             for param in params:
                 for message, reason in _decisions(pspec, {**activation, "params": param}, fail_closed):
@@ -138,7 +145,8 @@ class Policies:
         param_rt = next((k for k in self._kinds if (k.group, k.version, k.kind) == (group, version, kind_name)), None)
         if param_rt is None:
             gvk = f"{group}/{version}, Kind={kind_name}"
-            raise _Refusal(f"failed to configure policy: failed to find resource referenced by paramKind: '{gvk}'")
+            raise _Refusal(f"failed to configure policy: failed to find resource referenced by paramKind: '{gvk}'",
+                           of_policy=True)
         namespace = ""
         if param_rt.namespaced:
             namespace = ref.get("namespace") or attrs.namespace

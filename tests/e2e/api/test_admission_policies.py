@@ -342,3 +342,17 @@ async def test_a_message_expression_that_fails_falls_back_to_the_message(http: a
 
     assert (status, body["reason"]) == (413, "RequestEntityTooLarge")
     assert body["message"].endswith("denied request: the plain message")
+
+
+async def test_a_parameter_kind_nobody_serves_refuses_what_the_policy_matches(http: aiohttp.ClientSession) -> None:
+    await install(http, policy("unknown-params", [{"expression": "params != null"}],
+                               paramKind={"apiVersion": "example.com/v1", "kind": "Limits"}),
+                  binding("unknown-params", "unknown-params",
+                          paramRef={"name": "limits", "parameterNotFoundAction": "Allow"}))
+
+    status, body, _ = await send(http, "POST", CONFIGMAPS, configmap("x"))
+
+    assert (status, body["reason"]) == (422, "Invalid")
+    assert body["message"] == ('configmaps "x" is forbidden: ValidatingAdmissionPolicy \'unknown-params\' denied '
+                               "request: failed to configure policy: failed to find resource referenced by "
+                               "paramKind: 'example.com/v1, Kind=Limits'")
