@@ -38,6 +38,9 @@ def _parser() -> argparse.ArgumentParser:
                             "RBAC authorization; the kubeconfig is the admin (system:masters)")
     serve.add_argument("--enable-faults", action="store_true",
                        help="serve the fault-injection admin endpoint /fakeapi/v1/ (docs/fault-injection.md)")
+    serve.add_argument("--admission-webhooks", action="store_true",
+                       help="call the validating admission webhooks that ValidatingWebhookConfigurations name "
+                            "(off by default: a fake cluster runs no webhook pods)")
     demo = sub.add_parser("demo", help="play a scenario end to end on an embedded cluster, live")
     demo.add_argument("--scenario", default="kep5729", choices=("kep5729", "gang", "constraint", "deployment"),
                       help="kep5729: claims for PodGroups; gang: two gangs compete, one wins; constraint: the "
@@ -69,9 +72,10 @@ async def _serve(args: argparse.Namespace) -> int:
 
     gates = FeatureGates.parse(args.feature_gates)
     control_plane = {"process": "process", "inline": True, "none": False}[args.control_plane]
+    options = ServerOptions(enable_faults=args.enable_faults, admission_webhooks=args.admission_webhooks)
     cluster = FakeCluster(host=args.host, port=args.port, control_plane=control_plane,
                           feature_gates=gates, kubeconfig_path=args.kubeconfig, secure=args.secure,
-                          options=ServerOptions(enable_faults=args.enable_faults), controllers=args.controllers)
+                          options=options, controllers=args.controllers)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

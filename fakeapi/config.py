@@ -76,6 +76,10 @@ class ServerOptions:
     # Serve the fault-injection admin endpoint (``/fakeapi/v1/faults``, ``fakeapi serve
     # --enable-faults``).  Faults set in-process (``FakeCluster.faults``) apply either way.
     enable_faults: bool = False
+    # Call the validating admission webhooks that ValidatingWebhookConfigurations name (``fakeapi
+    # serve --admission-webhooks``).  Off by default: a fake cluster runs no webhook pods, so an
+    # operator's manifest would otherwise fail every write its webhooks match.
+    admission_webhooks: bool = False
     # How many events the log keeps; watches and continue tokens older than that get 410.
     event_window: int = 100_000
     # Events buffered per watcher before a slow watcher is closed with 410.

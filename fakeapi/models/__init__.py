@@ -64,5 +64,5 @@ MODELS.update({model.gvk: model for model in certificates_v1.MODELS.values()})
 MODELS.update({model.gvk: model for model in networking_v1.MODELS.values()})
 # autoscaling/v2 HorizontalPodAutoscaler.
 MODELS.update({model.gvk: model for model in autoscaling_v2.MODELS.values()})
-# admissionregistration.k8s.io/v1 webhook configurations (stored, never called).
+# admissionregistration.k8s.io/v1: webhook configurations, admission policies and their bindings.
 MODELS.update({model.gvk: model for model in admissionregistration_v1.MODELS.values()})

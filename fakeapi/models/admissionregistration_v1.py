@@ -1,9 +1,10 @@
 """``admissionregistration.k8s.io/v1``: webhook configurations, and ValidatingAdmissionPolicy with
 its bindings.
 
-fakeapi stores, defaults and validates webhook configurations, and never calls the webhooks they
-name: install manifests apply, and controllers that manage their own configurations (patching
-``caBundle``) work, but no admission request is ever sent.  ValidatingAdmissionPolicies are
+fakeapi stores, defaults and validates webhook configurations: install manifests apply, and
+controllers that manage their own configurations (patching ``caBundle``) work.  Validating
+webhooks are called only when the server is told to (``ServerOptions.admission_webhooks``,
+:mod:`fakeapi.server.webhooks`); mutating ones never are.  ValidatingAdmissionPolicies are
 enforced: their CEL validations run on every write a binding matches
 (:mod:`fakeapi.registry.policies`).
 """
@@ -93,7 +94,7 @@ class MutatingWebhook(ValidatingWebhook):
 
 
 class ValidatingWebhookConfiguration(TopLevel):
-    """Validating admission webhooks (stored, never called by fakeapi)."""
+    """Validating admission webhooks (called when the server's ``admission_webhooks`` option is on)."""
 
     gvk: ClassVar[tuple[str, str, str]] = ("admissionregistration.k8s.io", "v1", "ValidatingWebhookConfiguration")
     api_version: str | None = opt("admissionregistration.k8s.io/v1")

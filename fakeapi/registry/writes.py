@@ -65,6 +65,10 @@ class WriteOptions:
     user: UserInfo | None = None
     # False when a subresource's handler ran the admission policies on its own view (scale).
     policies: bool = True
+    # Run the whole write but store nothing, so that validating webhooks judge the object as it
+    # would be stored; :meth:`Writer.commit_prepared` stores it then (unlike ``dry_run``, which the
+    # admission policies see, the request stays what it is).
+    prepare_only: bool = False
 
 
 def _check_rv(rt: ResourceType, name: str, body: dict[str, Any], stored: dict[str, Any]) -> None:
@@ -292,7 +296,7 @@ class Writer:
             raise already_exists(rt.plural, rt.group, meta["name"])
         if opts.policies and self.policies.active():
             warnings += self.validating_policies(rt, "CREATE", obj, None, opts.subresource, opts.user, opts.dry_run)
-        if opts.dry_run:
+        if opts.dry_run or opts.prepare_only:
             return obj  # never stored, so no resourceVersion (upstream omits it too)
         return self._commit(rt, ADDED, obj)
 
@@ -349,7 +353,22 @@ class Writer:
         # A write that changes nothing, managedFields included, is a no-op (no event, same
         # resourceVersion); a change of managedFields alone is stored, as upstream: an apply that
         # makes its manager a co-owner, a client rewriting the entries (kubectl's CSA upgrade).
-        return self.commit_update(rt, old, new, opts.dry_run)
+        return self.commit_update(rt, old, new, opts.dry_run or opts.prepare_only)
+
+    def commit_prepared(self, rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None) -> dict[str, Any]:
+        """Store what a ``prepare_only`` create (``old`` None) or update made, unless the store
+        moved on meanwhile: the name taken (409 AlreadyExists) or ``old`` replaced (409 Conflict)."""
+        meta = obj["metadata"]
+        namespace = meta.get("namespace", "")
+        current = self.reads.find(rt, namespace, meta["name"])
+        if old is None:
+            if current is not None:
+                raise already_exists(rt.plural, rt.group, meta["name"])
+            self._check_namespace_open(rt, namespace, obj)
+            return self._commit(rt, ADDED, obj)
+        if current is not old:
+            raise conflict(rt.plural, rt.group, meta["name"], STALE_OBJECT)
+        return self.commit_update(rt, old, obj, False)
 
     def commit_update(self, rt: ResourceType, old: dict[str, Any], new: dict[str, Any],
                       dry_run: bool) -> dict[str, Any]:

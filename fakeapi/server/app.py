@@ -36,8 +36,9 @@ from fakeapi.server.handlers import MAX_BODY, handle_resource, json_response
 from fakeapi.server.openapi import OpenAPICache
 from fakeapi.server.routes import NOT_FOUND_MESSAGE
 from fakeapi.server.security import authorize
-from fakeapi.server.state import ACCESS, OPENAPI, OPTIONS, REGISTRY
+from fakeapi.server.state import ACCESS, OPENAPI, OPTIONS, REGISTRY, WEBHOOKS
 from fakeapi.server.watch_stream import BOOKMARKS, bookmark_sweep
+from fakeapi.server.webhooks import Webhooks
 from fakeapi.store.eventlog import ADDED, StorageKey
 from fakeapi.store.objects import ObjectStore
 from fakeapi.validation import priority
@@ -325,6 +326,10 @@ async def _close_watches(app: web.Application) -> None:
     app[REGISTRY].reads.close_all_watches()
 
 
+async def _close_webhooks(app: web.Application) -> None:
+    await app[WEBHOOKS].close()
+
+
 async def _stop_sweeps(app: web.Application) -> None:
     """Every request and watch has ended: their timers must not outlive the application."""
     app[REQUEST_DEADLINES].close()
@@ -359,12 +364,14 @@ def create_app(options: ServerOptions | None = None, *,
     app[OPTIONS] = options
     app[BOOKMARKS] = bookmark_sweep(options.bookmark_interval)
     app[OPENAPI] = OpenAPICache(registry)
+    app[WEBHOOKS] = Webhooks(registry, enabled=options.admission_webhooks)
     app[GC] = GarbageCollector(registry)
     app[CRDS] = CRDController(registry)
     app.cleanup_ctx.append(_run_gc)
     app.cleanup_ctx.append(_run_crd_controller)
     app.on_shutdown.append(_close_watches)
     app.on_cleanup.append(_stop_sweeps)
+    app.on_cleanup.append(_close_webhooks)
     bootstrap_objects(registry, options)
     return app
 

@@ -6,7 +6,7 @@ and writes (the pipeline, and the subresource handlers a kind declares).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from itertools import accumulate
 from typing import Any
@@ -39,7 +39,7 @@ from fakeapi.server import connect, partial, tables
 from fakeapi.server.bodies import JSON, YAML, body_media_type, read_body
 from fakeapi.server.routes import Target, resolve
 from fakeapi.server.security import authenticate
-from fakeapi.server.state import ACCESS, REGISTRY
+from fakeapi.server.state import ACCESS, REGISTRY, WEBHOOKS
 from fakeapi.server.watch_stream import stream_watch, table_lines
 
 MAX_BODY = 3 * 1024 * 1024  # upstream's request body limit
@@ -214,17 +214,48 @@ async def _get(request: web.Request, registry: Registry, target: Target) -> web.
 
 def _with_user(request: web.Request, registry: Registry, target: Target, opts: WriteOptions) -> WriteOptions:
     """``opts`` with the requesting user when the kind's creates record it (CSRs) or admission
-    policies may read it; options are shared between requests, so the user goes on a copy."""
-    if not target.resource.strategy.wants_user and not registry.writes.policies.active():
+    (policies, webhooks) may read it; options are shared between requests, so the user goes on a
+    copy."""
+    if not target.resource.strategy.wants_user and not _admission_reads_user(request, registry):
         return opts
     return replace(opts, user=authenticate(request, request.app[ACCESS]))
+
+
+def _admission_reads_user(request: web.Request, registry: Registry) -> bool:
+    return registry.writes.policies.active() or request.app[WEBHOOKS].active()
+
+
+Write = Callable[[WriteOptions], tuple[dict[str, Any], bool, list[str]]]
+
+
+async def _judged(request: web.Request, registry: Registry, target: Target, opts: WriteOptions,
+                  write: Write) -> tuple[dict[str, Any], bool, list[str]]:
+    """``write`` (returning the object, whether it was created, warnings) under validating
+    webhooks when any may apply: prepared in full, judged, then stored."""
+    webhooks = request.app[WEBHOOKS]
+    if not webhooks.active():
+        return write(opts)
+    rt = target.resource
+    old = registry.reads.find(rt, target.namespace or "", target.name) if target.name else None
+    obj, created, warnings = write(replace(opts, prepare_only=True))
+    before = None if created else old
+    warnings += await webhooks.validate(rt, "CREATE" if created else "UPDATE", obj, before, opts.subresource,
+                                        opts.user, opts.dry_run)
+    if not opts.dry_run:
+        obj = registry.writes.commit_prepared(rt, obj, before)
+    return obj, created, warnings
 
 
 async def _create(request: web.Request, registry: Registry, target: Target) -> web.Response:
     body = await read_body(request)
     _check_type_meta(body, target)
     opts = _with_user(request, registry, target, write_options(request))
-    obj, warnings = registry.writes.create(target.resource, target.namespace or "", body, opts)
+
+    def write(o: WriteOptions) -> tuple[dict[str, Any], bool, list[str]]:
+        obj, warnings = registry.writes.create(target.resource, target.namespace or "", body, o)
+        return obj, True, warnings
+
+    obj, _, warnings = await _judged(request, registry, target, opts, write)
     return json_response(obj, 201, warnings)
 
 
@@ -232,7 +263,12 @@ async def _update(request: web.Request, registry: Registry, target: Target) -> w
     body = await read_body(request)
     _check_type_meta(body, target)
     opts = _with_user(request, registry, target, write_options(request, target.subresource))
-    obj, warnings = registry.writes.update(target.resource, target.namespace or "", target.name or "", body, opts)
+
+    def write(o: WriteOptions) -> tuple[dict[str, Any], bool, list[str]]:
+        obj, warnings = registry.writes.update(target.resource, target.namespace or "", target.name or "", body, o)
+        return obj, False, warnings
+
+    obj, _, warnings = await _judged(request, registry, target, opts, write)
     return json_response(obj, 200, warnings)
 
 
@@ -253,8 +289,11 @@ async def _patch(request: web.Request, registry: Registry, target: Target) -> we
     # (server-side apply may create)
     opts = _with_user(request, registry, target,
                       write_options(request, target.subresource, apply=patch_type == "apply"))
-    obj, created, warnings = registry.writes.patch(target.resource, target.namespace or "", target.name or "",
-                                            patch_type, body, opts)
+
+    def write(o: WriteOptions) -> tuple[dict[str, Any], bool, list[str]]:
+        return registry.writes.patch(target.resource, target.namespace or "", target.name or "", patch_type, body, o)
+
+    obj, created, warnings = await _judged(request, registry, target, opts, write)
     return json_response(obj, 201 if created else 200, warnings)
 
 
@@ -281,8 +320,12 @@ async def _delete_options(request: web.Request) -> tuple[dict[str, Any], bool]:
 async def _delete(request: web.Request, registry: Registry, target: Target) -> web.Response:
     options, dry_run = await _delete_options(request)
     rt = target.resource
-    user = authenticate(request, request.app[ACCESS]) if registry.writes.policies.active() else None
+    user = authenticate(request, request.app[ACCESS]) if _admission_reads_user(request, registry) else None
     warnings: list[str] = []
+    webhooks = request.app[WEBHOOKS]
+    if webhooks.active():
+        old = registry.reads.get(rt, target.namespace or "", target.name or "")
+        warnings += await webhooks.validate(rt, "DELETE", None, old, "", user, dry_run)
     obj, gone = registry.writes.delete(rt, target.namespace or "", target.name or "", options, dry_run, user,
                                        warnings=warnings)
     if not gone or rt.returns_deleted_object:

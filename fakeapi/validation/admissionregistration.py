@@ -1,5 +1,6 @@
 """``admissionregistration.k8s.io/v1`` strategies: ValidatingWebhookConfiguration and
-MutatingWebhookConfiguration, stored and validated, never called (fakeapi runs no admission webhook);
+MutatingWebhookConfiguration, stored and validated (validating webhooks are called only when the
+server is told to: fakeapi.server.webhooks);
 ValidatingAdmissionPolicy and its bindings, stored, validated and enforced
 (:mod:`fakeapi.registry.policies`).
 
@@ -396,7 +397,7 @@ def validate_configuration(obj: dict[str, Any], *, mutating: bool, old: dict[str
 
 
 class WebhookConfigurationStrategy(Strategy):
-    """Validating or mutating webhook configurations: defaults and validation; never called."""
+    """Validating or mutating webhook configurations: defaults and validation."""
 
     def __init__(self, *, mutating: bool) -> None:
         self.mutating = mutating

@@ -53,7 +53,7 @@ OPTIONS = ServerOptions(feature_gates=FeatureGates(DRAAdminAccess=False), event_
                         watcher_queue_limit=7, service_cluster_ip_range="10.100.0.0/24",
                         service_node_port_range="31000-31010",
                         bookmark_interval=0.25, idle_timeout=30.0, header_read_timeout=20.0, max_connections=40,
-                        enable_faults=True, request_timeout=45.0)
+                        enable_faults=True, request_timeout=45.0, admission_webhooks=True)
 
 
 def test_the_test_options_change_every_tunable_field() -> None:

@@ -1,7 +1,7 @@
 """kubectl 1.37 with the admissionregistration.k8s.io kinds: an operator's webhook manifest (as
 kubebuilder generates it, with cert-manager's CA injection annotation) applies, lists with
 upstream's columns, re-applies unchanged and takes a CA bundle patch; an invalid one is refused
-with upstream's message.  fakeapi stores the webhooks and never calls them."""
+with upstream's message.  fakeapi stores the webhooks; by default it does not call them."""
 
 from __future__ import annotations
 

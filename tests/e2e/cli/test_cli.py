@@ -229,3 +229,34 @@ async def test_idle_sockets_beyond_the_fd_limit_leave_the_server_answering() -> 
     assert "Too many open files" not in err
     # One line for the condition per REPORT_INTERVAL, not one per displaced socket.
     assert 1 <= err.count("connection limit 16 reached") <= 1 + (time.monotonic() - started) / REPORT_INTERVAL, err
+
+
+async def test_serve_admission_webhooks_calls_validating_webhooks(tmp_path: Path) -> None:
+    # A webhook nobody serves, failurePolicy Fail: with the flag a matching write fails, as it
+    # would in a cluster whose webhook pod is down.
+    kubeconfig = tmp_path / "config"
+    proc, line = await _serve("--no-control-plane", "--admission-webhooks", "--kubeconfig", str(kubeconfig))
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed = f"https://127.0.0.1:{probe.getsockname()[1]}/validate"
+    config = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+              "metadata": {"name": "down"},
+              "webhooks": [{"name": "down.example.com", "clientConfig": {"url": closed}, "sideEffects": "None",
+                            "admissionReviewVersions": ["v1"],
+                            "rules": [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"],
+                                       "resources": ["configmaps"]}]}]}
+    try:
+        url = line.removeprefix("serving on ")
+        async with aiohttp.ClientSession(url) as http, \
+                http.post("/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations", json=config) as r:
+            assert r.status == 201
+        kubectl = await asyncio.create_subprocess_exec(
+            kubectl_binary(), f"--kubeconfig={kubeconfig}", f"--cache-dir={tmp_path / 'cache'}",
+            "create", "configmap", "settings", stderr=asyncio.subprocess.PIPE)
+        _, err = await asyncio.wait_for(kubectl.communicate(), 30)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        await asyncio.wait_for(proc.wait(), 15)
+    assert kubectl.returncode == 1
+    assert f'failed calling webhook "down.example.com": failed to call webhook: Post "{closed}?timeout=10s"' \
+        in err.decode()

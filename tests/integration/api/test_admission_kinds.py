@@ -1,6 +1,7 @@
 """admissionregistration.k8s.io/v1 over HTTP: webhook configurations' defaults, validation messages
 and causes as a 1.37 apiserver answers, match conditions compiled, a controller patching caBundle,
-the Table columns; the webhooks are stored, never called."""
+the Table columns; the webhooks are stored (and called only when the server is told to:
+test_admission_webhooks.py)."""
 
 from __future__ import annotations
 

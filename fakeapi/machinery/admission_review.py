@@ -1,0 +1,118 @@
+"""Validating admission webhooks, the pure parts: which webhooks a request goes to, the
+``admission.k8s.io/v1`` AdmissionReview sent, the answer checked, and the Status a denial or a
+failed call becomes.  After upstream's ``apiserver/pkg/admission/plugin/webhook`` (``generic``,
+``request``, ``errors``) and ``apiserver/pkg/util/webhook`` (messages); the calls themselves are
+:mod:`fakeapi.server.webhooks`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from fakeapi.errors import StatusError, internal_error
+from fakeapi.machinery.admission_match import RequestAttributes, matches_resources
+from fakeapi.machinery.cel_admission import evaluate
+
+__all__ = ["WebhookError", "denial", "failure", "review", "verdict", "webhook_applies"]
+
+REVIEW_API_VERSION = "admission.k8s.io/v1"
+# Never sent to webhooks (upstream's IsExemptAdmissionConfigurationResource).
+EXEMPT = frozenset({"validatingwebhookconfigurations", "mutatingwebhookconfigurations",
+                    "validatingadmissionpolicies", "validatingadmissionpolicybindings",
+                    "mutatingadmissionpolicies", "mutatingadmissionpolicybindings"})
+_OPTIONS = {"CREATE": "CreateOptions", "UPDATE": "UpdateOptions", "DELETE": "DeleteOptions"}
+
+
+class WebhookError(Exception):
+    """A call that did not give a usable answer (``ErrCallingWebhook``'s reason): the webhook's
+    ``failurePolicy`` decides whether the request fails."""
+
+
+def webhook_applies(hook: Mapping[str, Any], attrs: RequestAttributes, *, namespace: Mapping[str, Any] | None,
+                    obj: Mapping[str, Any] | None, old: Mapping[str, Any] | None,
+                    activation: dict[str, Any]) -> bool:
+    """Whether ``hook`` gets the request: its rules, selectors and match conditions.  A match
+    condition that fails to evaluate counts as not matching under ``failurePolicy: Ignore`` and
+    as a failure (WebhookError) under Fail, as upstream's matcher decides."""
+    if attrs.group == "admissionregistration.k8s.io" and attrs.resource in EXEMPT:
+        return False
+    match = {"resourceRules": hook.get("rules") or [], "namespaceSelector": hook.get("namespaceSelector"),
+             "objectSelector": hook.get("objectSelector")}
+    if not hook.get("rules") or not matches_resources(match, attrs, namespace=namespace, obj=obj, old=old):
+        return False
+    errors = []
+    for condition in hook.get("matchConditions") or []:
+        value, error = evaluate(condition.get("expression") or "", activation)
+        if error is not None:
+            errors.append(f"{condition.get('name')}: {error}")
+        elif value is not True:
+            return False
+    if errors and hook.get("failurePolicy") != "Ignore":
+        raise WebhookError(f"failed to evaluate match condition: {errors[0] if len(errors) == 1 else errors}")
+    return not errors
+
+
+def review(uid: str, kind: Mapping[str, str], resource: Mapping[str, str], attrs: RequestAttributes,
+           obj: Mapping[str, Any] | None, old: Mapping[str, Any] | None, user: Mapping[str, Any],
+           dry_run: bool) -> dict[str, Any]:
+    """The AdmissionReview of one call (``CreateV1AdmissionReview``); ``user``: the requester's
+    UserInfo in its wire form."""
+    options: dict[str, Any] = {"kind": _OPTIONS.get(attrs.operation, ""), "apiVersion": "meta.k8s.io/v1"}
+    if dry_run:
+        options["dryRun"] = ["All"]
+    request: dict[str, Any] = {
+        "uid": uid, "kind": dict(kind), "resource": dict(resource), "requestKind": dict(kind),
+        "requestResource": dict(resource), "name": attrs.name, "operation": attrs.operation,
+        "userInfo": dict(user), "object": obj, "oldObject": old,
+        "dryRun": dry_run, "options": options}
+    if attrs.subresource:
+        request["subResource"] = request["requestSubResource"] = attrs.subresource
+    if attrs.namespace:
+        request["namespace"] = attrs.namespace
+    return {"apiVersion": REVIEW_API_VERSION, "kind": "AdmissionReview", "request": request}
+
+
+def verdict(answer: Any, uid: str) -> tuple[bool, dict[str, Any], list[str]]:
+    """(allowed, its status, warnings) of a validating webhook's AdmissionReview answer;
+    WebhookError for an answer upstream's ``VerifyAdmissionResponse`` refuses."""
+    if not isinstance(answer, dict):
+        raise WebhookError("received invalid webhook response: the response is not a JSON object")
+    if answer.get("apiVersion") != REVIEW_API_VERSION or answer.get("kind") != "AdmissionReview":
+        raise WebhookError("received invalid webhook response: expected webhook response of "
+                           f"admission.k8s.io/v1, Kind=AdmissionReview, got {answer.get('apiVersion') or ''}, "
+                           f"Kind={answer.get('kind') or ''}")
+    response = answer.get("response")
+    if not isinstance(response, dict):
+        raise WebhookError("received invalid webhook response: webhook response was absent")
+    if response.get("uid") != uid:
+        raise WebhookError(f'received invalid webhook response: expected response.uid="{uid}", '
+                           f'got "{response.get("uid") or ""}"')
+    if response.get("patch") is not None:
+        raise WebhookError("received invalid webhook response: validating webhook may not return response.patch")
+    if response.get("patchType") is not None:
+        raise WebhookError("received invalid webhook response: validating webhook may not return "
+                           "response.patchType")
+    warnings = [w for w in response.get("warnings") or [] if isinstance(w, str)]
+    status = response.get("status") if isinstance(response.get("status"), dict) else {}
+    return response.get("allowed") is True, status, warnings
+
+
+def denial(webhook: str, status: Mapping[str, Any]) -> StatusError:
+    """``ToStatusErr``: the webhook's Status, its code at least 400, its message prefixed."""
+    denied = f'admission webhook "{webhook}" denied the request'
+    if status.get("message"):
+        message = f"{denied}: {status['message']}"
+    elif status.get("reason"):
+        message = f"{denied}: {status['reason']}"
+    else:
+        message = f"{denied} without explanation"
+    code = status.get("code") if isinstance(status.get("code"), int) and status["code"] >= 400 else 400
+    error = StatusError(message, details=status.get("details") if isinstance(status.get("details"), dict) else None)
+    error.code, error.reason = code, str(status.get("reason") or "")  # type: ignore[misc]
+    return error
+
+
+def failure(webhook: str, reason: str) -> StatusError:
+    """A failed call under ``failurePolicy: Fail``: upstream's 500 ``InternalError``."""
+    return internal_error(f'failed calling webhook "{webhook}": {reason}')

@@ -1,0 +1,250 @@
+"""Validating admission webhooks, called (``ServerOptions.admission_webhooks``): a real HTTPS
+webhook server in this test judges creates, updates, patches and deletes; denials, failed calls,
+timeouts and bad answers reach the client as upstream words them, and nothing a webhook refused
+is stored."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import socket
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+import pytest
+from aiohttp import web
+
+from fakeapi.auth.tls import CertificateAuthority, server_context
+from fakeapi.cluster import FakeCluster
+from fakeapi.config import ServerOptions
+
+CONFIGS = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
+CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
+
+
+@dataclass
+class WebhookServer:
+    """An HTTPS webhook whose answer depends on the path; it keeps the reviews it got."""
+
+    ca_bundle: str
+    port: int = 0
+    reviews: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def url(self) -> str:
+        return f"https://127.0.0.1:{self.port}"
+
+
+SERVER = web.AppKey("server", WebhookServer)
+
+
+async def _answer(request: web.Request) -> web.Response:
+    server = request.app[SERVER]
+    review = await request.json()
+    server.reviews.append({"path": request.path, "query": dict(request.query), **review["request"]})
+    uid = review["request"]["uid"]
+    response: dict[str, Any] = {"uid": uid, "allowed": True}
+    if request.path == "/deny":
+        response = {"uid": uid, "allowed": False,
+                    "status": {"message": "no", "code": 403, "reason": "Forbidden"}}
+    elif request.path == "/deny-bare":
+        response = {"uid": uid, "allowed": False}
+    elif request.path == "/warn":
+        response["warnings"] = ["careful"]
+    elif request.path == "/wrong-uid":
+        response["uid"] = "someone-else"
+    elif request.path == "/slow":
+        await asyncio.sleep(2)  # past the webhook's 1 s timeout
+    return web.json_response({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                              "response": response})
+
+
+@pytest.fixture
+async def webhook() -> AsyncIterator[WebhookServer]:
+    ca = CertificateAuthority()
+    serving = ca.issue_server(("127.0.0.1", "judge.default.svc"))
+    server = WebhookServer(base64.b64encode(ca.cert_pem).decode())
+    app = web.Application()
+    app[SERVER] = server
+    app.router.add_post("/{tail:.*}", _answer)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=server_context(ca, serving))
+    await site.start()
+    server.port = runner.addresses[0][1]
+    try:
+        yield server
+    finally:
+        await runner.cleanup()
+
+
+@pytest.fixture
+async def cluster() -> AsyncIterator[FakeCluster]:
+    async with FakeCluster(control_plane=False, options=ServerOptions(admission_webhooks=True)) as cluster:
+        yield cluster
+
+
+@pytest.fixture
+async def http(cluster: FakeCluster) -> AsyncIterator[aiohttp.ClientSession]:
+    async with aiohttp.ClientSession(cluster.url) as session:
+        yield session
+
+
+async def send(http: aiohttp.ClientSession, method: str, path: str, body: Any = None,
+               content_type: str = "application/json") -> tuple[int, Any, str]:
+    async with http.request(method, path, data=None if body is None else json.dumps(body),
+                            headers={"Content-Type": content_type}) as response:
+        return response.status, await response.json(), response.headers.get("Warning", "")
+
+
+def configuration(name: str, hooks: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+            "metadata": {"name": name}, "webhooks": hooks}
+
+
+def hook(name: str, client: dict[str, Any], *, operations: tuple[str, ...] = ("*",), **extra: Any) -> dict[str, Any]:
+    return {"name": name, "clientConfig": client, "sideEffects": "None", "admissionReviewVersions": ["v1"],
+            "rules": [{"operations": list(operations), "apiGroups": [""], "apiVersions": ["v1"],
+                       "resources": ["configmaps"]}], **extra}
+
+
+def by_url(server: WebhookServer, path: str) -> dict[str, Any]:
+    return {"url": server.url + path, "caBundle": server.ca_bundle}
+
+
+def configmap(name: str, **labels: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "labels": labels},
+            "data": {"k": "v"}}
+
+
+async def install(http: aiohttp.ClientSession, *hooks: dict[str, Any], name: str = "judges") -> None:
+    status, body, _ = await send(http, "POST", CONFIGS, configuration(name, list(hooks)))
+    assert status == 201, body
+
+
+async def test_a_denial_refuses_the_create_with_the_webhooks_status(http: aiohttp.ClientSession,
+                                                                     webhook: WebhookServer) -> None:
+    await install(http, hook("deny.example.com", by_url(webhook, "/deny"),
+                             objectSelector={"matchLabels": {"judge": "deny"}}),
+                  hook("warn.example.com", by_url(webhook, "/warn")))
+
+    refused, body, _ = await send(http, "POST", CONFIGMAPS, configmap("refused", judge="deny"))
+    created, stored, warning = await send(http, "POST", CONFIGMAPS, configmap("kept"))
+    missing, _, _ = await send(http, "GET", f"{CONFIGMAPS}/refused")
+
+    assert (refused, body["reason"], body["message"]) == (
+        403, "Forbidden", 'admission webhook "deny.example.com" denied the request: no')
+    assert missing == 404
+    assert created == 201 and warning == '299 - "careful"'
+    # The webhook saw the object as it is stored, before it was: uid, timestamps, no resourceVersion.
+    seen = next(r for r in webhook.reviews if r["path"] == "/warn" and r["name"] == "kept")
+    assert seen["object"]["metadata"]["uid"] == stored["metadata"]["uid"]
+    assert "resourceVersion" not in seen["object"]["metadata"]
+    assert (seen["operation"], seen["namespace"], seen["oldObject"], seen["dryRun"]) == (
+        "CREATE", "default", None, False)
+    assert seen["kind"] == {"group": "", "version": "v1", "kind": "ConfigMap"}
+    assert seen["resource"] == {"group": "", "version": "v1", "resource": "configmaps"}
+    assert seen["options"] == {"kind": "CreateOptions", "apiVersion": "meta.k8s.io/v1"}
+    assert seen["userInfo"]["username"] and seen["query"] == {"timeout": "10s"}
+    # The selector kept the denying webhook away from the other object.
+    assert [r["name"] for r in webhook.reviews if r["path"] == "/deny"] == ["refused"]
+
+
+async def test_updates_patches_and_deletes_are_judged_with_the_old_object(http: aiohttp.ClientSession,
+                                                                          webhook: WebhookServer) -> None:
+    await send(http, "POST", CONFIGMAPS, configmap("settings"))
+    await install(http, hook("deny.example.com", by_url(webhook, "/deny-bare"), operations=("UPDATE", "DELETE")))
+
+    _, current, _ = await send(http, "GET", f"{CONFIGMAPS}/settings")
+    put, put_body, _ = await send(http, "PUT", f"{CONFIGMAPS}/settings", {**current, "data": {"k": "changed"}})
+    patch, _, _ = await send(http, "PATCH", f"{CONFIGMAPS}/settings", {"data": {"k": "patched"}},
+                             "application/merge-patch+json")
+    deleted, _, _ = await send(http, "DELETE", f"{CONFIGMAPS}/settings")
+    _, after, _ = await send(http, "GET", f"{CONFIGMAPS}/settings")
+
+    assert (put, patch, deleted) == (400, 400, 400)
+    assert put_body["message"] == 'admission webhook "deny.example.com" denied the request without explanation'
+    assert after["data"] == {"k": "v"}
+    assert after["metadata"]["resourceVersion"] == current["metadata"]["resourceVersion"]
+    update, _, delete = webhook.reviews
+    assert update["oldObject"]["data"] == {"k": "v"} and update["object"]["data"] == {"k": "changed"}
+    assert (delete["operation"], delete["object"], delete["oldObject"]["metadata"]["name"]) == (
+        "DELETE", None, "settings")
+    assert delete["options"]["kind"] == "DeleteOptions"
+
+
+async def test_failed_calls_follow_the_failure_policy(http: aiohttp.ClientSession, webhook: WebhookServer) -> None:
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        closed = f"https://127.0.0.1:{probe.getsockname()[1]}/nobody"
+    await install(http, hook("down.example.com", {"url": closed, "caBundle": webhook.ca_bundle},
+                             objectSelector={"matchLabels": {"case": "down"}}),
+                  hook("down-ignored.example.com", {"url": closed, "caBundle": webhook.ca_bundle},
+                       failurePolicy="Ignore", objectSelector={"matchLabels": {"case": "ignored"}}),
+                  hook("slow.example.com", by_url(webhook, "/slow"), timeoutSeconds=1,
+                       objectSelector={"matchLabels": {"case": "slow"}}),
+                  hook("liar.example.com", by_url(webhook, "/wrong-uid"),
+                       objectSelector={"matchLabels": {"case": "liar"}}))
+
+    down, down_body, _ = await send(http, "POST", CONFIGMAPS, configmap("a", case="down"))
+    ignored, _, _ = await send(http, "POST", CONFIGMAPS, configmap("b", case="ignored"))
+    slow, slow_body, _ = await send(http, "POST", CONFIGMAPS, configmap("c", case="slow"))
+    liar, liar_body, _ = await send(http, "POST", CONFIGMAPS, configmap("d", case="liar"))
+
+    assert (down, down_body["reason"]) == (500, "InternalError")
+    assert down_body["message"].startswith(
+        f'Internal error occurred: failed calling webhook "down.example.com": failed to call webhook: '
+        f'Post "{closed}?timeout=10s": ')
+    assert ignored == 201
+    assert slow == 500 and slow_body["message"].endswith(
+        f'Post "{webhook.url}/slow?timeout=1s": context deadline exceeded')
+    assert liar == 500 and 'expected response.uid="' in liar_body["message"]
+
+
+async def test_a_service_reference_reaches_the_webhook_through_its_endpoints(
+        http: aiohttp.ClientSession, webhook: WebhookServer) -> None:
+    # The serving certificate names judge.default.svc: the TLS server name is the Service's.
+    await send(http, "POST", "/api/v1/namespaces/default/services", {
+        "metadata": {"name": "judge"}, "spec": {"ports": [{"name": "https", "port": 443, "targetPort": 9443}]}})
+    await send(http, "POST", "/api/v1/namespaces/default/endpoints", {
+        "metadata": {"name": "judge"},
+        "subsets": [{"addresses": [{"ip": "127.0.0.1"}], "ports": [{"name": "https", "port": webhook.port}]}]})
+    await install(http, hook("svc.example.com", {"service": {"namespace": "default", "name": "judge",
+                                                             "path": "/deny"}, "caBundle": webhook.ca_bundle}))
+    nowhere = hook("nowhere.example.com", {"service": {"namespace": "default", "name": "missing"}},
+                   objectSelector={"matchLabels": {"case": "nowhere"}})
+
+    refused, body, _ = await send(http, "POST", CONFIGMAPS, configmap("x"))
+    await send(http, "DELETE", f"{CONFIGS}/judges")
+    await install(http, nowhere, name="nowhere")
+    lost, lost_body, _ = await send(http, "POST", CONFIGMAPS, configmap("y", case="nowhere"))
+
+    assert refused == 403, body["message"]
+    assert body["message"] == 'admission webhook "svc.example.com" denied the request: no'
+    assert lost == 500 and lost_body["message"].endswith(
+        'Post "https://missing.default.svc:443?timeout=10s": no endpoints available for service "missing"')
+
+
+async def test_dry_run_and_match_conditions(http: aiohttp.ClientSession, webhook: WebhookServer) -> None:
+    await install(http, hook("warn.example.com", by_url(webhook, "/warn"), matchConditions=[
+        {"name": "not-skipped",
+         "expression": "!has(object.metadata.labels) || !('skip' in object.metadata.labels)"}]))
+
+    dry, _, warning = await send(http, "POST", f"{CONFIGMAPS}?dryRun=All", configmap("dry"))
+    stored, _, _ = await send(http, "GET", f"{CONFIGMAPS}/dry")
+    skipped, _, quiet = await send(http, "POST", CONFIGMAPS, configmap("skipped", skip="yes"))
+
+    assert (dry, stored, warning) == (201, 404, '299 - "careful"')
+    assert [(r["name"], r["dryRun"], r["options"].get("dryRun")) for r in webhook.reviews] == [
+        ("dry", True, ["All"])]
+    assert skipped == 201 and quiet == ""
+
+
+async def test_webhooks_are_not_called_unless_enabled(webhook: WebhookServer) -> None:
+    async with FakeCluster(control_plane=False) as cluster, aiohttp.ClientSession(cluster.url) as http:
+        await install(http, hook("deny.example.com", by_url(webhook, "/deny")))
+        created, _, _ = await send(http, "POST", CONFIGMAPS, configmap("x"))
+    assert created == 201 and webhook.reviews == []

@@ -1,0 +1,66 @@
+"""The pure parts of validating webhooks: what a review carries, how an answer is checked, and
+the Status a denial becomes (upstream's ToStatusErr and VerifyAdmissionResponse)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from fakeapi.machinery.admission_match import RequestAttributes
+from fakeapi.machinery.admission_review import WebhookError, denial, review, verdict, webhook_applies
+
+ATTRS = RequestAttributes("CREATE", "", "v1", "configmaps", "", "cm", "default", "ConfigMap")
+RULES = [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["configmaps"]}]
+
+
+def answer(**response: Any) -> dict[str, Any]:
+    return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": {"uid": "u", **response}}
+
+
+def test_a_denial_keeps_the_webhooks_code_from_400_up() -> None:
+    assert (denial("w", {"code": 403, "message": "no"}).code, denial("w", {"code": 200}).code) == (403, 400)
+    assert denial("w", {"reason": "Quota"}).message == 'admission webhook "w" denied the request: Quota'
+    assert denial("w", {}).message == 'admission webhook "w" denied the request without explanation'
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ({"apiVersion": "v1", "kind": "Status"}, "expected webhook response of admission.k8s.io/v1, "
+                                             "Kind=AdmissionReview, got v1, Kind=Status"),
+    ({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview"}, "webhook response was absent"),
+    (answer(uid="other"), 'expected response.uid="u", got "other"'),
+    (answer(allowed=True, patch="W10="), "validating webhook may not return response.patch"),
+])
+def test_answers_upstream_refuses(body: dict[str, Any], message: str) -> None:
+    with pytest.raises(WebhookError, match=message):
+        verdict(body, "u")
+
+
+def test_an_answer_gives_allowed_status_and_warnings() -> None:
+    assert verdict(answer(allowed=True, warnings=["w"]), "u") == (True, {}, ["w"])
+    assert verdict(answer(allowed=False, status={"message": "m"}), "u") == (False, {"message": "m"}, [])
+
+
+def test_the_review_names_the_request() -> None:
+    sent = review("u", {"group": "", "version": "v1", "kind": "ConfigMap"},
+                  {"group": "", "version": "v1", "resource": "configmaps"}, ATTRS, {"data": {}}, None,
+                  {"username": "alice"}, True)["request"]
+    assert (sent["uid"], sent["name"], sent["namespace"], sent["operation"], sent["dryRun"]) == (
+        "u", "cm", "default", "CREATE", True)
+    assert sent["options"] == {"kind": "CreateOptions", "apiVersion": "meta.k8s.io/v1", "dryRun": ["All"]}
+    assert "subResource" not in sent and sent["userInfo"] == {"username": "alice"}
+
+
+def test_match_conditions_and_failure_policy() -> None:
+    activation = {"object": {"metadata": {}}, "oldObject": None, "request": {}, "namespaceObject": None}
+    hook = {"rules": RULES, "matchConditions": [{"name": "c", "expression": "object.metadata.labels.x == 'y'"}]}
+    with pytest.raises(WebhookError, match="failed to evaluate match condition"):
+        webhook_applies(hook, ATTRS, namespace=None, obj=activation["object"], old=None, activation=activation)
+    assert not webhook_applies({**hook, "failurePolicy": "Ignore"}, ATTRS, namespace=None, obj=activation["object"],
+                               old=None, activation=activation)
+    falsy = {"rules": RULES, "matchConditions": [{"name": "c", "expression": "false"}]}
+    assert not webhook_applies(falsy, ATTRS, namespace=None, obj=None, old=None, activation=activation)
+    exempt = RequestAttributes("CREATE", "admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations",
+                               "", "x", "", "ValidatingWebhookConfiguration")
+    everything = {"rules": [{"operations": ["*"], "apiGroups": ["*"], "apiVersions": ["*"], "resources": ["*"]}]}
+    assert not webhook_applies(everything, exempt, namespace=None, obj=None, old=None, activation=activation)
