@@ -12,7 +12,7 @@ from typing import Any
 
 from fakeapi.errors import StatusError, internal_error
 from fakeapi.machinery.admission_match import RequestAttributes, matches_resources
-from fakeapi.machinery.cel_admission import evaluate
+from fakeapi.machinery.cel_admission import match_conditions
 
 __all__ = ["WebhookError", "denial", "failure", "review", "verdict", "webhook_applies"]
 
@@ -41,16 +41,11 @@ def webhook_applies(hook: Mapping[str, Any], attrs: RequestAttributes, *, namesp
              "objectSelector": hook.get("objectSelector")}
     if not hook.get("rules") or not matches_resources(match, attrs, namespace=namespace, obj=obj, old=old):
         return False
-    errors = []
-    for condition in hook.get("matchConditions") or []:
-        value, error = evaluate(condition.get("expression") or "", activation)
-        if error is not None:
-            errors.append(f"{condition.get('name')}: {error}")
-        elif value is not True:
-            return False
+    matched, errors = match_conditions(hook.get("matchConditions") or [], activation)
     if errors and hook.get("failurePolicy") != "Ignore":
-        raise WebhookError(f"failed to evaluate match condition: {errors[0] if len(errors) == 1 else errors}")
-    return not errors
+        texts = [f"{condition.get('name')}: {error}" for condition, error in errors]
+        raise WebhookError(f"failed to evaluate match condition: {texts[0] if len(texts) == 1 else texts}")
+    return matched and not errors
 
 
 def review(uid: str, kind: Mapping[str, str], resource: Mapping[str, str], attrs: RequestAttributes,

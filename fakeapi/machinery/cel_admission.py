@@ -27,6 +27,7 @@ Differences from upstream, by engine limits:
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -35,7 +36,7 @@ from cel_expr_python.ext import ext_bindings, ext_encoders, ext_math, ext_option
 
 from fakeapi.machinery.cel_messages import engine_message, issues, run, type_name
 
-__all__ = ["evaluate", "expression_problem", "match_condition_problem", "policy_program"]
+__all__ = ["evaluate", "expression_problem", "match_condition_problem", "match_conditions", "policy_program"]
 
 # Names of Kubernetes' CEL libraries (apiserver/pkg/cel/library, cel-go extensions the apiserver
 # enables) that cel-expr-python lacks.  The engine reports a namespaced call (``sets.contains``)
@@ -159,3 +160,17 @@ def evaluate(expression: str, activation: dict[str, Any]) -> tuple[Any, str | No
     if isinstance(program, str):
         return None, program
     return run(program, activation)
+
+
+def match_conditions(conditions: Iterable[Mapping[str, Any]],
+                     activation: dict[str, Any]) -> tuple[bool, list[tuple[Mapping[str, Any], str]]]:
+    """Upstream's match-condition matcher: (False, []) as soon as one condition is false (errors
+    of others then do not count), else (True, each failing condition with its error)."""
+    errors = []
+    for condition in conditions:
+        value, error = evaluate(condition.get("expression") or "", activation)
+        if error is not None:
+            errors.append((condition, error))
+        elif value is not True:
+            return False, []
+    return True, errors

@@ -32,7 +32,7 @@ from fakeapi.errors import (
     status_details,
 )
 from fakeapi.machinery.admission_match import RequestAttributes, matches_resources
-from fakeapi.machinery.cel_admission import evaluate
+from fakeapi.machinery.cel_admission import evaluate, match_conditions
 from fakeapi.machinery.selectors import SelectorError, label_selector_from_dict
 from fakeapi.registry.reads import Reader
 from fakeapi.registry.resource import KindTable, ResourceType
@@ -187,13 +187,10 @@ def _denied(rt: ResourceType, attrs: RequestAttributes, obj: dict[str, Any] | No
 def _decisions(pspec: Mapping[str, Any], activation: dict[str, Any], fail_closed: bool) -> list[tuple[str, str]]:
     """The failures of one evaluation of a policy: (message, reason) per failed validation, or
     per evaluation error when the policy fails closed; none when a match condition is false."""
-    errors = []
-    for condition in pspec.get("matchConditions") or []:
-        value, error = evaluate(condition.get("expression") or "", activation)
-        if error is not None:
-            errors.append(f"expression '{condition.get('expression')}' resulted in error: {error}")
-        elif value is not True:
-            return []
+    matched, failed = match_conditions(pspec.get("matchConditions") or [], activation)
+    if not matched:
+        return []
+    errors = [f"expression '{condition.get('expression')}' resulted in error: {error}" for condition, error in failed]
     if errors:
         return [(errors[0] if len(errors) == 1 else f"[{', '.join(errors)}]", "Invalid")] if fail_closed else []
     variables: dict[str, Any] = {}

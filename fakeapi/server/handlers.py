@@ -6,6 +6,7 @@ and writes (the pipeline, and the subresource handlers a kind declares).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from itertools import accumulate
@@ -225,37 +226,50 @@ def _admission_reads_user(request: web.Request, registry: Registry) -> bool:
     return registry.writes.policies.active() or request.app[WEBHOOKS].active()
 
 
-Write = Callable[[WriteOptions], tuple[dict[str, Any], bool, list[str]]]
+# A registry write's object, whether it was created, and its warnings.
+Written = tuple[dict[str, Any], bool, list[str]]
+Write = Callable[[WriteOptions], Written]
 
 
 async def _judged(request: web.Request, registry: Registry, target: Target, opts: WriteOptions,
-                  write: Write) -> tuple[dict[str, Any], bool, list[str]]:
+                  write: Write) -> Written:
     """``write`` (returning the object, whether it was created, warnings) under validating
-    webhooks when any may apply: prepared in full, judged, then stored."""
-    webhooks = request.app[WEBHOOKS]
-    if not webhooks.active():
-        return write(opts)
+    webhooks: prepared in full, judged, then stored.  Callers ask ``WEBHOOKS.active()`` first, so
+    that a cluster without webhook configurations keeps its plain path."""
     rt = target.resource
     old = registry.reads.find(rt, target.namespace or "", target.name) if target.name else None
     obj, created, warnings = write(replace(opts, prepare_only=True))
     before = None if created else old
-    warnings += await webhooks.validate(rt, "CREATE" if created else "UPDATE", obj, before, opts.subresource,
-                                        opts.user, opts.dry_run)
+    warnings += await request.app[WEBHOOKS].validate(rt, "CREATE" if created else "UPDATE", obj, before,
+                                                     opts.subresource, opts.user, opts.dry_run)
     if not opts.dry_run:
         obj = registry.writes.commit_prepared(rt, obj, before)
     return obj, created, warnings
+
+
+def _created(registry: Registry, target: Target, body: Any, opts: WriteOptions) -> Written:
+    obj, warnings = registry.writes.create(target.resource, target.namespace or "", body, opts)
+    return obj, True, warnings
+
+
+def _updated(registry: Registry, target: Target, body: Any, opts: WriteOptions) -> Written:
+    obj, warnings = registry.writes.update(target.resource, target.namespace or "", target.name or "", body, opts)
+    return obj, False, warnings
+
+
+def _patched(registry: Registry, target: Target, patch_type: str, body: Any, opts: WriteOptions) -> Written:
+    return registry.writes.patch(target.resource, target.namespace or "", target.name or "", patch_type, body, opts)
 
 
 async def _create(request: web.Request, registry: Registry, target: Target) -> web.Response:
     body = await read_body(request)
     _check_type_meta(body, target)
     opts = _with_user(request, registry, target, write_options(request))
-
-    def write(o: WriteOptions) -> tuple[dict[str, Any], bool, list[str]]:
-        obj, warnings = registry.writes.create(target.resource, target.namespace or "", body, o)
-        return obj, True, warnings
-
-    obj, _, warnings = await _judged(request, registry, target, opts, write)
+    if request.app[WEBHOOKS].active():
+        write = functools.partial(_created, registry, target, body)
+        obj, _, warnings = await _judged(request, registry, target, opts, write)
+    else:
+        obj, _, warnings = _created(registry, target, body, opts)
     return json_response(obj, 201, warnings)
 
 
@@ -263,12 +277,11 @@ async def _update(request: web.Request, registry: Registry, target: Target) -> w
     body = await read_body(request)
     _check_type_meta(body, target)
     opts = _with_user(request, registry, target, write_options(request, target.subresource))
-
-    def write(o: WriteOptions) -> tuple[dict[str, Any], bool, list[str]]:
-        obj, warnings = registry.writes.update(target.resource, target.namespace or "", target.name or "", body, o)
-        return obj, False, warnings
-
-    obj, _, warnings = await _judged(request, registry, target, opts, write)
+    if request.app[WEBHOOKS].active():
+        write = functools.partial(_updated, registry, target, body)
+        obj, _, warnings = await _judged(request, registry, target, opts, write)
+    else:
+        obj, _, warnings = _updated(registry, target, body, opts)
     return json_response(obj, 200, warnings)
 
 
@@ -290,10 +303,11 @@ async def _patch(request: web.Request, registry: Registry, target: Target) -> we
     opts = _with_user(request, registry, target,
                       write_options(request, target.subresource, apply=patch_type == "apply"))
 
-    def write(o: WriteOptions) -> tuple[dict[str, Any], bool, list[str]]:
-        return registry.writes.patch(target.resource, target.namespace or "", target.name or "", patch_type, body, o)
-
-    obj, created, warnings = await _judged(request, registry, target, opts, write)
+    if request.app[WEBHOOKS].active():
+        write = functools.partial(_patched, registry, target, patch_type, body)
+        obj, created, warnings = await _judged(request, registry, target, opts, write)
+    else:
+        obj, created, warnings = _patched(registry, target, patch_type, body, opts)
     return json_response(obj, 201 if created else 200, warnings)
 
 
