@@ -302,7 +302,6 @@ async def _patch(request: web.Request, registry: Registry, target: Target) -> we
     # (server-side apply may create)
     opts = _with_user(request, registry, target,
                       write_options(request, target.subresource, apply=patch_type == "apply"))
-
     if request.app[WEBHOOKS].active():
         write = functools.partial(_patched, registry, target, patch_type, body)
         obj, created, warnings = await _judged(request, registry, target, opts, write)
