@@ -9,7 +9,7 @@ import asyncio
 import base64
 import json
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +32,7 @@ class WebhookServer:
     ca_bundle: str
     port: int = 0
     reviews: list[dict[str, Any]] = field(default_factory=list)
+    meddle: Callable[[], Awaitable[None]] | None = None
 
     @property
     def url(self) -> str:
@@ -58,6 +59,8 @@ async def _answer(request: web.Request) -> web.Response:
         response["uid"] = "someone-else"
     elif request.path == "/slow":
         await asyncio.sleep(2)  # past the webhook's 1 s timeout
+    elif request.path == "/meddle" and server.meddle is not None:
+        await server.meddle()  # another client writes the object while the webhook judges it
     return web.json_response({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
                               "response": response})
 
@@ -248,3 +251,31 @@ async def test_webhooks_are_not_called_unless_enabled(webhook: WebhookServer) ->
         await install(http, hook("deny.example.com", by_url(webhook, "/deny")))
         created, _, _ = await send(http, "POST", CONFIGMAPS, configmap("x"))
     assert created == 201 and webhook.reviews == []
+
+
+async def test_the_stored_object_is_the_one_judged_or_none(http: aiohttp.ClientSession, webhook: WebhookServer,
+                                                           cluster: FakeCluster) -> None:
+    # A generated name and uid are the ones the webhook saw; a write the store moved past while the
+    # webhook judged it is refused (409), and the other client's write stands.
+    await install(http, hook("warn.example.com", by_url(webhook, "/warn"), operations=("CREATE",)),
+                  hook("meddle.example.com", by_url(webhook, "/meddle"), operations=("UPDATE",)))
+    status, created, _ = await send(http, "POST", CONFIGMAPS, {"metadata": {"generateName": "gen-"}, "data": {}})
+    seen = webhook.reviews[-1]["object"]["metadata"]
+
+    async def meddle() -> None:
+        webhook.meddle = None  # once
+        async with aiohttp.ClientSession(cluster.url) as other:
+            async with other.patch(f"{CONFIGMAPS}/{created['metadata']['name']}", json={"data": {"by": "other"}},
+                                   headers={"Content-Type": "application/merge-patch+json"}) as response:
+                assert response.status == 200
+
+    webhook.meddle = meddle
+    raced, raced_body, _ = await send(http, "PATCH", f"{CONFIGMAPS}/{created['metadata']['name']}",
+                                      {"data": {"by": "me"}}, "application/merge-patch+json")
+    _, stored, _ = await send(http, "GET", f"{CONFIGMAPS}/{created['metadata']['name']}")
+
+    assert status == 201
+    assert (seen["name"], seen["uid"]) == (created["metadata"]["name"], created["metadata"]["uid"])
+    assert seen["name"].startswith("gen-")
+    assert raced == 409 and raced_body["reason"] == "Conflict"
+    assert stored["data"] == {"by": "other"}
