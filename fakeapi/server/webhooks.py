@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import logging
 import ssl
 import uuid
@@ -33,6 +34,7 @@ from fakeapi.registry.rest import Registry
 
 log = logging.getLogger("fakeapi")
 GROUP = "admissionregistration.k8s.io"
+MAX_ANSWER = 3 * 1024 * 1024  # fakeapi's bound on a webhook's answer, as on a request's body
 
 
 class _Unreachable(Exception):
@@ -132,7 +134,12 @@ class Webhooks:
                 if response.status != 200:
                     raise WebhookError(f'failed to call webhook: Post "{shown}": the server responded with '
                                        f"status {response.status}")
-                return await response.json(content_type=None)
+                raw = bytearray()
+                while chunk := await response.content.read(MAX_ANSWER + 1 - len(raw)):
+                    raw += chunk
+                    if len(raw) > MAX_ANSWER:
+                        raise WebhookError(f"received invalid webhook response: larger than {MAX_ANSWER} bytes")
+                return json.loads(raw)
         except TimeoutError:
             raise WebhookError(f'failed to call webhook: Post "{shown}": context deadline exceeded') from None
         except (aiohttp.ClientError, OSError) as exc:

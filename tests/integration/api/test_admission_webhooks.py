@@ -59,6 +59,8 @@ async def _answer(request: web.Request) -> web.Response:
         response["uid"] = "someone-else"
     elif request.path == "/slow":
         await asyncio.sleep(2)  # past the webhook's 1 s timeout
+    elif request.path == "/huge":
+        response["warnings"] = ["x" * (4 << 20)]  # past fakeapi's 3 MiB bound on an answer
     elif request.path == "/meddle" and server.meddle is not None:
         await server.meddle()  # another client writes the object while the webhook judges it
     return web.json_response({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
@@ -190,12 +192,15 @@ async def test_failed_calls_follow_the_failure_policy(http: aiohttp.ClientSessio
                   hook("slow.example.com", by_url(webhook, "/slow"), timeoutSeconds=1,
                        objectSelector={"matchLabels": {"case": "slow"}}),
                   hook("liar.example.com", by_url(webhook, "/wrong-uid"),
-                       objectSelector={"matchLabels": {"case": "liar"}}))
+                       objectSelector={"matchLabels": {"case": "liar"}}),
+                  hook("huge.example.com", by_url(webhook, "/huge"),
+                       objectSelector={"matchLabels": {"case": "huge"}}))
 
     down, down_body, _ = await send(http, "POST", CONFIGMAPS, configmap("a", case="down"))
     ignored, _, _ = await send(http, "POST", CONFIGMAPS, configmap("b", case="ignored"))
     slow, slow_body, _ = await send(http, "POST", CONFIGMAPS, configmap("c", case="slow"))
     liar, liar_body, _ = await send(http, "POST", CONFIGMAPS, configmap("d", case="liar"))
+    huge, huge_body, _ = await send(http, "POST", CONFIGMAPS, configmap("e", case="huge"))
 
     assert (down, down_body["reason"]) == (500, "InternalError")
     assert down_body["message"].startswith(
@@ -205,6 +210,7 @@ async def test_failed_calls_follow_the_failure_policy(http: aiohttp.ClientSessio
     assert slow == 500 and slow_body["message"].endswith(
         f'Post "{webhook.url}/slow?timeout=1s": context deadline exceeded')
     assert liar == 500 and 'expected response.uid="' in liar_body["message"]
+    assert huge == 500 and huge_body["message"].endswith("received invalid webhook response: larger than 3145728 bytes")
 
 
 async def test_a_service_reference_reaches_the_webhook_through_its_endpoints(
