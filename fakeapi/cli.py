@@ -39,7 +39,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--enable-faults", action="store_true",
                        help="serve the fault-injection admin endpoint /fakeapi/v1/ (docs/fault-injection.md)")
     serve.add_argument("--admission-webhooks", action="store_true",
-                       help="call the validating admission webhooks that ValidatingWebhookConfigurations name "
+                       help="call the admission webhooks that Mutating/ValidatingWebhookConfigurations name "
                             "(off by default: a fake cluster runs no webhook pods)")
     demo = sub.add_parser("demo", help="play a scenario end to end on an embedded cluster, live")
     demo.add_argument("--scenario", default="kep5729", choices=("kep5729", "gang", "constraint", "deployment"),

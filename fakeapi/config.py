@@ -76,7 +76,7 @@ class ServerOptions:
     # Serve the fault-injection admin endpoint (``/fakeapi/v1/faults``, ``fakeapi serve
     # --enable-faults``).  Faults set in-process (``FakeCluster.faults``) apply either way.
     enable_faults: bool = False
-    # Call the validating admission webhooks that ValidatingWebhookConfigurations name (``fakeapi
+    # Call the admission webhooks that Mutating/ValidatingWebhookConfigurations name (``fakeapi
     # serve --admission-webhooks``).  Off by default: a fake cluster runs no webhook pods, so an
     # operator's manifest would otherwise fail every write its webhooks match.
     admission_webhooks: bool = False

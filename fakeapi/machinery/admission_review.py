@@ -1,20 +1,23 @@
-"""Validating admission webhooks, the pure parts: which webhooks a request goes to, the
-``admission.k8s.io/v1`` AdmissionReview sent, the answer checked, and the Status a denial or a
-failed call becomes.  After upstream's ``apiserver/pkg/admission/plugin/webhook`` (``generic``,
-``request``, ``errors``) and ``apiserver/pkg/util/webhook`` (messages); the calls themselves are
-:mod:`fakeapi.server.webhooks`.
+"""Admission webhooks, the pure parts: which webhooks a request goes to, the
+``admission.k8s.io/v1`` AdmissionReview sent, the answer checked (a mutating webhook's JSON patch
+applied), and the Status a denial or a failed call becomes.  After upstream's
+``apiserver/pkg/admission/plugin/webhook`` (``generic``, ``request``, ``errors``) and
+``apiserver/pkg/util/webhook`` (messages); the calls themselves are :mod:`fakeapi.server.webhooks`.
 """
 
 from __future__ import annotations
 
+import base64
+import json
 from collections.abc import Mapping
 from typing import Any
 
 from fakeapi.errors import StatusError, internal_error
 from fakeapi.machinery.admission_match import RequestAttributes, matches_resources
 from fakeapi.machinery.cel_admission import match_conditions
+from fakeapi.machinery.patch import PatchError, apply_json_patch
 
-__all__ = ["WebhookError", "denial", "failure", "review", "verdict", "webhook_applies"]
+__all__ = ["WebhookError", "denial", "failure", "mutated", "review", "verdict", "webhook_applies"]
 
 REVIEW_API_VERSION = "admission.k8s.io/v1"
 # Never sent to webhooks (upstream's IsExemptAdmissionConfigurationResource).
@@ -68,9 +71,11 @@ def review(uid: str, kind: Mapping[str, str], resource: Mapping[str, str], attrs
     return {"apiVersion": REVIEW_API_VERSION, "kind": "AdmissionReview", "request": request}
 
 
-def verdict(answer: Any, uid: str) -> tuple[bool, dict[str, Any], list[str]]:
-    """(allowed, its status, warnings) of a validating webhook's AdmissionReview answer;
-    WebhookError for an answer upstream's ``VerifyAdmissionResponse`` refuses."""
+def verdict(answer: Any, uid: str, *, mutating: bool = False
+            ) -> tuple[bool, dict[str, Any], list[str], list[Any] | None]:
+    """(allowed, its status, warnings, a mutating webhook's JSON patch or None) of a webhook's
+    AdmissionReview answer; WebhookError for an answer upstream's ``VerifyAdmissionResponse``
+    refuses, or a patch that does not decode."""
     if not isinstance(answer, dict):
         raise WebhookError("received invalid webhook response: the response is not a JSON object")
     if answer.get("apiVersion") != REVIEW_API_VERSION or answer.get("kind") != "AdmissionReview":
@@ -83,14 +88,50 @@ def verdict(answer: Any, uid: str) -> tuple[bool, dict[str, Any], list[str]]:
     if response.get("uid") != uid:
         raise WebhookError(f'received invalid webhook response: expected response.uid="{uid}", '
                            f'got "{response.get("uid") or ""}"')
-    if response.get("patch") is not None:
-        raise WebhookError("received invalid webhook response: validating webhook may not return response.patch")
-    if response.get("patchType") is not None:
-        raise WebhookError("received invalid webhook response: validating webhook may not return "
+    patch, patch_type = response.get("patch"), response.get("patchType")
+    if not mutating:
+        if patch is not None:
+            raise WebhookError("received invalid webhook response: validating webhook may not return response.patch")
+        if patch_type is not None:
+            raise WebhookError("received invalid webhook response: validating webhook may not return "
+                               "response.patchType")
+    elif patch is not None and patch_type is None:
+        raise WebhookError("received invalid webhook response: webhook returned response.patch but not "
                            "response.patchType")
+    elif patch is None and patch_type is not None:
+        raise WebhookError("received invalid webhook response: webhook returned response.patchType but not "
+                           "response.patch")
+    elif patch_type is not None and patch_type != "JSONPatch":
+        raise WebhookError(f'received invalid webhook response: webhook returned invalid response.patchType of '
+                           f'"{patch_type}"')
+    operations = None
+    if patch is not None:
+        try:
+            operations = json.loads(base64.b64decode(patch, validate=True))
+        except (ValueError, TypeError) as exc:
+            raise WebhookError(f"received undecodable patch in webhook response: {exc}") from None
+        if not isinstance(operations, list):
+            raise WebhookError("received undecodable patch in webhook response: a JSON patch is a list")
     warnings = [w for w in response.get("warnings") or [] if isinstance(w, str)]
     status = response.get("status") if isinstance(response.get("status"), dict) else {}
-    return response.get("allowed") is True, status, warnings
+    return response.get("allowed") is True, status, warnings, operations
+
+
+def mutated(webhook: str, obj: dict[str, Any] | None, operations: list[Any]) -> dict[str, Any] | None:
+    """``obj`` with a mutating webhook's JSON patch applied; a patch that does not apply, or any
+    patch of a delete's (absent) object, is upstream's 500."""
+    if obj is None:
+        if operations:
+            raise internal_error(f'admission webhook "{webhook}" attempted to modify the object, which is not '
+                                 "supported for this operation")
+        return None
+    try:
+        result = apply_json_patch(obj, operations)  # (with the bounds of a client's JSON patch)
+    except PatchError as exc:
+        raise internal_error(str(exc)) from None
+    if not isinstance(result.get("metadata"), dict):
+        raise internal_error(f'admission webhook "{webhook}" returned a patch that does not leave an object')
+    return result
 
 
 def denial(webhook: str, status: Mapping[str, Any]) -> StatusError:

@@ -1,6 +1,6 @@
 """Admission CEL, compiled as upstream's admission compiler does
 (``apiserver/pkg/admission/plugin/cel/compile.go``): webhook match conditions (compiled, and
-evaluated when validating webhooks are called), and ValidatingAdmissionPolicy expressions.
+evaluated when webhooks are called), and ValidatingAdmissionPolicy expressions.
 
 The variables are upstream's: ``object``, ``oldObject`` (dyn), ``request`` and
 ``namespaceObject``, ``authorizer`` and ``authorizer.requestResource`` with the authz library's

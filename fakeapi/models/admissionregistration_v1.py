@@ -2,9 +2,9 @@
 its bindings.
 
 fakeapi stores, defaults and validates webhook configurations: install manifests apply, and
-controllers that manage their own configurations (patching ``caBundle``) work.  Validating
-webhooks are called only when the server is told to (``ServerOptions.admission_webhooks``,
-:mod:`fakeapi.server.webhooks`); mutating ones never are.  ValidatingAdmissionPolicies are
+controllers that manage their own configurations (patching ``caBundle``) work.  The webhooks
+are called only when the server is told to (``ServerOptions.admission_webhooks``,
+:mod:`fakeapi.server.webhooks`).  ValidatingAdmissionPolicies are
 enforced: their CEL validations run on every write a binding matches
 (:mod:`fakeapi.registry.policies`).
 """
@@ -104,7 +104,7 @@ class ValidatingWebhookConfiguration(TopLevel):
 
 
 class MutatingWebhookConfiguration(TopLevel):
-    """Mutating admission webhooks (stored, never called by fakeapi)."""
+    """Mutating admission webhooks (called when the server's ``admission_webhooks`` option is on)."""
 
     gvk: ClassVar[tuple[str, str, str]] = ("admissionregistration.k8s.io", "v1", "MutatingWebhookConfiguration")
     api_version: str | None = opt("admissionregistration.k8s.io/v1")

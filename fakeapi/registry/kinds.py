@@ -230,8 +230,8 @@ KINDS: tuple[ResourceType, ...] = (
     # autoscaling/v2: stored and validated; no autoscaler runs, so status is what clients write.
     _kind("autoscaling", "v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers", namespaced=True,
           short_names=("hpa",), categories=("all",), subresources=(STATUS,), columns=HPA_COLUMNS),
-    # admissionregistration.k8s.io/v1: webhook configurations stored and validated (validating
-    # webhooks called when enabled); ValidatingAdmissionPolicies stored, validated and enforced.
+    # admissionregistration.k8s.io/v1: webhook configurations stored and validated (their webhooks
+    # called when enabled); ValidatingAdmissionPolicies stored, validated and enforced.
     _kind("admissionregistration.k8s.io", "v1", "ValidatingWebhookConfiguration", "validatingwebhookconfigurations",
           namespaced=False, categories=("api-extensions",), columns=WEBHOOK_CONFIGURATION_COLUMNS),
     _kind("admissionregistration.k8s.io", "v1", "MutatingWebhookConfiguration", "mutatingwebhookconfigurations",

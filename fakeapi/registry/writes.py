@@ -69,6 +69,9 @@ class WriteOptions:
     # would be stored; :meth:`Writer.commit_prepared` stores it then (unlike ``dry_run``, which the
     # admission policies see, the request stays what it is).
     prepare_only: bool = False
+    # Stop after defaults and the built-in admission, with managedFields computed, before
+    # validation: the object mutating webhooks get (upstream's order), never stored.
+    for_mutation: bool = False
 
 
 def _check_rv(rt: ResourceType, name: str, body: dict[str, Any], stored: dict[str, Any]) -> None:
@@ -236,10 +239,11 @@ class Writer:
     # -- create --------------------------------------------------------------------------------
 
     def create(self, rt: ResourceType, namespace: str, body: dict[str, Any],
-               opts: WriteOptions) -> tuple[dict[str, Any], list[str]]:
-        """Create an object; returns (object, warnings)."""
+               opts: WriteOptions, managed: list[Any] | None = None) -> tuple[dict[str, Any], list[str]]:
+        """Create an object; returns (object, warnings).  ``managed``: its managedFields as
+        computed already (a webhook-mutated object keeps those of the request, as upstream)."""
         obj, warnings = self._decode(rt, body, opts.field_validation)
-        return self._create(rt, namespace, obj, opts, warnings), warnings
+        return self._create(rt, namespace, obj, opts, warnings, managed), warnings
 
     def _create(self, rt: ResourceType, namespace: str, obj: dict[str, Any], opts: WriteOptions,
                 warnings: list[str], managed: list[Any] | None = None) -> dict[str, Any]:
@@ -265,6 +269,8 @@ class Writer:
         rt.strategy.default(obj, ctx)
         rt.strategy.drop_disabled_fields(obj, None, ctx)
         rt.strategy.admit(obj, None, ctx)
+        if opts.for_mutation:
+            return self._managed(rt, None, obj, opts, managed)
         _raise_invalid(rt, obj, validate_create(rt.strategy, obj, ctx, namespaced=rt.namespaced))
         now = now_rfc3339()
         meta["creationTimestamp"] = now
@@ -303,13 +309,14 @@ class Writer:
     # -- update --------------------------------------------------------------------------------
 
     def update(self, rt: ResourceType, namespace: str, name: str, body: dict[str, Any],
-               opts: WriteOptions) -> tuple[dict[str, Any], list[str]]:
-        """PUT of the main resource or the status subresource; returns (object, warnings)."""
+               opts: WriteOptions, managed: list[Any] | None = None) -> tuple[dict[str, Any], list[str]]:
+        """PUT of the main resource or the status subresource; returns (object, warnings).
+        ``managed``: as for :meth:`create`."""
         old = self.reads.get(rt, namespace, name)
         new, warnings = self._decode(rt, body, opts.field_validation)
         _check_identity(rt, new.get("metadata"), name, namespace)
         _check_rv(rt, name, new, old)
-        return self._update(rt, old, new, opts, warnings), warnings
+        return self._update(rt, old, new, opts, warnings, managed), warnings
 
     def _update(self, rt: ResourceType, old: dict[str, Any], new: dict[str, Any],
                 opts: WriteOptions, warnings: list[str], managed: list[Any] | None = None) -> dict[str, Any]:
@@ -338,6 +345,8 @@ class Writer:
             rt.strategy.default(new, ctx)
             rt.strategy.drop_disabled_fields(new, old, ctx)
             rt.strategy.admit(new, old, ctx)
+        if opts.for_mutation:
+            return self._managed(rt, old, new, opts, managed)
         _raise_invalid(rt, new, validate_update(rt.strategy, new, old, ctx, namespaced=rt.namespaced))
         if rt.tracks_generation:
             generation = old_meta.get("generation", 1)
@@ -354,6 +363,15 @@ class Writer:
         # resourceVersion); a change of managedFields alone is stored, as upstream: an apply that
         # makes its manager a co-owner, a client rewriting the entries (kubectl's CSA upgrade).
         return self.commit_update(rt, old, new, opts.dry_run or opts.prepare_only)
+
+    def _managed(self, rt: ResourceType, old: dict[str, Any] | None, obj: dict[str, Any], opts: WriteOptions,
+                 managed: list[Any] | None) -> dict[str, Any]:
+        """``obj`` with its managedFields, for mutating webhooks (``for_mutation``)."""
+        if managed is not None:
+            obj["metadata"]["managedFields"] = managed
+            return obj
+        return managedfields.track_update(old, obj, manager=opts.manager, api_version=rt.api_version,
+                                          types=_list_types(rt), now=now_rfc3339(), subresource=opts.subresource)
 
     def commit_prepared(self, rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None) -> dict[str, Any]:
         """Store what a ``prepare_only`` create (``old`` None) or update made, unless the store

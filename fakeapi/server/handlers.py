@@ -233,18 +233,47 @@ Write = Callable[[WriteOptions], Written]
 
 async def _judged(request: web.Request, registry: Registry, target: Target, opts: WriteOptions,
                   write: Write) -> Written:
-    """``write`` (returning the object, whether it was created, warnings) under validating
-    webhooks: prepared in full, judged, then stored.  Callers ask ``WEBHOOKS.active()`` first, so
-    that a cluster without webhook configurations keeps its plain path."""
+    """``write`` (returning the object, whether it was created, warnings) through the admission
+    webhooks, as upstream orders them: staged and handed to the mutating webhooks (whose result is
+    written instead, with the request's managedFields), then prepared in full, judged by the
+    validating webhooks, and stored.  Callers ask ``WEBHOOKS.active()`` first, so that a cluster
+    without webhook configurations keeps its plain path."""
+    webhooks = request.app[WEBHOOKS]
     rt = target.resource
     old = registry.reads.find(rt, target.namespace or "", target.name) if target.name else None
-    obj, created, warnings = write(replace(opts, prepare_only=True))
+    warnings: list[str] = []
+    if webhooks.mutating_active():
+        staged, created, warnings = write(replace(opts, for_mutation=True))
+        changed, said = await webhooks.mutate(rt, "CREATE" if created else "UPDATE", staged,
+                                              None if created else old, opts.subresource, opts.user, opts.dry_run)
+        warnings += said
+        if changed is not None:
+            write = functools.partial(_rewritten, registry, target, changed, None if created else old,
+                                      staged["metadata"].get("managedFields"))
+    if not webhooks.validating_active():
+        obj, created, said = write(opts)
+        return obj, created, warnings + said
+    obj, created, said = write(replace(opts, prepare_only=True))
+    warnings += said
     before = None if created else old
-    warnings += await request.app[WEBHOOKS].validate(rt, "CREATE" if created else "UPDATE", obj, before,
-                                                     opts.subresource, opts.user, opts.dry_run)
+    warnings += await webhooks.validate(rt, "CREATE" if created else "UPDATE", obj, before, opts.subresource,
+                                        opts.user, opts.dry_run)
     if not opts.dry_run:
         obj = registry.writes.commit_prepared(rt, obj, before)
     return obj, created, warnings
+
+
+def _rewritten(registry: Registry, target: Target, body: dict[str, Any], old: dict[str, Any] | None,
+               managed: list[Any] | None, opts: WriteOptions) -> Written:
+    """The write of a mutating webhook's result: a create, or an update of the object as it was
+    when the request began (409 if it changed meanwhile), keeping the request's managedFields."""
+    rt, namespace = target.resource, target.namespace or ""
+    if old is None:
+        obj, warnings = registry.writes.create(rt, namespace, body, opts, managed)
+        return obj, True, warnings
+    body["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
+    obj, warnings = registry.writes.update(rt, namespace, target.name or "", body, opts, managed)
+    return obj, False, warnings
 
 
 def _created(registry: Registry, target: Target, body: Any, opts: WriteOptions) -> Written:
@@ -338,6 +367,7 @@ async def _delete(request: web.Request, registry: Registry, target: Target) -> w
     webhooks = request.app[WEBHOOKS]
     if webhooks.active():
         old = registry.reads.get(rt, target.namespace or "", target.name or "")
+        warnings += (await webhooks.mutate(rt, "DELETE", None, old, "", user, dry_run))[1]
         warnings += await webhooks.validate(rt, "DELETE", None, old, "", user, dry_run)
     obj, gone = registry.writes.delete(rt, target.namespace or "", target.name or "", options, dry_run, user,
                                        warnings=warnings)

@@ -1,16 +1,19 @@
-"""Calling validating admission webhooks (``ServerOptions.admission_webhooks``).
+"""Calling admission webhooks (``ServerOptions.admission_webhooks``).
 
-A write that a ValidatingWebhookConfiguration's webhook matches is prepared in full by the registry
-(defaults, validation, admission policies: the object as it would be stored), judged by every
-matching webhook at once, and stored only if all of them allow it; the first denial (in
-configuration name order, then webhook order) or failed call under ``failurePolicy: Fail``
-becomes the answer, with upstream's messages (:mod:`fakeapi.machinery.admission_review`).
+A write that a MutatingWebhookConfiguration's webhook matches is staged by the registry (defaults,
+built-in admission and managedFields, before validation, as upstream orders it) and handed to the
+mutating webhooks one after the other, each patching the object as the one before left it
+(``reinvocationPolicy: IfNeeded`` runs once more after a later change).  A write that a
+ValidatingWebhookConfiguration's webhook matches is then prepared in full (validation, admission
+policies: the object as it would be stored), judged by every matching webhook at once, and stored
+only if all of them allow it.  The first denial (in configuration name order, then webhook order)
+or failed call under ``failurePolicy: Fail`` becomes the answer, with upstream's messages
+(:mod:`fakeapi.machinery.admission_review`).
 
 Webhooks are reached at ``clientConfig.url``, or through a ``clientConfig.service``: fakeapi has
 no cluster network, so a Service reference is resolved through the Service's Endpoints (the first
 ready address, on the target port of the named service port), as kube-apiserver does with
 ``--enable-aggregator-routing``; the TLS server name stays ``<service>.<namespace>.svc``.
-Mutating webhooks are stored, never called.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import json
 import logging
 import ssl
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
@@ -28,7 +32,15 @@ import aiohttp
 from fakeapi.auth.users import UserInfo
 from fakeapi.errors import StatusError
 from fakeapi.machinery.admission_match import RequestAttributes
-from fakeapi.machinery.admission_review import WebhookError, denial, failure, review, verdict, webhook_applies
+from fakeapi.machinery.admission_review import (
+    WebhookError,
+    denial,
+    failure,
+    mutated,
+    review,
+    verdict,
+    webhook_applies,
+)
 from fakeapi.registry.resource import ResourceType
 from fakeapi.registry.rest import Registry
 
@@ -43,21 +55,64 @@ class _Unreachable(Exception):
         self.url, self.reason = url, reason
 
 
+@dataclass
+class _Request:
+    """One write as the webhooks see it."""
+
+    rt: ResourceType
+    attrs: RequestAttributes
+    obj: dict[str, Any] | None
+    old: dict[str, Any] | None
+    namespace: dict[str, Any] | None
+    user: dict[str, Any]
+    dry_run: bool
+
+    @property
+    def kind(self) -> dict[str, str]:
+        return {"group": self.rt.group, "version": self.rt.version, "kind": self.rt.kind}
+
+    @property
+    def resource(self) -> dict[str, str]:
+        return {"group": self.rt.group, "version": self.rt.version, "resource": self.rt.plural}
+
+    def review(self, uid: str) -> dict[str, Any]:
+        return review(uid, self.kind, self.resource, self.attrs, self.obj, self.old, self.user, self.dry_run)
+
+    def applies(self, hook: dict[str, Any]) -> bool:
+        """Whether ``hook`` gets this request; a match condition's error under Fail is a 500."""
+        is_namespace = self.rt.group == "" and self.rt.plural == "namespaces"
+        request = {k: v for k, v in self.review("")["request"].items() if k not in ("uid", "object", "oldObject")}
+        activation = {"object": self.obj, "oldObject": self.old, "request": request,
+                      "namespaceObject": None if is_namespace else self.namespace}
+        try:
+            return webhook_applies(hook, self.attrs, namespace=self.namespace, obj=self.obj, old=self.old,
+                                   activation=activation)
+        except WebhookError as exc:
+            raise failure(hook.get("name") or "", str(exc)) from None
+
+
 class Webhooks:
-    """The validating webhooks of one server, and the HTTP client that calls them."""
+    """The admission webhooks of one server, and the HTTP client that calls them."""
 
     def __init__(self, registry: Registry, *, enabled: bool) -> None:
         self._registry = registry
         self._enabled = enabled
-        rt = registry.kinds.by_plural(GROUP, "validatingwebhookconfigurations")
-        assert rt is not None, "the admissionregistration kinds are built in"
-        self._configurations = rt
+        validating = registry.kinds.by_plural(GROUP, "validatingwebhookconfigurations")
+        mutating = registry.kinds.by_plural(GROUP, "mutatingwebhookconfigurations")
+        assert validating is not None and mutating is not None, "the admissionregistration kinds are built in"
+        self._validating, self._mutating = validating, mutating
         self._session: aiohttp.ClientSession | None = None
         self._contexts: dict[str, ssl.SSLContext] = {}  # per CA bundle
 
     def active(self) -> bool:
-        """Whether a write must be judged: calling is enabled and a configuration is stored."""
-        return self._enabled and self._registry.store.count(self._configurations.storage_key) > 0
+        """Whether a write must go through webhooks: calling is enabled and a configuration is stored."""
+        return self._enabled and (self.validating_active() or self.mutating_active())
+
+    def validating_active(self) -> bool:
+        return self._enabled and self._registry.store.count(self._validating.storage_key) > 0
+
+    def mutating_active(self) -> bool:
+        return self._enabled and self._registry.store.count(self._mutating.storage_key) > 0
 
     async def close(self) -> None:
         """Close the client's connections (the application's cleanup)."""
@@ -65,57 +120,86 @@ class Webhooks:
             await self._session.close()
             self._session = None
 
-    async def validate(self, rt: ResourceType, operation: str, obj: dict[str, Any] | None,
-                       old: dict[str, Any] | None, subresource: str, user: UserInfo | None,
-                       dry_run: bool) -> list[str]:
-        """Judge one write; returns the webhooks' warnings, raises the Status of a refusal."""
+    def _request(self, rt: ResourceType, operation: str, obj: dict[str, Any] | None, old: dict[str, Any] | None,
+                 subresource: str, user: UserInfo | None, dry_run: bool) -> _Request:
         meta = (obj if obj is not None else old or {}).get("metadata") or {}
         attrs = RequestAttributes(operation, rt.group, rt.version, rt.plural, subresource, meta.get("name") or "",
                                   meta.get("namespace") or "" if rt.namespaced else "", rt.kind)
-        reads = self._registry.reads
         is_namespace = rt.group == "" and rt.plural == "namespaces"
         ns_name = attrs.name if is_namespace else attrs.namespace
-        namespace = reads.find(self._registry.kinds.namespaces, "", ns_name) if ns_name else None
-        kind = {"group": rt.group, "version": rt.version, "kind": rt.kind}
-        resource = {"group": rt.group, "version": rt.version, "resource": rt.plural}
-        user_info = user.to_api() if user is not None else {"username": ""}
-        base = review("", kind, resource, attrs, None, None, user_info, dry_run)["request"]
-        activation = {"object": obj, "oldObject": old, "namespaceObject": None if is_namespace else namespace,
-                      "request": {k: v for k, v in base.items() if k not in ("uid", "object", "oldObject")}}
-        calls = []
-        for config in reads.items(self._configurations):
-            for hook in config.get("webhooks") or []:
-                try:
-                    applies = webhook_applies(hook, attrs, namespace=namespace, obj=obj, old=old,
-                                              activation=activation)
-                except WebhookError as exc:
-                    raise failure(hook.get("name") or "", str(exc)) from None
-                if applies:
-                    calls.append(self._call(hook, kind, resource, attrs, obj, old, user_info, dry_run))
+        namespace = self._registry.reads.find(self._registry.kinds.namespaces, "", ns_name) if ns_name else None
+        return _Request(rt, attrs, obj, old, namespace, user.to_api() if user is not None else {"username": ""},
+                        dry_run)
+
+    def _hooks(self, rt: ResourceType) -> list[dict[str, Any]]:
+        """The webhooks of the stored configurations, by configuration name, then in order."""
+        return [hook for config in self._registry.reads.items(rt) for hook in config.get("webhooks") or []]
+
+    async def mutate(self, rt: ResourceType, operation: str, obj: dict[str, Any] | None,
+                     old: dict[str, Any] | None, subresource: str, user: UserInfo | None,
+                     dry_run: bool) -> tuple[dict[str, Any] | None, list[str]]:
+        """Run the mutating webhooks one after the other, each on the object as the one before left
+        it; then, once, those with ``reinvocationPolicy: IfNeeded`` that ran before a later one
+        changed it.  Returns the object if any webhook changed it (else None) and the warnings;
+        raises the Status of a refusal."""
+        hooks = self._hooks(self._mutating)
+        current, changed, warnings = obj, False, []
+        invoked: list[int] = []
+        again: set[int] = set()
+        for second_round in (False, True):
+            for index, hook in enumerate(hooks):
+                if second_round and index not in again:
+                    continue
+                request = self._request(rt, operation, current, old, subresource, user, dry_run)
+                if not request.applies(hook):
+                    continue
+                said, operations = await self._call(hook, request, mutating=True)
+                warnings += said
+                if operations:
+                    result = mutated(hook.get("name") or "", current, operations)
+                    if result != current:
+                        current, changed = result, True
+                        if not second_round:  # the IfNeeded webhooks that saw the object before
+                            again.update(i for i in invoked if hooks[i].get("reinvocationPolicy") == "IfNeeded")
+                if not second_round:
+                    invoked.append(index)
+            if not again:
+                break
+        return (current if changed else None), warnings
+
+    async def validate(self, rt: ResourceType, operation: str, obj: dict[str, Any] | None,
+                       old: dict[str, Any] | None, subresource: str, user: UserInfo | None,
+                       dry_run: bool) -> list[str]:
+        """Judge one write by every validating webhook at once; returns their warnings, raises the
+        Status of the first refusal (in configuration and webhook order)."""
+        request = self._request(rt, operation, obj, old, subresource, user, dry_run)
+        calls = [self._call(hook, request, mutating=False) for hook in self._hooks(self._validating)
+                 if request.applies(hook)]
         warnings: list[str] = []
         for result in await asyncio.gather(*calls, return_exceptions=True):
             if isinstance(result, BaseException):
                 raise result
-            warnings += result
+            warnings += result[0]
         return warnings
 
-    async def _call(self, hook: dict[str, Any], kind: dict[str, str], resource: dict[str, str],
-                    attrs: RequestAttributes, obj: dict[str, Any] | None, old: dict[str, Any] | None,
-                    user: dict[str, Any], dry_run: bool) -> list[str]:
+    async def _call(self, hook: dict[str, Any], request: _Request, *,
+                    mutating: bool) -> tuple[list[str], list[Any] | None]:
+        """One webhook's warnings and JSON patch; raises the Status of a refusal, or of a failed
+        call under ``failurePolicy: Fail``."""
         name = hook.get("name") or ""
         uid = str(uuid.uuid4())
         try:
-            answer = await self._post(hook, review(uid, kind, resource, attrs, obj, old, user, dry_run))
-            allowed, status, warnings = verdict(answer, uid)
+            answer = await self._post(hook, request.review(uid))
+            allowed, status, warnings, operations = verdict(answer, uid, mutating=mutating)
         except WebhookError as exc:
             if hook.get("failurePolicy") == "Ignore":
                 log.warning("Failed calling webhook, failing open %s: %s", name, exc)
-                return []
+                return [], None
             raise failure(name, str(exc)) from None
         if not allowed:
             error: StatusError = denial(name, status)
             raise error
-        return warnings
+        return warnings, operations
 
     async def _post(self, hook: dict[str, Any], body: dict[str, Any]) -> Any:
         config = hook.get("clientConfig") or {}

@@ -1,5 +1,5 @@
 """``admissionregistration.k8s.io/v1`` strategies: ValidatingWebhookConfiguration and
-MutatingWebhookConfiguration, stored and validated (validating webhooks are called only when the
+MutatingWebhookConfiguration, stored and validated (their webhooks are called only when the
 server is told to: fakeapi.server.webhooks);
 ValidatingAdmissionPolicy and its bindings, stored, validated and enforced
 (:mod:`fakeapi.registry.policies`).

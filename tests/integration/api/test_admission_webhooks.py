@@ -1,7 +1,7 @@
-"""Validating admission webhooks, called (``ServerOptions.admission_webhooks``): a real HTTPS
-webhook server in this test judges creates, updates, patches and deletes; denials, failed calls,
-timeouts and bad answers reach the client as upstream words them, and nothing a webhook refused
-is stored."""
+"""Admission webhooks, called (``ServerOptions.admission_webhooks``): a real HTTPS webhook server
+in this test judges creates, updates, patches and deletes, and mutates them (before validation,
+reinvoked when needed, server-side apply kept); denials, failed calls, timeouts and bad answers
+reach the client as upstream words them, and nothing a webhook refused is stored."""
 
 from __future__ import annotations
 
@@ -59,6 +59,19 @@ async def _answer(request: web.Request) -> web.Response:
         response["uid"] = "someone-else"
     elif request.path == "/slow":
         await asyncio.sleep(2)  # past the webhook's 1 s timeout
+    elif request.path == "/inject":  # a label on the object, as a sidecar injector adds its mark
+        labels = ((review["request"]["object"] or {"metadata": {}})["metadata"].get("labels") or {})
+        ops = [{"op": "add", "path": "/metadata/labels/injected", "value": "yes"}] if labels else \
+            [{"op": "add", "path": "/metadata/labels", "value": {"injected": "yes"}}]
+        response.update(patchType="JSONPatch", patch=base64.b64encode(json.dumps(ops).encode()).decode())
+    elif request.path == "/ports":  # fills in what validation requires
+        ops = [{"op": "add", "path": "/spec/ports", "value": [{"port": 80}]}]
+        response.update(patchType="JSONPatch", patch=base64.b64encode(json.dumps(ops).encode()).decode())
+    elif request.path == "/break":  # a label value validation refuses
+        ops = [{"op": "add", "path": "/metadata/labels", "value": {"bad": "not a label value!"}}]
+        response.update(patchType="JSONPatch", patch=base64.b64encode(json.dumps(ops).encode()).decode())
+    elif request.path == "/untyped":
+        response["patch"] = base64.b64encode(b"[]").decode()
     elif request.path == "/huge":
         response["warnings"] = ["x" * (4 << 20)]  # past fakeapi's 3 MiB bound on an answer
     elif request.path == "/meddle" and server.meddle is not None:
@@ -285,3 +298,103 @@ async def test_the_stored_object_is_the_one_judged_or_none(http: aiohttp.ClientS
     assert seen["name"].startswith("gen-")
     assert raced == 409 and raced_body["reason"] == "Conflict"
     assert stored["data"] == {"by": "other"}
+
+
+def mutating(name: str, hooks: list[dict[str, Any]]) -> dict[str, Any]:
+    return {**configuration(name, hooks), "kind": "MutatingWebhookConfiguration"}
+
+
+async def install_mutating(http: aiohttp.ClientSession, name: str, *hooks: dict[str, Any]) -> None:
+    status, body, _ = await send(http, "POST", "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations",
+                                 mutating(name, list(hooks)))
+    assert status == 201, body
+
+
+async def test_a_mutating_webhook_changes_what_is_stored_and_validation_sees(
+        http: aiohttp.ClientSession, webhook: WebhookServer) -> None:
+    # Mutation comes before validation and the validating webhooks, as upstream orders them; the
+    # injected label belongs to no manager (the request's managedFields were computed before).
+    await install_mutating(http, "inject", hook("inject.example.com", by_url(webhook, "/inject")))
+    await install(http, hook("warn.example.com", by_url(webhook, "/warn")))
+
+    created, stored, _ = await send(http, "POST", CONFIGMAPS, configmap("cm", app="web"))
+    _, updated, _ = await send(http, "PATCH", f"{CONFIGMAPS}/cm", {"metadata": {"labels": {"injected": None}}},
+                               "application/merge-patch+json")
+
+    assert created == 201 and stored["metadata"]["labels"] == {"app": "web", "injected": "yes"}
+    fields = stored["metadata"]["managedFields"][0]["fieldsV1"]["f:metadata"]["f:labels"]
+    assert fields == {".": {}, "f:app": {}}
+    judged = [r for r in webhook.reviews if r["path"] == "/warn"]
+    assert judged[0]["object"]["metadata"]["labels"] == {"app": "web", "injected": "yes"}
+    assert updated["metadata"]["labels"] == {"app": "web", "injected": "yes"}  # removed, and injected again
+    first = next(r for r in webhook.reviews if r["path"] == "/inject")
+    assert first["operation"] == "CREATE" and "uid" in first["object"]["metadata"]
+
+
+async def test_validation_judges_the_mutated_object(http: aiohttp.ClientSession, webhook: WebhookServer) -> None:
+    service_rule = {"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["services"]}
+    await install_mutating(http, "fix", {**hook("ports.example.com", by_url(webhook, "/ports")),
+                                         "rules": [service_rule]})
+    await install_mutating(http, "spoil", hook("break.example.com", by_url(webhook, "/break")))
+
+    fixed, service, _ = await send(http, "POST", "/api/v1/namespaces/default/services",
+                                   {"metadata": {"name": "web"}, "spec": {"selector": {"app": "web"}}})
+    spoiled, refusal, _ = await send(http, "POST", CONFIGMAPS, configmap("cm"))
+    missing, _, _ = await send(http, "GET", f"{CONFIGMAPS}/cm")
+
+    assert fixed == 201 and service["spec"]["ports"][0]["port"] == 80  # invalid as sent: ports are required
+    assert (spoiled, refusal["reason"], missing) == (422, "Invalid", 404)
+    assert "metadata.labels: Invalid value" in refusal["message"]
+
+
+async def test_if_needed_webhooks_run_again_after_a_later_change(http: aiohttp.ClientSession,
+                                                                  webhook: WebhookServer) -> None:
+    # Configurations in name order: "a-watch" sees the object first, "b-inject" changes it, so
+    # "a-watch" (IfNeeded) runs once more; "a-never" (Never) does not.
+    await install_mutating(http, "a-watch", {**hook("watch.example.com", by_url(webhook, "/record")),
+                                             "reinvocationPolicy": "IfNeeded"},
+                           hook("never.example.com", by_url(webhook, "/record-never")))
+    await install_mutating(http, "b-inject", hook("inject.example.com", by_url(webhook, "/inject")))
+
+    created, _, _ = await send(http, "POST", CONFIGMAPS, configmap("cm"))
+
+    assert created == 201
+    calls = [(r["path"], (r["object"]["metadata"].get("labels") or {}).get("injected")) for r in webhook.reviews]
+    assert calls == [("/record", None), ("/record-never", None), ("/inject", None), ("/record", "yes")]
+
+
+async def test_broken_mutations_fail_the_write(http: aiohttp.ClientSession, webhook: WebhookServer) -> None:
+    await install_mutating(http, "untyped", hook("untyped.example.com", by_url(webhook, "/untyped"),
+                                                 objectSelector={"matchLabels": {"case": "untyped"}}))
+    await install_mutating(http, "deletes", hook("inject.example.com", by_url(webhook, "/inject"),
+                                                 operations=("DELETE",)))
+    await send(http, "POST", CONFIGMAPS, configmap("kept"))
+
+    untyped, untyped_body, _ = await send(http, "POST", CONFIGMAPS, configmap("x", case="untyped"))
+    deleted, deleted_body, _ = await send(http, "DELETE", f"{CONFIGMAPS}/kept")
+    still, _, _ = await send(http, "GET", f"{CONFIGMAPS}/kept")
+
+    assert untyped == 500 and untyped_body["message"].endswith(
+        "received invalid webhook response: webhook returned response.patch but not response.patchType")
+    assert deleted == 500 and deleted_body["message"] == (
+        'Internal error occurred: admission webhook "inject.example.com" attempted to modify the object, which is '
+        "not supported for this operation")
+    assert still == 200
+
+
+async def test_server_side_apply_keeps_its_apply_entry_through_a_mutation(
+        http: aiohttp.ClientSession, webhook: WebhookServer) -> None:
+    await install_mutating(http, "inject", hook("inject.example.com", by_url(webhook, "/inject")))
+
+    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "applied", "labels": {"app": "web"}},
+            "data": {"k": "v"}}
+    applied, stored, _ = await send(http, "PATCH", f"{CONFIGMAPS}/applied?fieldManager=tester", body,
+                                    "application/apply-patch+yaml")
+    again, restored, _ = await send(http, "PATCH", f"{CONFIGMAPS}/applied?fieldManager=tester",
+                                    {**body, "data": {"k": "w"}}, "application/apply-patch+yaml")
+
+    assert (applied, again) == (201, 200)
+    assert [(e["manager"], e["operation"]) for e in stored["metadata"]["managedFields"]] == [("tester", "Apply")]
+    assert stored["metadata"]["labels"] == {"app": "web", "injected": "yes"}
+    assert restored["data"] == {"k": "w"} and restored["metadata"]["labels"]["injected"] == "yes"
+    assert [(e["manager"], e["operation"]) for e in restored["metadata"]["managedFields"]] == [("tester", "Apply")]

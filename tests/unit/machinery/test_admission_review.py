@@ -3,12 +3,15 @@ the Status a denial becomes (upstream's ToStatusErr and VerifyAdmissionResponse)
 
 from __future__ import annotations
 
+import base64
+import json
 from typing import Any
 
 import pytest
 
+from fakeapi.errors import StatusError
 from fakeapi.machinery.admission_match import RequestAttributes
-from fakeapi.machinery.admission_review import WebhookError, denial, review, verdict, webhook_applies
+from fakeapi.machinery.admission_review import WebhookError, denial, mutated, review, verdict, webhook_applies
 
 ATTRS = RequestAttributes("CREATE", "", "v1", "configmaps", "", "cm", "default", "ConfigMap")
 RULES = [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["configmaps"]}]
@@ -37,8 +40,26 @@ def test_answers_upstream_refuses(body: dict[str, Any], message: str) -> None:
 
 
 def test_an_answer_gives_allowed_status_and_warnings() -> None:
-    assert verdict(answer(allowed=True, warnings=["w"]), "u") == (True, {}, ["w"])
-    assert verdict(answer(allowed=False, status={"message": "m"}), "u") == (False, {"message": "m"}, [])
+    assert verdict(answer(allowed=True, warnings=["w"]), "u") == (True, {}, ["w"], None)
+    assert verdict(answer(allowed=False, status={"message": "m"}), "u") == (False, {"message": "m"}, [], None)
+
+
+def test_a_mutating_answer_brings_its_patch_and_upstream_checks_it() -> None:
+    ops = [{"op": "add", "path": "/metadata/labels", "value": {"a": "b"}}]
+    encoded = base64.b64encode(json.dumps(ops).encode()).decode()
+    assert verdict(answer(allowed=True, patch=encoded, patchType="JSONPatch"), "u", mutating=True)[3] == ops
+    for response, message in ((dict(patch=encoded), "returned response.patch but not response.patchType"),
+                              (dict(patchType="JSONPatch"), "returned response.patchType but not response.patch"),
+                              (dict(patch=encoded, patchType="MergePatch"),
+                               'invalid response.patchType of "MergePatch"'),
+                              (dict(patch="%%%", patchType="JSONPatch"), "received undecodable patch")):
+        with pytest.raises(WebhookError, match=message):
+            verdict(answer(allowed=True, **response), "u", mutating=True)
+    assert mutated("m", {"metadata": {}}, ops) == {"metadata": {"labels": {"a": "b"}}}
+    with pytest.raises(StatusError, match="attempted to modify the object, which is not supported"):
+        mutated("m", None, ops)
+    with pytest.raises(StatusError, match="Internal error occurred"):
+        mutated("m", {"metadata": {}}, [{"op": "remove", "path": "/nothing"}])
 
 
 def test_the_review_names_the_request() -> None:
