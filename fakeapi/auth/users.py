@@ -45,6 +45,11 @@ class UserInfo:
         return out
 
 
+def api_form(user: UserInfo | None) -> dict[str, Any]:
+    """``user``'s wire form; an empty username for a write nobody sent (an in-server one)."""
+    return user.to_api() if user is not None else {"username": ""}
+
+
 ANONYMOUS = UserInfo("system:anonymous", groups=(UNAUTHENTICATED,))
 # Who a secure server's kubeconfig is (a client certificate, as kubeadm's admin.conf), and who its
 # control plane is (a bearer token): both in system:masters, which RBAC never restricts.

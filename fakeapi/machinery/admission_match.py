@@ -30,6 +30,26 @@ class RequestAttributes:
     namespace: str
     kind: str = ""
 
+    @classmethod
+    def of(cls, operation: str, group: str, version: str, resource: str, kind: str, *, namespaced: bool,
+           subresource: str, obj: Mapping[str, Any] | None, old: Mapping[str, Any] | None) -> RequestAttributes:
+        """The attributes of a write of ``obj`` (or of ``old``, for a delete): its name and, for a
+        namespaced resource, its namespace."""
+        meta = (obj if obj is not None else old or {}).get("metadata") or {}
+        return cls(operation, group, version, resource, subresource, meta.get("name") or "",
+                   meta.get("namespace") or "" if namespaced else "", kind)
+
+    @property
+    def about_namespace(self) -> bool:
+        """Whether the request is about a Namespace itself."""
+        return self.group == "" and self.resource == "namespaces"
+
+    @property
+    def judging_namespace(self) -> str:
+        """The Namespace whose labels a namespace selector judges: the request's, or the one the
+        request is about ("" for another cluster-scoped resource)."""
+        return self.name if self.about_namespace else self.namespace
+
 
 def _split(resource: str) -> tuple[str, str]:
     """``pods/status`` → (pods, status); ``*`` → (*, ""): the main resources only."""
@@ -53,10 +73,10 @@ def rule_matches(rule: Mapping[str, Any], attrs: RequestAttributes) -> bool:
                for res, sub in map(_split, rule.get("resources") or [])):
         return False
     scope = rule.get("scope") or "*"
-    is_namespace = attrs.group == "" and attrs.resource == "namespaces"
-    if scope == "Namespaced" and (is_namespace or not attrs.namespace):
+    cluster_scoped = attrs.about_namespace or not attrs.namespace
+    if scope == "Namespaced" and cluster_scoped:
         return False
-    if scope == "Cluster" and not (is_namespace or not attrs.namespace):
+    if scope == "Cluster" and not cluster_scoped:
         return False
     names = rule.get("resourceNames") or []
     return not names or attrs.name in names
@@ -80,10 +100,9 @@ def matches_resources(match: Mapping[str, Any], attrs: RequestAttributes, *,
     if any(rule_matches(rule, attrs) for rule in match.get("excludeResourceRules") or []):
         return False
     ns_selector = label_selector_from_dict(match.get("namespaceSelector") or {})
-    is_namespace = attrs.group == "" and attrs.resource == "namespaces"
-    if not ns_selector.empty and (attrs.namespace or is_namespace):
+    if not ns_selector.empty and (attrs.namespace or attrs.about_namespace):
         # A Namespace written is judged by its new labels; any other request by its namespace's.
-        own = is_namespace and not attrs.subresource and attrs.operation in ("CREATE", "UPDATE")
+        own = attrs.about_namespace and not attrs.subresource and attrs.operation in ("CREATE", "UPDATE")
         if not ns_selector.matches(_labels(obj if own else namespace)):
             return False
     obj_selector = label_selector_from_dict(match.get("objectSelector") or {})

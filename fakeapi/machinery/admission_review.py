@@ -1,6 +1,7 @@
-"""Admission webhooks, the pure parts: which webhooks a request goes to, the
-``admission.k8s.io/v1`` AdmissionReview sent, the answer checked (a mutating webhook's JSON patch
-applied), and the Status a denial or a failed call becomes.  After upstream's
+"""Admission webhooks, the pure parts: the request as admission CEL reads it (shared with the
+admission policies), which webhooks a request goes to, the ``admission.k8s.io/v1`` AdmissionReview
+sent, the answer checked (a mutating webhook's JSON patch applied), and the Status a denial or a
+failed call becomes.  After upstream's
 ``apiserver/pkg/admission/plugin/webhook`` (``generic``, ``request``, ``errors``) and
 ``apiserver/pkg/util/webhook`` (messages); the calls themselves are :mod:`fakeapi.server.webhooks`.
 """
@@ -17,7 +18,8 @@ from fakeapi.machinery.admission_match import RequestAttributes, matches_resourc
 from fakeapi.machinery.cel_admission import match_conditions
 from fakeapi.machinery.patch import PatchError, apply_json_patch
 
-__all__ = ["WebhookError", "denial", "failure", "mutated", "review", "verdict", "webhook_applies"]
+__all__ = ["WebhookError", "cel_variables", "denial", "failure", "mutated", "request_view", "review", "verdict",
+           "webhook_applies"]
 
 REVIEW_API_VERSION = "admission.k8s.io/v1"
 # Never sent to webhooks (upstream's IsExemptAdmissionConfigurationResource).
@@ -25,6 +27,10 @@ EXEMPT = frozenset({"validatingwebhookconfigurations", "mutatingwebhookconfigura
                     "validatingadmissionpolicies", "validatingadmissionpolicybindings",
                     "mutatingadmissionpolicies", "mutatingadmissionpolicybindings"})
 _OPTIONS = {"CREATE": "CreateOptions", "UPDATE": "UpdateOptions", "DELETE": "DeleteOptions"}
+# namespaceObject carries only these of the Namespace's metadata (upstream's activation).
+_NAMESPACE_META = ("name", "generateName", "namespace", "labels", "annotations", "uid", "creationTimestamp",
+                   "deletionGracePeriodSeconds", "deletionTimestamp", "generation", "resourceVersion",
+                   "finalizers")
 
 
 class WebhookError(Exception):
@@ -51,24 +57,44 @@ def webhook_applies(hook: Mapping[str, Any], attrs: RequestAttributes, *, namesp
     return matched and not errors
 
 
-def review(uid: str, kind: Mapping[str, str], resource: Mapping[str, str], attrs: RequestAttributes,
-           obj: Mapping[str, Any] | None, old: Mapping[str, Any] | None, user: Mapping[str, Any],
-           dry_run: bool) -> dict[str, Any]:
-    """The AdmissionReview of one call (``CreateV1AdmissionReview``); ``user``: the requester's
-    UserInfo in its wire form."""
-    options: dict[str, Any] = {"kind": _OPTIONS.get(attrs.operation, ""), "apiVersion": "meta.k8s.io/v1"}
-    if dry_run:
-        options["dryRun"] = ["All"]
-    request: dict[str, Any] = {
-        "uid": uid, "kind": dict(kind), "resource": dict(resource), "requestKind": dict(kind),
-        "requestResource": dict(resource), "name": attrs.name, "operation": attrs.operation,
-        "userInfo": dict(user), "object": obj, "oldObject": old,
-        "dryRun": dry_run, "options": options}
-    if attrs.subresource:
-        request["subResource"] = request["requestSubResource"] = attrs.subresource
-    if attrs.namespace:
-        request["namespace"] = attrs.namespace
-    return {"apiVersion": REVIEW_API_VERSION, "kind": "AdmissionReview", "request": request}
+def request_view(attrs: RequestAttributes, user: Mapping[str, Any], dry_run: bool) -> dict[str, Any]:
+    """The request as admission CEL reads it (``request``): every field present, "" when empty,
+    as upstream's typed declaration gives them; ``user``: the requester's UserInfo, wire form."""
+    kind = {"group": attrs.group, "version": attrs.version, "kind": attrs.kind}
+    resource = {"group": attrs.group, "version": attrs.version, "resource": attrs.resource}
+    options: dict[str, Any] = {}
+    if attrs.operation in _OPTIONS:
+        options = {"kind": _OPTIONS[attrs.operation], "apiVersion": "meta.k8s.io/v1"}
+        if dry_run:
+            options["dryRun"] = ["All"]
+    return {"kind": kind, "resource": resource, "subResource": attrs.subresource, "requestKind": kind,
+            "requestResource": resource, "requestSubResource": attrs.subresource, "name": attrs.name,
+            "namespace": attrs.namespace, "operation": attrs.operation, "userInfo": dict(user),
+            "dryRun": dry_run, "options": options}
+
+
+def cel_variables(attrs: RequestAttributes, obj: Mapping[str, Any] | None, old: Mapping[str, Any] | None,
+               namespace: Mapping[str, Any] | None, user: Mapping[str, Any], dry_run: bool) -> dict[str, Any]:
+    """The CEL variables of a request (policies add ``params`` and ``variables``):
+    ``namespaceObject`` is the request namespace's, with upstream's subset of its metadata, and
+    null for cluster-scoped requests and Namespaces themselves."""
+    namespace_object = None
+    if namespace is not None and attrs.namespace:
+        meta = namespace.get("metadata") or {}
+        namespace_object = {"metadata": {k: meta[k] for k in _NAMESPACE_META if k in meta},
+                            "spec": namespace.get("spec") or {}, "status": namespace.get("status") or {}}
+    return {"object": obj, "oldObject": old, "request": request_view(attrs, user, dry_run),
+            "namespaceObject": namespace_object}
+
+
+def review(uid: str, request: Mapping[str, Any], obj: Mapping[str, Any] | None,
+           old: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The AdmissionReview of one call (``CreateV1AdmissionReview``): ``request`` (a
+    :func:`request_view`) on the wire, its empty optional fields left out."""
+    sent = {k: v for k, v in request.items()
+            if v != "" or k not in ("subResource", "requestSubResource", "namespace")}
+    return {"apiVersion": REVIEW_API_VERSION, "kind": "AdmissionReview",
+            "request": {"uid": uid, **sent, "object": obj, "oldObject": old}}
 
 
 def verdict(answer: Any, uid: str, *, mutating: bool = False

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from fakeapi.auth.users import UserInfo
+from fakeapi.auth.users import UserInfo, api_form
 from fakeapi.errors import (
     Forbidden,
     Invalid,
@@ -32,6 +32,7 @@ from fakeapi.errors import (
     status_details,
 )
 from fakeapi.machinery.admission_match import RequestAttributes, matches_resources
+from fakeapi.machinery.admission_review import cel_variables
 from fakeapi.machinery.cel_admission import evaluate, match_conditions
 from fakeapi.machinery.selectors import SelectorError, label_selector_from_dict
 from fakeapi.registry.reads import Reader
@@ -47,10 +48,6 @@ EXEMPT = frozenset({"validatingwebhookconfigurations", "mutatingwebhookconfigura
 _REASONS: dict[str, type[StatusError]] = {"Unauthorized": Unauthorized, "Forbidden": Forbidden,
                                           "RequestEntityTooLarge": RequestEntityTooLarge, "Invalid": Invalid}
 MAX_MESSAGE_BYTES = 5 * 1024  # a messageExpression's result beyond this is not used
-# namespaceObject carries only these of the Namespace's metadata (upstream's activation).
-_NAMESPACE_META = ("name", "generateName", "namespace", "labels", "annotations", "uid", "creationTimestamp",
-                   "deletionGracePeriodSeconds", "deletionTimestamp", "generation", "resourceVersion",
-                   "finalizers")
 
 
 class _Refusal(Exception):
@@ -84,17 +81,17 @@ class Policies:
         return self._reads.items(self._bindings)
 
     def admit(self, rt: ResourceType, attrs: RequestAttributes, obj: dict[str, Any] | None,
-              old: dict[str, Any] | None, *, user: UserInfo | None, dry_run: bool,
-              bindings: list[dict[str, Any]]) -> list[str]:
-        """Run the policies ``bindings`` bind on one write; returns the warnings of Warn actions,
-        raises the Status of the first denial."""
+              old: dict[str, Any] | None, *, user: UserInfo | None, dry_run: bool) -> list[str]:
+        """Run the policies the stored bindings bind on one write; returns the warnings of Warn
+        actions, raises the Status of the first denial."""
         policy_rt = self._policies
         if rt.group == GROUP and rt.plural in EXEMPT:
             return []
-        namespace = self._namespace(attrs)
+        judging = attrs.judging_namespace
+        namespace = self._reads.find(self._kinds.namespaces, "", judging) if judging else None
         warnings: list[str] = []
-        activation: dict[str, Any] | None = None
-        for binding in bindings:
+        base: dict[str, Any] | None = None  # the CEL variables but params and variables, made once
+        for binding in self.bindings():
             spec = binding.get("spec") or {}
             policy = self._reads.find(policy_rt, "", spec.get("policyName") or "")
             if policy is None:
@@ -108,8 +105,8 @@ class Policies:
                 continue
             names = (policy["metadata"]["name"], binding["metadata"]["name"])
             fail_closed = pspec.get("failurePolicy") != "Ignore"
-            if activation is None:
-                activation = _activation(rt, attrs, obj, old, namespace, user, dry_run)
+            if base is None:
+                base = cel_variables(attrs, obj, old, namespace, api_form(user), dry_run)
             try:
                 params = self._params(pspec, spec, attrs)
             except _Refusal as refusal:
@@ -119,7 +116,7 @@ class Policies:
                     raise _denied(rt, attrs, obj, old, message, "Invalid") from None
                 continue
             for param in params:
-                for message, reason in _decisions(pspec, {**activation, "params": param}, fail_closed):
+                for message, reason in _decisions(pspec, {**base, "params": param}, fail_closed):
                     actions = spec.get("validationActions") or []
                     if "Deny" in actions:
                         raise _denied(rt, attrs, obj, old, _message(names, message), reason)
@@ -127,11 +124,6 @@ class Policies:
                         warnings.append(f"Validation failed for ValidatingAdmissionPolicy '{names[0]}' with "
                                         f"binding '{names[1]}': {message}")
         return warnings
-
-    def _namespace(self, attrs: RequestAttributes) -> dict[str, Any] | None:
-        """The object of the request's namespace, or of the Namespace the request is about."""
-        name = attrs.name if attrs.group == "" and attrs.resource == "namespaces" else attrs.namespace
-        return self._reads.find(self._kinds.namespaces, "", name) if name else None
 
     def _params(self, pspec: Mapping[str, Any], spec: Mapping[str, Any],
                 attrs: RequestAttributes) -> list[dict[str, Any] | None]:
@@ -222,31 +214,3 @@ def _failure_message(validation: Mapping[str, Any], activation: dict[str, Any]) 
     if (validation.get("message") or "").strip():
         return validation["message"].strip()
     return f"failed expression: {(validation.get('expression') or '').strip()}"
-
-
-def _activation(rt: ResourceType, attrs: RequestAttributes, obj: dict[str, Any] | None, old: dict[str, Any] | None,
-                namespace: dict[str, Any] | None, user: UserInfo | None, dry_run: bool) -> dict[str, Any]:
-    """The CEL variables of one request, but ``params`` and ``variables``."""
-    kind = {"group": rt.group, "version": rt.version, "kind": rt.kind}
-    resource = {"group": rt.group, "version": rt.version, "resource": rt.plural}
-    request = {"kind": kind, "resource": resource, "subResource": attrs.subresource, "requestKind": kind,
-               "requestResource": resource, "requestSubResource": attrs.subresource, "name": attrs.name,
-               "namespace": attrs.namespace, "operation": attrs.operation,
-               "userInfo": user.to_api() if user is not None else {"username": ""}, "dryRun": dry_run,
-               "options": _options(attrs.operation, dry_run)}
-    namespace_object = None
-    if namespace is not None and attrs.namespace:
-        meta = namespace.get("metadata") or {}
-        namespace_object = {"metadata": {k: meta[k] for k in _NAMESPACE_META if k in meta},
-                            "spec": namespace.get("spec") or {}, "status": namespace.get("status") or {}}
-    return {"object": obj, "oldObject": old, "request": request, "namespaceObject": namespace_object}
-
-
-def _options(operation: str, dry_run: bool) -> dict[str, Any]:
-    kind = {"CREATE": "CreateOptions", "UPDATE": "UpdateOptions", "DELETE": "DeleteOptions"}.get(operation)
-    if kind is None:
-        return {}
-    options: dict[str, Any] = {"kind": kind, "apiVersion": "meta.k8s.io/v1"}
-    if dry_run:
-        options["dryRun"] = ["All"]
-    return options

@@ -230,11 +230,9 @@ class Writer:
         actions; raises the Status of a denial.  A subresource whose handler writes the parent
         (scale) runs it on its own view.  Callers ask ``policies.active()`` first: a cluster
         without bindings pays that look alone."""
-        bindings = self.policies.bindings()
-        meta = (obj if obj is not None else old or {}).get("metadata") or {}
-        attrs = RequestAttributes(operation, rt.group, rt.version, rt.plural, subresource, meta.get("name") or "",
-                                  meta.get("namespace") or "" if rt.namespaced else "", rt.kind)
-        return self.policies.admit(rt, attrs, obj, old, user=user, dry_run=dry_run, bindings=bindings)
+        attrs = RequestAttributes.of(operation, rt.group, rt.version, rt.plural, rt.kind, namespaced=rt.namespaced,
+                                     subresource=subresource, obj=obj, old=old)
+        return self.policies.admit(rt, attrs, obj, old, user=user, dry_run=dry_run)
 
     # -- create --------------------------------------------------------------------------------
 
@@ -269,20 +267,14 @@ class Writer:
         rt.strategy.default(obj, ctx)
         rt.strategy.drop_disabled_fields(obj, None, ctx)
         rt.strategy.admit(obj, None, ctx)
-        if opts.for_mutation:
-            return self._managed(rt, None, obj, opts, managed)
-        _raise_invalid(rt, obj, validate_create(rt.strategy, obj, ctx, namespaced=rt.namespaced))
         now = now_rfc3339()
+        if opts.for_mutation:
+            return self._managed(rt, None, obj, opts, managed, now)
+        _raise_invalid(rt, obj, validate_create(rt.strategy, obj, ctx, namespaced=rt.namespaced))
         meta["creationTimestamp"] = now
         if rt.tracks_generation:
             meta["generation"] = 1
-        if managed is not None:
-            meta["managedFields"] = managed
-        else:
-            obj = managedfields.track_update(None, obj, manager=opts.manager, api_version=rt.api_version,
-                                             types=_list_types(rt), now=now,
-                                             subresource=opts.subresource)
-        return self._commit_new(rt, obj, opts, warnings)
+        return self._commit_new(rt, self._managed(rt, None, obj, opts, managed, now), opts, warnings)
 
     def _commit_new(self, rt: ResourceType, obj: dict[str, Any], opts: WriteOptions,
                     warnings: list[str]) -> dict[str, Any]:
@@ -346,17 +338,12 @@ class Writer:
             rt.strategy.drop_disabled_fields(new, old, ctx)
             rt.strategy.admit(new, old, ctx)
         if opts.for_mutation:
-            return self._managed(rt, old, new, opts, managed)
+            return self._managed(rt, old, new, opts, managed, now_rfc3339())
         _raise_invalid(rt, new, validate_update(rt.strategy, new, old, ctx, namespaced=rt.namespaced))
         if rt.tracks_generation:
             generation = old_meta.get("generation", 1)
             new["metadata"]["generation"] = generation + 1 if m.spec_changed(new, old) else generation
-        if managed is not None:
-            new["metadata"]["managedFields"] = managed
-        else:
-            new = managedfields.track_update(old, new, manager=opts.manager, api_version=rt.api_version,
-                                             types=_list_types(rt), now=now_rfc3339(),
-                                             subresource=opts.subresource)
+        new = self._managed(rt, old, new, opts, managed, now_rfc3339())
         if opts.policies and self.policies.active():
             warnings += self.validating_policies(rt, "UPDATE", new, old, opts.subresource, opts.user, opts.dry_run)
         # A write that changes nothing, managedFields included, is a no-op (no event, same
@@ -364,14 +351,16 @@ class Writer:
         # makes its manager a co-owner, a client rewriting the entries (kubectl's CSA upgrade).
         return self.commit_update(rt, old, new, opts.dry_run or opts.prepare_only)
 
-    def _managed(self, rt: ResourceType, old: dict[str, Any] | None, obj: dict[str, Any], opts: WriteOptions,
-                 managed: list[Any] | None) -> dict[str, Any]:
-        """``obj`` with its managedFields, for mutating webhooks (``for_mutation``)."""
+    @staticmethod
+    def _managed(rt: ResourceType, old: dict[str, Any] | None, obj: dict[str, Any], opts: WriteOptions,
+                 managed: list[Any] | None, now: str) -> dict[str, Any]:
+        """``obj`` with its managedFields: ``managed`` as given (an apply's, or those a webhook's
+        mutation keeps), else the write's own tracked from ``old``."""
         if managed is not None:
             obj["metadata"]["managedFields"] = managed
             return obj
         return managedfields.track_update(old, obj, manager=opts.manager, api_version=rt.api_version,
-                                          types=_list_types(rt), now=now_rfc3339(), subresource=opts.subresource)
+                                          types=_list_types(rt), now=now, subresource=opts.subresource)
 
     def commit_prepared(self, rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None) -> dict[str, Any]:
         """Store what a ``prepare_only`` create (``old`` None) or update made, unless the store

@@ -29,11 +29,12 @@ from typing import Any
 
 import aiohttp
 
-from fakeapi.auth.users import UserInfo
+from fakeapi.auth.users import UserInfo, api_form
 from fakeapi.errors import StatusError
 from fakeapi.machinery.admission_match import RequestAttributes
 from fakeapi.machinery.admission_review import (
     WebhookError,
+    cel_variables,
     denial,
     failure,
     mutated,
@@ -57,36 +58,23 @@ class _Unreachable(Exception):
 
 @dataclass
 class _Request:
-    """One write as the webhooks see it."""
+    """One write as the webhooks see it: its attributes, the namespace that judges it, and the CEL
+    variables of their match conditions (made once for all the webhooks)."""
 
-    rt: ResourceType
     attrs: RequestAttributes
     obj: dict[str, Any] | None
     old: dict[str, Any] | None
     namespace: dict[str, Any] | None
-    user: dict[str, Any]
-    dry_run: bool
-
-    @property
-    def kind(self) -> dict[str, str]:
-        return {"group": self.rt.group, "version": self.rt.version, "kind": self.rt.kind}
-
-    @property
-    def resource(self) -> dict[str, str]:
-        return {"group": self.rt.group, "version": self.rt.version, "resource": self.rt.plural}
+    variables: dict[str, Any]
 
     def review(self, uid: str) -> dict[str, Any]:
-        return review(uid, self.kind, self.resource, self.attrs, self.obj, self.old, self.user, self.dry_run)
+        return review(uid, self.variables["request"], self.obj, self.old)
 
     def applies(self, hook: dict[str, Any]) -> bool:
         """Whether ``hook`` gets this request; a match condition's error under Fail is a 500."""
-        is_namespace = self.rt.group == "" and self.rt.plural == "namespaces"
-        request = {k: v for k, v in self.review("")["request"].items() if k not in ("uid", "object", "oldObject")}
-        activation = {"object": self.obj, "oldObject": self.old, "request": request,
-                      "namespaceObject": None if is_namespace else self.namespace}
         try:
             return webhook_applies(hook, self.attrs, namespace=self.namespace, obj=self.obj, old=self.old,
-                                   activation=activation)
+                                   activation=self.variables)
         except WebhookError as exc:
             raise failure(hook.get("name") or "", str(exc)) from None
 
@@ -122,14 +110,11 @@ class Webhooks:
 
     def _request(self, rt: ResourceType, operation: str, obj: dict[str, Any] | None, old: dict[str, Any] | None,
                  subresource: str, user: UserInfo | None, dry_run: bool) -> _Request:
-        meta = (obj if obj is not None else old or {}).get("metadata") or {}
-        attrs = RequestAttributes(operation, rt.group, rt.version, rt.plural, subresource, meta.get("name") or "",
-                                  meta.get("namespace") or "" if rt.namespaced else "", rt.kind)
-        is_namespace = rt.group == "" and rt.plural == "namespaces"
-        ns_name = attrs.name if is_namespace else attrs.namespace
-        namespace = self._registry.reads.find(self._registry.kinds.namespaces, "", ns_name) if ns_name else None
-        return _Request(rt, attrs, obj, old, namespace, user.to_api() if user is not None else {"username": ""},
-                        dry_run)
+        attrs = RequestAttributes.of(operation, rt.group, rt.version, rt.plural, rt.kind, namespaced=rt.namespaced,
+                                     subresource=subresource, obj=obj, old=old)
+        judging = attrs.judging_namespace
+        namespace = self._registry.reads.find(self._registry.kinds.namespaces, "", judging) if judging else None
+        return _Request(attrs, obj, old, namespace, cel_variables(attrs, obj, old, namespace, api_form(user), dry_run))
 
     def _hooks(self, rt: ResourceType) -> list[dict[str, Any]]:
         """The webhooks of the stored configurations, by configuration name, then in order."""

@@ -11,7 +11,15 @@ import pytest
 
 from fakeapi.errors import StatusError
 from fakeapi.machinery.admission_match import RequestAttributes
-from fakeapi.machinery.admission_review import WebhookError, denial, mutated, review, verdict, webhook_applies
+from fakeapi.machinery.admission_review import (
+    WebhookError,
+    denial,
+    mutated,
+    request_view,
+    review,
+    verdict,
+    webhook_applies,
+)
 
 ATTRS = RequestAttributes("CREATE", "", "v1", "configmaps", "", "cm", "default", "ConfigMap")
 RULES = [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["configmaps"]}]
@@ -63,13 +71,16 @@ def test_a_mutating_answer_brings_its_patch_and_upstream_checks_it() -> None:
 
 
 def test_the_review_names_the_request() -> None:
-    sent = review("u", {"group": "", "version": "v1", "kind": "ConfigMap"},
-                  {"group": "", "version": "v1", "resource": "configmaps"}, ATTRS, {"data": {}}, None,
-                  {"username": "alice"}, True)["request"]
+    view = request_view(ATTRS, {"username": "alice"}, True)
+    sent = review("u", view, {"data": {}}, None)["request"]
     assert (sent["uid"], sent["name"], sent["namespace"], sent["operation"], sent["dryRun"]) == (
         "u", "cm", "default", "CREATE", True)
+    assert sent["kind"] == {"group": "", "version": "v1", "kind": "ConfigMap"}
+    assert sent["resource"] == {"group": "", "version": "v1", "resource": "configmaps"}
     assert sent["options"] == {"kind": "CreateOptions", "apiVersion": "meta.k8s.io/v1", "dryRun": ["All"]}
     assert "subResource" not in sent and sent["userInfo"] == {"username": "alice"}
+    # CEL reads every field, "" when empty, as upstream's typed request declares them.
+    assert view["subResource"] == view["requestSubResource"] == ""
 
 
 def test_match_conditions_and_failure_policy() -> None:
