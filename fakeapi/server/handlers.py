@@ -37,6 +37,7 @@ from fakeapi.registry.resource import Subresource
 from fakeapi.registry.rest import Registry
 from fakeapi.registry.writes import WriteOptions
 from fakeapi.server import connect, partial, tables
+from fakeapi.server.answers import JSONResponse
 from fakeapi.server.bodies import JSON, YAML, body_media_type, read_body
 from fakeapi.server.routes import Target, resolve
 from fakeapi.server.security import authenticate
@@ -52,7 +53,7 @@ METHOD_VERBS = {"GET": "get", "POST": "create", "PUT": "update", "PATCH": "patch
 def json_response(body: Any, status: int = 200, warnings: list[str] | None = None) -> web.Response:
     headers = {"Warning": ", ".join(f'299 - "{_escape(w)}"' for w in bounded_warnings(warnings))} \
         if warnings else None
-    return web.Response(body=encoded(body), status=status, content_type="application/json",
+    return JSONResponse(body=encoded(body), status=status, content_type="application/json",
                         headers=headers)
 
 
