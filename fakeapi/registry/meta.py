@@ -23,6 +23,11 @@ MAX_GENERATED_PREFIX = 63 - GENERATE_NAME_SUFFIX
 GENERATE_NAME_ATTEMPTS = 8  # one try plus upstream's seven retries
 
 _rng = random.Random()
+if hasattr(os, "register_at_fork"):  # (POSIX) a forked child draws other names and uids than its parent
+    os.register_at_fork(after_in_child=_rng.seed)
+# The version nibble (4) and the variant bits (10) of a random UUID, as uuid.UUID(version=4) sets them.
+_UUID_V4_MASK = 0xF000 << 64 | 0xC000 << 48
+_UUID_V4_BITS = 0x4000 << 64 | 0x8000 << 48
 
 # Metadata the server owns; clients can't set them on create.
 SERVER_META = ("uid", "resourceVersion", "creationTimestamp", "deletionTimestamp",
@@ -32,12 +37,11 @@ CARRIED_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGraceP
 
 
 def new_uid() -> str:
-    """A random (version 4) UUID, as ``str(uuid.uuid4())`` writes it without building the object."""
-    # The version nibble becomes 4 and the variant bits 10, as uuid.UUID(version=4) sets them.
-    raw = bytearray(os.urandom(16))
-    raw[6] = (raw[6] & 0x0F) | 0x40
-    raw[8] = (raw[8] & 0x3F) | 0x80
-    h = raw.hex()
+    """A random (version 4) UUID, as ``str(uuid.uuid4())`` writes it without building the object.
+
+    From this module's generator rather than the system's entropy: a uid must be unique, not
+    unpredictable (122 random bits), and this costs half as much on every create."""
+    h = (_rng.getrandbits(128) & ~_UUID_V4_MASK | _UUID_V4_BITS).to_bytes(16, "big").hex()
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 

@@ -121,13 +121,14 @@ def validate_object_meta(meta: dict[str, Any] | None, path: str, *, namespaced: 
     if not name:
         if not generate:
             errs.append(required(f"{path}.name", "name or generateName is required"))
-    else:
-        errs += names.check(f"{path}.name", name, name_check)
+    elif messages := names.problems(name, name_check):
+        errs += [invalid(f"{path}.name", name, m) for m in messages]
     ns = meta.get("namespace")
-    if namespaced and not ns:
-        errs.append(required(f"{path}.namespace"))
-    elif namespaced:
-        errs += names.check(f"{path}.namespace", ns, names.dns1123_label)
+    if namespaced:
+        if not ns:
+            errs.append(required(f"{path}.namespace"))
+        elif messages := names.problems(ns, names.dns1123_label):
+            errs += [invalid(f"{path}.namespace", ns, m) for m in messages]
     elif ns:
         errs.append(forbidden(f"{path}.namespace", "not allowed on this type"))
     if (meta.get("generation") or 0) < 0:

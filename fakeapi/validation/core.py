@@ -629,13 +629,12 @@ class ConfigMapStrategy(Strategy):
     """ConfigMaps: valid keys, no key in both maps, immutable once ``immutable: true``."""
 
     def validate(self, obj: dict[str, Any], ctx: AdmissionContext) -> list[FieldError]:
-        errs: list[FieldError] = []
         data, binary = obj.get("data") or {}, obj.get("binaryData") or {}
-        for field_name, values in (("data", data), ("binaryData", binary)):
-            for key in values:
-                errs += names.check_config_key(field_name, key)
-        for key in set(data) & set(binary):
-            errs.append(invalid(f"data[{key}]", key, "duplicate of key present in binaryData"))
+        errs = [error for field_name, values in (("data", data), ("binaryData", binary)) for key in values
+                for error in names.check_config_key(field_name, key)]
+        if data and binary:
+            errs += [invalid(f"data[{key}]", key, "duplicate of key present in binaryData")
+                     for key in data.keys() & binary.keys()]
         return errs
 
     def validate_update(self, new: dict[str, Any], old: dict[str, Any],

@@ -162,15 +162,20 @@ CHECKED_PER_CHECKER = 8192
 
 def check(path: str, value: str, checker: Checker) -> list[FieldError]:
     """Run a format checker and turn its messages into Invalid errors at ``path``."""
+    return [invalid(path, value, msg) for msg in problems(value, checker)]
+
+
+def problems(value: str, checker: Checker) -> tuple[str, ...] | list[str]:
+    """``checker``'s messages for ``value``, remembered (a caller with a valid value formats no path)."""
     if type(value) is not str:
-        return [invalid(path, value, msg) for msg in checker(value)]
+        return checker(value)
     checked = _CHECKED.get(checker)
     if checked is None:
         checked = _CHECKED.keep(checker, Memo(CHECKED_PER_CHECKER))
     messages = checked.get(value)
     if messages is None:
         messages = checked.keep(value, tuple(checker(value)))
-    return [invalid(path, value, msg) for msg in messages] if messages else []
+    return messages
 
 
 def check_required(path: str, value: str | None, checker: Checker) -> list[FieldError]:

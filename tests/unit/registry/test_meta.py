@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 import uuid
 
 import pytest
@@ -16,6 +18,21 @@ def test_new_uids_are_distinct_version_4_uuids_in_canonical_form() -> None:
     for uid in uids:
         parsed = uuid.UUID(uid)
         assert (str(parsed), parsed.version, parsed.variant) == (uid, 4, uuid.RFC_4122)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="no fork")
+def test_a_forked_child_draws_other_uids() -> None:
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: its next uids, then out without running pytest's teardown
+        os.write(write, " ".join(new_uid() for _ in range(3)).encode())
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as pipe:
+        childs = pipe.read().split()
+    os.waitpid(pid, 0)
+    ours = [new_uid() for _ in range(3)]
+    assert len(childs) == 3 and not set(childs) & set(ours)
 
 
 CM = ("v1", "ConfigMap")
