@@ -24,7 +24,10 @@ runs everything (the child processes too) on uvloop's event loop instead of asyn
 ``--instructions`` measures something else, deterministically: valgrind's callgrind counts the
 instructions of one request (client included) on one keep-alive connection, for the bare server
 and fakeapi's loads, each in a child process under valgrind with counting switched on around the
-measured requests only (``bench.common.callgrind_counting``), CPython's collector off.
+measured requests only (``bench.common.callgrind_counting``), CPython's collector off.  With
+``--cache-sim`` it also simulates one core's L1 and L2 caches and counts their misses: a request's
+code and data do not fit in L2, so every distinct line a path touches costs a miss, which the
+instruction count does not see and which the CPU ratio pays.
 """
 
 from __future__ import annotations
@@ -56,6 +59,7 @@ from aiohttp import web
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import (
+    callgrind_cache_counts,
     callgrind_counting,
     callgrind_instructions,
     machine_description,
@@ -527,10 +531,13 @@ async def counted_requests(load: str, n: int) -> None:
         await bare_runner.cleanup()
 
 
+def _count_argv(load: str, n: int, uvloop: bool) -> list[str]:
+    return [sys.executable, __file__, "--count-child", load, str(n), *(["--uvloop"] if uvloop else [])]
+
+
 def count_instructions(load: str, n: int, uvloop: bool) -> float:
     """Instructions per request of ``load``, by callgrind, in a child process."""
-    argv = [sys.executable, __file__, "--count-child", load, str(n), *(["--uvloop"] if uvloop else [])]
-    return callgrind_instructions(argv, env={"PYTHONHASHSEED": "0"}) / n
+    return callgrind_instructions(_count_argv(load, n, uvloop), env={"PYTHONHASHSEED": "0"}) / n
 
 
 def instructions_report(n: int, uvloop: bool, loads: tuple[str, ...] = INSTRUCTION_LOADS) -> str:
@@ -541,6 +548,22 @@ def instructions_report(n: int, uvloop: bool, loads: tuple[str, ...] = INSTRUCTI
     return (f"Instructions per request by callgrind, {n} requests after {WARM_REQUESTS} of warm-up, one "
             f"keep-alive connection, client included, {'uvloop' if uvloop else 'asyncio'} event loop:\n\n"
             + markdown_table(["load", "instructions", "bare / fakeapi"], rows))
+
+
+def cache_report(n: int, uvloop: bool, loads: tuple[str, ...] = INSTRUCTION_LOADS) -> str:
+    """``--instructions --cache-sim``: the same requests with callgrind's cache simulation."""
+    counts = {load: callgrind_cache_counts(_count_argv(load, n, uvloop), env={"PYTHONHASHSEED": "0"})
+              for load in loads}
+    rows = []
+    for load in loads:
+        c = counts[load]
+        bare = counts.get(BARE_EQUIVALENT.get(load, ""))
+        rows.append([load, f"{c.instructions / n / 1000:,.1f}k", f"{c.l1_misses / n / 1000:,.2f}k",
+                     f"{c.ll_misses / n:,.0f}", "-" if bare is None else f"{(c.ll_misses - bare.ll_misses) / n:+,.0f}"])
+    return (f"Per request under callgrind's cache simulation (one core's L1 caches and L2 as sysfs describes "
+            f"them; no prefetching), {n} requests after {WARM_REQUESTS} of warm-up, client included, "
+            f"{'uvloop' if uvloop else 'asyncio'} event loop:\n\n"
+            + markdown_table(["load", "instructions", "L1 misses", "L2 misses", "L2 misses over bare"], rows))
 
 
 # -- report -----------------------------------------------------------------------------------
@@ -686,6 +709,8 @@ def _parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--uvloop", action="store_true", help="run on uvloop's event loop")
     parser.add_argument("--instructions", action="store_true",
                         help="count instructions per request with callgrind instead (needs valgrind)")
+    parser.add_argument("--cache-sim", action="store_true",
+                        help="with --instructions: simulate this machine's L1 and L2 caches and count their misses too")
     parser.add_argument("--throughput", action="store_true",
                         help="run only the throughput loads (with --runs, --quick, --uvloop)")
     parser.add_argument("--loads", default=",".join(INSTRUCTION_LOADS),
@@ -709,7 +734,8 @@ if __name__ == "__main__":
         loads = tuple(args.loads.split(","))
         if unknown := set(loads) - set(INSTRUCTION_LOADS):
             raise SystemExit(f"unknown loads: {', '.join(sorted(unknown))}")
-        print(instructions_report(30 if args.quick else 300, args.uvloop, loads))
+        report = cache_report if args.cache_sim else instructions_report
+        print(report(30 if args.quick else 300, args.uvloop, loads))
     elif args.slow_run:
         result = run_loop(slow_watcher_run(chosen, with_slow=args.slow_run == "with"), args.uvloop)
         sys.stdout.buffer.write(orjson.dumps(dataclasses.asdict(result)))
