@@ -19,7 +19,9 @@ __all__ = ["RequestAttributes", "matches_resources", "rule_matches"]
 @dataclass(frozen=True, slots=True)
 class RequestAttributes:
     """One write as admission sees it.  ``namespace`` is "" for cluster-scoped resources (and for
-    a Namespace, whose own name stands in for it in upstream's attributes)."""
+    a Namespace, whose own name stands in for it in upstream's attributes).  ``kind`` is the kind
+    of the object admission sees, of the resource's group and version unless ``kind_api_version``
+    says otherwise (a subresource's own kind: an Eviction of ``pods/eviction`` is ``policy/v1``)."""
 
     operation: str  # CREATE, UPDATE, DELETE, CONNECT
     group: str
@@ -29,15 +31,25 @@ class RequestAttributes:
     name: str
     namespace: str
     kind: str = ""
+    kind_api_version: str | None = None
 
     @classmethod
     def of(cls, operation: str, group: str, version: str, resource: str, kind: str, *, namespaced: bool,
-           subresource: str, obj: Mapping[str, Any] | None, old: Mapping[str, Any] | None) -> RequestAttributes:
+           subresource: str, obj: Mapping[str, Any] | None, old: Mapping[str, Any] | None,
+           kind_api_version: str | None = None) -> RequestAttributes:
         """The attributes of a write of ``obj`` (or of ``old``, for a delete): its name and, for a
         namespaced resource, its namespace."""
         meta = (obj if obj is not None else old or {}).get("metadata") or {}
         return cls(operation, group, version, resource, subresource, meta.get("name") or "",
-                   meta.get("namespace") or "" if namespaced else "", kind)
+                   meta.get("namespace") or "" if namespaced else "", kind, kind_api_version)
+
+    @property
+    def kind_group_version(self) -> tuple[str, str]:
+        """The group and version of ``kind``."""
+        if self.kind_api_version is None:
+            return self.group, self.version
+        group, _, version = self.kind_api_version.rpartition("/")
+        return group, version
 
     @property
     def about_namespace(self) -> bool:

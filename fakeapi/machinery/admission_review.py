@@ -60,7 +60,8 @@ def webhook_applies(hook: Mapping[str, Any], attrs: RequestAttributes, *, namesp
 def request_view(attrs: RequestAttributes, user: Mapping[str, Any], dry_run: bool) -> dict[str, Any]:
     """The request as admission CEL reads it (``request``): every field present, "" when empty,
     as upstream's typed declaration gives them; ``user``: the requester's UserInfo, wire form."""
-    kind = {"group": attrs.group, "version": attrs.version, "kind": attrs.kind}
+    kind_group, kind_version = attrs.kind_group_version
+    kind = {"group": kind_group, "version": kind_version, "kind": attrs.kind}
     resource = {"group": attrs.group, "version": attrs.version, "resource": attrs.resource}
     options: dict[str, Any] = {}
     if attrs.operation in _OPTIONS:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from fakeapi.machinery.admission_match import RequestAttributes
 from fakeapi.validation.strategy import Strategy
 
 if TYPE_CHECKING:
@@ -161,6 +162,16 @@ class ResourceType:
     def subresource(self, name: str) -> Subresource | None:
         """The declared subresource ``name``, or None."""
         return next((s for s in self.subresources if s.name == name), None)
+
+    def admission_attributes(self, operation: str, subresource: str, obj: dict[str, Any] | None,
+                             old: dict[str, Any] | None) -> RequestAttributes:
+        """A write of ``obj`` (``old`` for a delete) to this resource or its ``subresource`` as
+        admission names it: the object's kind is the subresource's own where it has one (a
+        Binding, an Eviction, a Scale), as upstream's attributes give it."""
+        sub = self.subresource(subresource) if subresource else None
+        kind, api_version = (sub.kind, sub.api_version or None) if sub is not None and sub.kind else (self.kind, None)
+        return RequestAttributes.of(operation, self.group, self.version, self.plural, kind, namespaced=self.namespaced,
+                                    subresource=subresource, obj=obj, old=old, kind_api_version=api_version)
 
     @cached_property
     def storage_key(self) -> tuple[str, str]:

@@ -34,11 +34,9 @@ from fakeapi.registry.resource import ResourceType, Subresource
 from fakeapi.registry.writes import WriteOptions, Writer
 
 
-def _about(body: dict[str, Any], pod: dict[str, Any]) -> dict[str, Any]:
-    """A subresource's body named as admission names it: the pod's name and namespace."""
-    meta = pod["metadata"]
-    return {**body, "metadata": {**(body.get("metadata") or {}), "name": meta["name"],
-                                 "namespace": meta.get("namespace", "")}}
+def named_as(body: dict[str, Any], namespace: str, name: str) -> dict[str, Any]:
+    """A subresource's body named as admission names it: its parent's name and namespace."""
+    return {**body, "metadata": {**(body.get("metadata") or {}), "name": name, "namespace": namespace}}
 
 
 def bind_pod(writer: Writer, rt: ResourceType, namespace: str, name: str, binding: dict[str, Any],
@@ -63,7 +61,8 @@ def bind_pod(writer: Writer, rt: ResourceType, namespace: str, name: str, bindin
     if current:
         raise conflict("pods/binding", "", name, f'pod {name} is already assigned to node "{current}"')
     if writer.policies.active():  # admission sees the Binding, a create of pods/binding
-        writer.validating_policies(rt, "CREATE", _about(binding, pod), None, "binding", opts.user, opts.dry_run)
+        writer.validating_policies(rt, "CREATE", named_as(binding, namespace, name), None, "binding", opts.user,
+                                   opts.dry_run)
     # A binding leaves managedFields as they were (upstream's binding storage bypasses the field
     # manager).  Only the objects it changes are new (the store sets the resourceVersion in
     # metadata); the rest is the stored pod's, which no write edits in place.
@@ -214,7 +213,8 @@ def evict_pod(writer: Writer, rt: ResourceType, namespace: str, name: str, evict
     """``POST pods/{name}/eviction``: delete the pod unless a PodDisruptionBudget forbids it (429)."""
     pod = writer.reads.get(rt, namespace, name)
     if writer.policies.active():  # admission sees the Eviction; what it then writes bypasses admission
-        writer.validating_policies(rt, "CREATE", _about(eviction, pod), None, "eviction", opts.user, opts.dry_run)
+        writer.validating_policies(rt, "CREATE", named_as(eviction, namespace, name), None, "eviction", opts.user,
+                                   opts.dry_run)
     options = dict(eviction.get("deleteOptions") or {})
     phase = (pod.get("status") or {}).get("phase")
     ignores_budget = phase in ("Succeeded", "Failed", "Pending") or pod["metadata"].get("deletionTimestamp")

@@ -29,7 +29,6 @@ from fakeapi.errors import (
     status_details,
 )
 from fakeapi.machinery import managedfields
-from fakeapi.machinery.admission_match import RequestAttributes
 from fakeapi.machinery.jsoncopy import deep_copy
 from fakeapi.machinery.listtypes import ListTypes
 from fakeapi.machinery.memo import Memo
@@ -230,9 +229,8 @@ class Writer:
         actions; raises the Status of a denial.  A subresource whose handler writes the parent
         (scale) runs it on its own view.  Callers ask ``policies.active()`` first: a cluster
         without bindings pays that look alone."""
-        attrs = RequestAttributes.of(operation, rt.group, rt.version, rt.plural, rt.kind, namespaced=rt.namespaced,
-                                     subresource=subresource, obj=obj, old=old)
-        return self.policies.admit(rt, attrs, obj, old, user=user, dry_run=dry_run)
+        return self.policies.admit(rt, rt.admission_attributes(operation, subresource, obj, old), obj, old, user=user,
+                                   dry_run=dry_run)
 
     # -- create --------------------------------------------------------------------------------
 

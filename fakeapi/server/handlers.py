@@ -35,6 +35,7 @@ from fakeapi.registry.patching import PATCH_MEDIA, PATCH_TYPES
 from fakeapi.registry.reads import encoded
 from fakeapi.registry.resource import Subresource
 from fakeapi.registry.rest import Registry
+from fakeapi.registry.subresources import named_as
 from fakeapi.registry.writes import WriteOptions
 from fakeapi.server import connect, partial, tables
 from fakeapi.server.answers import JSONResponse
@@ -418,8 +419,10 @@ async def _own_subresource(request: web.Request, registry: Registry, target: Tar
                            sub: Subresource) -> web.StreamResponse:
     """A subresource with a handler of its own (binding, eviction, scale, a view's patch...)."""
     method = request.method
+    rt, namespace, name = target.resource, target.namespace or "", target.name or ""
+    view = None
     if sub.view is not None and method in ("GET", "PATCH"):
-        view = sub.view(registry.reads, target.resource, target.namespace or "", target.name or "")
+        view = sub.view(registry.reads, rt, namespace, name)
         if method == "GET":
             return json_response(view)
         patch_type = _patch_type(request, ("json", "merge", "strategic"))
@@ -428,11 +431,40 @@ async def _own_subresource(request: web.Request, registry: Registry, target: Tar
     else:
         body = await read_body(request)
     _check_type_meta(body, target, kind=sub.kind or None, sub_api_version=sub.api_version)
-    opts = write_options(request, sub.name)
-    body, warnings = registry.writes.decode_subresource(target.resource, sub, target.namespace or "", target.name or "",
-                                                        body, opts, creating=method == "POST")
-    answer = sub.handler(registry.writes, target.resource, target.namespace or "", target.name or "", body, opts)
-    return json_response(answer, 201 if method == "POST" else 200, warnings)
+    opts = _with_user(request, registry, target, write_options(request, sub.name))
+    creating = method == "POST"
+    body, warnings = registry.writes.decode_subresource(rt, sub, namespace, name, body, opts, creating=creating)
+    if sub.kind and request.app[WEBHOOKS].active():
+        if view is None and not creating:
+            view = sub.view(registry.reads, rt, namespace, name) if sub.view is not None else None
+        body, said = await _admitted(request, registry, target, sub, body, view, opts)
+        warnings += said
+    answer = sub.handler(registry.writes, rt, namespace, name, body, opts)
+    return json_response(answer, 201 if creating else 200, warnings)
+
+
+async def _admitted(request: web.Request, registry: Registry, target: Target, sub: Subresource,
+                    body: dict[str, Any], old: dict[str, Any] | None, opts: WriteOptions
+                    ) -> tuple[dict[str, Any], list[str]]:
+    """A subresource's own object (a Binding, an Eviction, a Scale; ``old``: the view before an
+    update) through the admission webhooks: mutated, decoded again, then judged.  Upstream's
+    validating webhooks judge it after the policies; here they do before the handler, whose write
+    the policies judge."""
+    webhooks = request.app[WEBHOOKS]
+    rt, namespace, name = target.resource, target.namespace or "", target.name or ""
+    operation = "CREATE" if old is None else "UPDATE"
+    warnings: list[str] = []
+    if webhooks.mutating_active():
+        changed, warnings = await webhooks.mutate(rt, operation, named_as(body, namespace, name), old, sub.name,
+                                                  opts.user, opts.dry_run)
+        if changed is not None:
+            body, said = registry.writes.decode_subresource(rt, sub, namespace, name, changed, opts,
+                                                            creating=old is None)
+            warnings += said
+    if webhooks.validating_active():
+        warnings += await webhooks.validate(rt, operation, named_as(body, namespace, name), old, sub.name,
+                                            opts.user, opts.dry_run)
+    return body, warnings
 
 
 # The generic read and writes of a subresource without a handler of its own (status).

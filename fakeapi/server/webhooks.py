@@ -110,8 +110,7 @@ class Webhooks:
 
     def _request(self, rt: ResourceType, operation: str, obj: dict[str, Any] | None, old: dict[str, Any] | None,
                  subresource: str, user: UserInfo | None, dry_run: bool) -> _Request:
-        attrs = RequestAttributes.of(operation, rt.group, rt.version, rt.plural, rt.kind, namespaced=rt.namespaced,
-                                     subresource=subresource, obj=obj, old=old)
+        attrs = rt.admission_attributes(operation, subresource, obj, old)
         judging = attrs.judging_namespace
         namespace = self._registry.reads.find(self._registry.kinds.namespaces, "", judging) if judging else None
         return _Request(attrs, obj, old, namespace, cel_variables(attrs, obj, old, namespace, api_form(user), dry_run))

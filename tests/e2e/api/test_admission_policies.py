@@ -356,3 +356,26 @@ async def test_a_parameter_kind_nobody_serves_refuses_what_the_policy_matches(ht
     assert body["message"] == ('configmaps "x" is forbidden: ValidatingAdmissionPolicy \'unknown-params\' denied '
                                "request: failed to configure policy: failed to find resource referenced by "
                                "paramKind: 'example.com/v1, Kind=Limits'")
+
+
+async def test_an_eviction_is_judged_as_the_eviction_it_is(http: aiohttp.ClientSession) -> None:
+    # request.kind is the Eviction's own (policy/v1), and the requester is known, as upstream.
+    await install(http, policy("no-evictions", [{
+        "expression": "false",
+        "messageExpression": "request.kind.group + '/' + request.kind.version + ' ' + request.kind.kind + ' of ' + "
+                             "object.metadata.name + ' by ' + request.userInfo.username"}],
+        resources=("pods/eviction",), operations=("CREATE",)))
+    await install(http, binding("no-evictions", "no-evictions"))
+    pods = "/api/v1/namespaces/default/pods"
+    created, _, _ = await send(http, "POST", pods, {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web"},
+                                                    "spec": {"containers": [{"name": "main", "image": "nginx"}]}})
+
+    evicted, body, _ = await send(http, "POST", f"{pods}/web/eviction",
+                                  {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "web"}})
+    found, pod, _ = await send(http, "GET", f"{pods}/web")
+
+    assert (created, evicted, found) == (201, 422, 200)
+    prefix = ("pods \"web\" is forbidden: ValidatingAdmissionPolicy 'no-evictions' with binding 'no-evictions' "
+              "denied request: policy/v1 Eviction of web by ")
+    assert body["message"].startswith(prefix) and body["message"] != prefix, body["message"]
+    assert "deletionTimestamp" not in pod["metadata"]

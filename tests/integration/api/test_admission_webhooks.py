@@ -70,6 +70,9 @@ async def _answer(request: web.Request) -> web.Response:
     elif request.path == "/break":  # a label value validation refuses
         ops = [{"op": "add", "path": "/metadata/labels", "value": {"bad": "not a label value!"}}]
         response.update(patchType="JSONPatch", patch=base64.b64encode(json.dumps(ops).encode()).decode())
+    elif request.path == "/replicas-two":  # a Scale's replicas capped
+        ops = [{"op": "replace", "path": "/spec/replicas", "value": 2}]
+        response.update(patchType="JSONPatch", patch=base64.b64encode(json.dumps(ops).encode()).decode())
     elif request.path == "/untyped":
         response["patch"] = base64.b64encode(b"[]").decode()
     elif request.path == "/huge":
@@ -398,3 +401,72 @@ async def test_server_side_apply_keeps_its_apply_entry_through_a_mutation(
     assert stored["metadata"]["labels"] == {"app": "web", "injected": "yes"}
     assert restored["data"] == {"k": "w"} and restored["metadata"]["labels"]["injected"] == "yes"
     assert [(e["manager"], e["operation"]) for e in restored["metadata"]["managedFields"]] == [("tester", "Apply")]
+
+
+PODS = "/api/v1/namespaces/default/pods"
+DEPLOYMENTS = "/apis/apps/v1/namespaces/default/deployments"
+
+
+def on(group: str, resource: str, operation: str) -> list[dict[str, Any]]:
+    return [{"operations": [operation], "apiGroups": [group], "apiVersions": ["v1"], "resources": [resource]}]
+
+
+async def pod_and_deployment(http: aiohttp.ClientSession) -> None:
+    containers = [{"name": "main", "image": "registry.k8s.io/pause:3.10"}]
+    created, _, _ = await send(http, "POST", PODS, {"metadata": {"name": "web"}, "spec": {"containers": containers}})
+    assert created == 201
+    labels = {"app": "web"}
+    created, _, _ = await send(http, "POST", DEPLOYMENTS, {
+        "metadata": {"name": "web"}, "spec": {"replicas": 1, "selector": {"matchLabels": labels},
+                                              "template": {"metadata": {"labels": labels},
+                                                           "spec": {"containers": containers}}}})
+    assert created == 201
+
+
+async def test_subresources_are_judged_as_their_own_objects(http: aiohttp.ClientSession,
+                                                            webhook: WebhookServer) -> None:
+    # As upstream: a binding and an eviction are creates of a Binding and an Eviction, a scale an
+    # update of a Scale; the rules name the subresource.
+    await pod_and_deployment(http)
+    await install(http, {**hook("bindings.example.com", by_url(webhook, "/warn")), "rules": on("", "pods/binding",
+                                                                                                "CREATE")},
+                  {**hook("evictions.example.com", by_url(webhook, "/deny")), "rules": on("", "pods/eviction",
+                                                                                           "CREATE")},
+                  {**hook("scales.example.com", by_url(webhook, "/deny")), "rules": on("apps", "deployments/scale",
+                                                                                        "UPDATE")})
+
+    bound, _, warning = await send(http, "POST", f"{PODS}/web/binding", {
+        "apiVersion": "v1", "kind": "Binding", "metadata": {"name": "web"}, "target": {"kind": "Node", "name": "n1"}})
+    evicted, refusal, _ = await send(http, "POST", f"{PODS}/web/eviction", {
+        "apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "web"}})
+    scaled, scale_refusal, _ = await send(http, "PUT", f"{DEPLOYMENTS}/web/scale", {
+        "apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": {"name": "web"}, "spec": {"replicas": 3}})
+    _, pod, _ = await send(http, "GET", f"{PODS}/web")
+    _, deployment, _ = await send(http, "GET", f"{DEPLOYMENTS}/web")
+
+    assert (bound, warning, pod["spec"]["nodeName"]) == (201, '299 - "careful"', "n1")
+    assert (evicted, refusal["message"]) == (403, 'admission webhook "evictions.example.com" denied the request: no')
+    assert "deletionTimestamp" not in pod["metadata"]
+    assert (scaled, scale_refusal["message"]) == (403, 'admission webhook "scales.example.com" denied the request: no')
+    assert deployment["spec"]["replicas"] == 1
+    seen = {r["subResource"]: r for r in webhook.reviews}
+    assert {sub: (r["operation"], r["kind"], r["resource"]["resource"], r["name"], r["namespace"])
+            for sub, r in seen.items()} == {
+        "binding": ("CREATE", {"group": "", "version": "v1", "kind": "Binding"}, "pods", "web", "default"),
+        "eviction": ("CREATE", {"group": "policy", "version": "v1", "kind": "Eviction"}, "pods", "web", "default"),
+        "scale": ("UPDATE", {"group": "autoscaling", "version": "v1", "kind": "Scale"}, "deployments", "web",
+                  "default")}
+    assert seen["binding"]["object"]["target"]["name"] == "n1" and seen["binding"]["oldObject"] is None
+    assert (seen["scale"]["oldObject"]["spec"]["replicas"], seen["scale"]["object"]["spec"]["replicas"]) == (1, 3)
+
+
+async def test_a_mutating_webhook_changes_a_scale(http: aiohttp.ClientSession, webhook: WebhookServer) -> None:
+    await pod_and_deployment(http)
+    await install_mutating(http, "cap", {**hook("cap.example.com", by_url(webhook, "/replicas-two")),
+                                         "rules": on("apps", "deployments/scale", "UPDATE")})
+
+    scaled, scale, _ = await send(http, "PATCH", f"{DEPLOYMENTS}/web/scale", {"spec": {"replicas": 5}},
+                                  "application/merge-patch+json")
+    _, deployment, _ = await send(http, "GET", f"{DEPLOYMENTS}/web")
+
+    assert (scaled, scale["spec"]["replicas"], deployment["spec"]["replicas"]) == (200, 2, 2)

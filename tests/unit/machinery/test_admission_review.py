@@ -83,6 +83,22 @@ def test_the_review_names_the_request() -> None:
     assert view["subResource"] == view["requestSubResource"] == ""
 
 
+def test_a_subresource_with_its_own_kind_names_it() -> None:
+    eviction = RequestAttributes.of("CREATE", "", "v1", "pods", "Eviction", namespaced=True, subresource="eviction",
+                                    obj={"metadata": {"name": "web", "namespace": "default"}}, old=None,
+                                    kind_api_version="policy/v1")
+    scale = RequestAttributes.of("UPDATE", "apps", "v1", "deployments", "Scale", namespaced=True,
+                                 subresource="scale", obj=None, old={"metadata": {"name": "web"}},
+                                 kind_api_version="autoscaling/v1")
+    views = [request_view(attrs, {}, False) for attrs in (eviction, scale)]
+    assert [(v["kind"], v["resource"], v["subResource"]) for v in views] == [
+        ({"group": "policy", "version": "v1", "kind": "Eviction"}, {"group": "", "version": "v1", "resource": "pods"},
+         "eviction"),
+        ({"group": "autoscaling", "version": "v1", "kind": "Scale"},
+         {"group": "apps", "version": "v1", "resource": "deployments"}, "scale")]
+    assert views[0]["requestKind"] == views[0]["kind"] and (eviction.name, eviction.namespace) == ("web", "default")
+
+
 def test_match_conditions_and_failure_policy() -> None:
     activation = {"object": {"metadata": {}}, "oldObject": None, "request": {}, "namespaceObject": None}
     hook = {"rules": RULES, "matchConditions": [{"name": "c", "expression": "object.metadata.labels.x == 'y'"}]}
