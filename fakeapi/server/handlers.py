@@ -435,8 +435,8 @@ async def _own_subresource(request: web.Request, registry: Registry, target: Tar
     creating = method == "POST"
     body, warnings = registry.writes.decode_subresource(rt, sub, namespace, name, body, opts, creating=creating)
     if sub.kind and request.app[WEBHOOKS].active():
-        if view is None and not creating:
-            view = sub.view(registry.reads, rt, namespace, name) if sub.view is not None else None
+        if view is None and not creating and sub.view is not None:
+            view = sub.view(registry.reads, rt, namespace, name)
         body, said = await _admitted(request, registry, target, sub, body, view, opts)
         warnings += said
     answer = sub.handler(registry.writes, rt, namespace, name, body, opts)

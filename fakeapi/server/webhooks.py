@@ -130,11 +130,13 @@ class Webhooks:
         current, changed, warnings = obj, False, []
         invoked: list[int] = []
         again: set[int] = set()
+        request: _Request | None = None  # made anew only when a webhook changed the object
         for second_round in (False, True):
             for index, hook in enumerate(hooks):
                 if second_round and index not in again:
                     continue
-                request = self._request(rt, operation, current, old, subresource, user, dry_run)
+                if request is None or request.obj is not current:
+                    request = self._request(rt, operation, current, old, subresource, user, dry_run)
                 if not request.applies(hook):
                     continue
                 said, operations = await self._call(hook, request, mutating=True)
