@@ -25,7 +25,7 @@ from fakeapi.machinery.listtypes import ATOMIC, ListSpec, ListTypes, Path
 from fakeapi.models.listtypes import list_types_for
 from fakeapi.registry.reads import Reader
 from fakeapi.registry.resource import AGE, NAME, Column, FieldGetter, ResourceType, Subresource, creation_timestamp
-from fakeapi.registry.subresources import STATUS
+from fakeapi.registry.subresources import STATUS, scale_admitted
 from fakeapi.registry.writes import WriteOptions, Writer
 from fakeapi.validation.customresource import CustomKind, CustomResourceStrategy
 
@@ -275,9 +275,10 @@ def _scale_subresource(scale: dict[str, Any]) -> Subresource:
         rv = (body.get("metadata") or {}).get("resourceVersion")
         obj["metadata"]["resourceVersion"] = rv or obj["metadata"]["resourceVersion"]
         updated, _ = writer.update(rt, namespace, name, obj, WriteOptions(
-            manager=opts.manager, dry_run=opts.dry_run, field_validation="Ignore", subresource="scale"))
+            manager=opts.manager, dry_run=opts.dry_run, field_validation="Ignore", subresource="scale",
+            policies=False))  # admission judged the Scale (scale_admitted) before
         return to_scale(rt, updated)
 
     return Subresource("scale", ("get", "patch", "update"), kind="Scale", handler=update, view=view,
-                       api_version="autoscaling/v1")
+                       admitted_as=scale_admitted, api_version="autoscaling/v1")
 

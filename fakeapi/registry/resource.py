@@ -24,6 +24,8 @@ if TYPE_CHECKING:
                                   dict[str, Any]]
     # (reader, parent kind, namespace, name) -> the subresource's object
     SubresourceView = Callable[[Reader, "ResourceType", str, str], dict[str, Any]]
+    # (body, namespace, name, the view before the write or None) -> the object admission judges.
+    AdmittedAs = Callable[[dict[str, Any], str, str, dict[str, Any] | None], dict[str, Any]]
 
 FieldGetter = Callable[[dict[str, Any]], "str | None"]
 # What a stored kind answers (discovery's verbs).
@@ -47,6 +49,9 @@ class Subresource:
     # GET answers ``view``, PUT goes to ``handler``, PATCH patches the view and goes to ``handler``.
     view: SubresourceView | None = None
     api_version: str = ""  # the body's apiVersion when it is not the parent's
+    # What admission (policies, webhooks) judges for a body of ``kind``: by default the body,
+    # named as its parent (a Binding, an Eviction); a Scale as the parent's scale would become.
+    admitted_as: AdmittedAs | None = None
     # Served by the HTTP layer itself, not through the registry (pods/log, exec, attach, portforward).
     connect: bool = False
     # The one field (a path) a write through this subresource may change, the rest of the object

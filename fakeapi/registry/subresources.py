@@ -34,8 +34,9 @@ from fakeapi.registry.resource import ResourceType, Subresource
 from fakeapi.registry.writes import WriteOptions, Writer
 
 
-def named_as(body: dict[str, Any], namespace: str, name: str) -> dict[str, Any]:
-    """A subresource's body named as admission names it: its parent's name and namespace."""
+def named_as(body: dict[str, Any], namespace: str, name: str, old: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A subresource's body named as admission names it: its parent's name and namespace (``old``,
+    the view before, is :attr:`~fakeapi.registry.resource.Subresource.admitted_as`'s and unused)."""
     return {**body, "metadata": {**(body.get("metadata") or {}), "name": name, "namespace": namespace}}
 
 
@@ -60,9 +61,6 @@ def bind_pod(writer: Writer, rt: ResourceType, namespace: str, name: str, bindin
     current = (pod.get("spec") or {}).get("nodeName")
     if current:
         raise conflict("pods/binding", "", name, f'pod {name} is already assigned to node "{current}"')
-    if writer.policies.active():  # admission sees the Binding, a create of pods/binding
-        writer.validating_policies(rt, "CREATE", named_as(binding, namespace, name), None, "binding", opts.user,
-                                   opts.dry_run)
     # A binding leaves managedFields as they were (upstream's binding storage bypasses the field
     # manager).  Only the objects it changes are new (the store sets the resourceVersion in
     # metadata); the rest is the stored pod's, which no write edits in place.
@@ -129,18 +127,20 @@ def update_scale(writer: Writer, rt: ResourceType, namespace: str, name: str, sc
     rv = (scale.get("metadata") or {}).get("resourceVersion")
     if rv:
         obj["metadata"]["resourceVersion"] = rv
-    # Admission sees the Scale, as upstream's (a policy on deployments alone does not match it).
-    old_scale = _scale_of(writer.reads.get(rt, namespace, name))
-    new_scale = {**old_scale, "spec": {**old_scale.get("spec", {}), "replicas": replicas}}
-    if writer.policies.active():
-        writer.validating_policies(rt, "UPDATE", new_scale, old_scale, "scale", opts.user, opts.dry_run)
     obj.setdefault("spec", {})["replicas"] = replicas
     updated, _ = writer.update(rt, namespace, name, obj, replace(opts, subresource="", policies=False))
     return _scale_of(updated)
 
 
+def scale_admitted(scale: dict[str, Any], namespace: str, name: str, old: dict[str, Any] | None) -> dict[str, Any]:
+    """The Scale admission judges, as upstream's scale storage hands it over: the parent's scale
+    before the write (``old``) with the replicas asked for."""
+    before = old or {}
+    return {**before, "spec": {**(before.get("spec") or {}), "replicas": (scale.get("spec") or {}).get("replicas", 0)}}
+
+
 SCALE = Subresource("scale", ("get", "patch", "update"), kind="Scale", handler=update_scale, view=scale_view,
-                    api_version="autoscaling/v1")
+                    admitted_as=scale_admitted, api_version="autoscaling/v1")
 
 
 # -- pods/eviction (policy/v1 Eviction, upstream's EvictionREST) ----------------------------------
@@ -212,9 +212,6 @@ def evict_pod(writer: Writer, rt: ResourceType, namespace: str, name: str, evict
               opts: WriteOptions) -> dict[str, Any]:
     """``POST pods/{name}/eviction``: delete the pod unless a PodDisruptionBudget forbids it (429)."""
     pod = writer.reads.get(rt, namespace, name)
-    if writer.policies.active():  # admission sees the Eviction; what it then writes bypasses admission
-        writer.validating_policies(rt, "CREATE", named_as(eviction, namespace, name), None, "eviction", opts.user,
-                                   opts.dry_run)
     options = dict(eviction.get("deleteOptions") or {})
     phase = (pod.get("status") or {}).get("phase")
     ignores_budget = phase in ("Succeeded", "Failed", "Pending") or pod["metadata"].get("deletionTimestamp")

@@ -447,7 +447,21 @@ class Writer:
                warnings: list[str] | None = None) -> tuple[dict[str, Any], bool]:
         """Delete per DeleteOptions; returns (object, gone) — gone False while something holds it.
         ``user``: who asked, for admission policies (``policies``: False for a subresource's own
-        delete, which upstream's storage makes without admission); ``warnings`` collects theirs."""
+        delete, which upstream's storage makes without admission); ``warnings`` collects theirs.
+        :meth:`check_delete` and :meth:`commit_delete` are its two halves, for a caller that
+        runs admission of its own between them (webhooks)."""
+        old, policy = self.check_delete(rt, namespace, name, options)
+        if policies and self.policies.active():
+            found = self.validating_policies(rt, "DELETE", None, old, "", user, dry_run)
+            if warnings is not None:
+                warnings += found
+        return self.commit_delete(rt, old, policy, options, dry_run)
+
+    def check_delete(self, rt: ResourceType, namespace: str, name: str,
+                     options: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+        """What comes before a delete's admission, as upstream's ``BeforeDelete``: the stored
+        object (404), its preconditions (409), the propagation policy (422) and the kind's own
+        delete rules; returns the object and the propagation policy."""
         old = self.reads.get(rt, namespace, name)
         meta = old["metadata"]
         pre = options.get("preconditions") or {}
@@ -465,10 +479,12 @@ class Writer:
             raise invalid_object("DeleteOptions", "meta.k8s.io", "", [
                 not_supported("propagationPolicy", policy, [*PROPAGATION_POLICIES, "nil"])])
         rt.strategy.admit_delete(old)
-        if policies and self.policies.active():
-            found = self.validating_policies(rt, "DELETE", None, old, "", user, dry_run)
-            if warnings is not None:
-                warnings += found
+        return old, policy
+
+    def commit_delete(self, rt: ResourceType, old: dict[str, Any], policy: str | None, options: dict[str, Any],
+                      dry_run: bool) -> tuple[dict[str, Any], bool]:
+        """The delete of ``old`` (as :meth:`check_delete` returned it, and still the stored
+        object): gone at once, or marked deleting while finalizers or a grace period hold it."""
         new = deep_copy(old)
         new_meta = new["metadata"]
         finalizers = list(new_meta.get("finalizers") or [])

@@ -14,12 +14,15 @@ from typing import Any
 
 from aiohttp import hdrs, web
 
+from fakeapi.auth.users import UserInfo
 from fakeapi.errors import (
+    STALE_OBJECT,
     BadRequest,
     MethodNotAllowed,
     NotAcceptable,
     StatusError,
     UnsupportedMediaType,
+    conflict,
     invalid_object,
     not_supported,
     success_status,
@@ -33,7 +36,7 @@ from fakeapi.models.schema import decode
 from fakeapi.registry import listing, patching
 from fakeapi.registry.patching import PATCH_MEDIA, PATCH_TYPES
 from fakeapi.registry.reads import encoded
-from fakeapi.registry.resource import Subresource
+from fakeapi.registry.resource import ResourceType, Subresource
 from fakeapi.registry.rest import Registry
 from fakeapi.registry.subresources import named_as
 from fakeapi.registry.writes import WriteOptions
@@ -365,14 +368,8 @@ async def _delete(request: web.Request, registry: Registry, target: Target) -> w
     options, dry_run = await _delete_options(request)
     rt = target.resource
     user = authenticate(request, request.app[ACCESS]) if _admission_reads_user(request, registry) else None
-    warnings: list[str] = []
-    webhooks = request.app[WEBHOOKS]
-    if webhooks.active():
-        old = registry.reads.get(rt, target.namespace or "", target.name or "")
-        warnings += (await webhooks.mutate(rt, "DELETE", None, old, "", user, dry_run))[1]
-        warnings += await webhooks.validate(rt, "DELETE", None, old, "", user, dry_run)
-    obj, gone = registry.writes.delete(rt, target.namespace or "", target.name or "", options, dry_run, user,
-                                       warnings=warnings)
+    obj, gone, warnings = await _deleted(request, registry, rt, target.namespace or "", target.name or "",
+                                         options, dry_run, user)
     if not gone or rt.returns_deleted_object:
         return json_response(obj, warnings=warnings)
     details: dict[str, Any] = {"name": target.name, "kind": rt.plural, "uid": obj["metadata"]["uid"]}
@@ -381,22 +378,65 @@ async def _delete(request: web.Request, registry: Registry, target: Target) -> w
     return json_response(success_status(200, details), warnings=warnings)
 
 
+# How often a delete is judged again when its object changed while webhooks judged it (upstream
+# retries its guaranteed update without a bound; a bound keeps a busy object from holding a request).
+_DELETE_ATTEMPTS = 5
+
+
+async def _deleted(request: web.Request, registry: Registry, rt: ResourceType, namespace: str, name: str,
+                   options: dict[str, Any], dry_run: bool, user: UserInfo | None
+                   ) -> tuple[dict[str, Any], bool, list[str]]:
+    """One object's delete through admission, in upstream's order: the delete's own checks
+    (preconditions, options), then the mutating webhooks, the policies and the validating
+    webhooks, each seeing the stored object as ``oldObject``; then the delete itself, judged
+    again if the object changed meanwhile.  Returns (object, gone, warnings)."""
+    writes, webhooks = registry.writes, request.app[WEBHOOKS]
+    if not webhooks.active():  # no awaits: the registry's delete does it all, policies included
+        warnings: list[str] = []
+        obj, gone = writes.delete(rt, namespace, name, options, dry_run, user, warnings=warnings)
+        return obj, gone, warnings
+    for _ in range(_DELETE_ATTEMPTS):
+        old, policy = writes.check_delete(rt, namespace, name, options)
+        warnings = []
+        if webhooks.mutating_active():
+            warnings += (await webhooks.mutate(rt, "DELETE", None, old, "", user, dry_run))[1]
+        if writes.policies.active():
+            warnings += writes.validating_policies(rt, "DELETE", None, old, "", user, dry_run)
+        if webhooks.validating_active():
+            warnings += await webhooks.validate(rt, "DELETE", None, old, "", user, dry_run)
+        current = registry.reads.find(rt, namespace, name)
+        if current is not None and current["metadata"]["resourceVersion"] == old["metadata"]["resourceVersion"]:
+            return (*writes.commit_delete(rt, old, policy, options, dry_run), warnings)
+    raise conflict(rt.plural, rt.group, name, STALE_OBJECT)
+
+
 async def _delete_collection(request: web.Request, registry: Registry, target: Target) -> web.Response:
+    """Every listed object deleted as its own delete would be, admission included; as upstream's,
+    a failed delete does not stop the others, and the first failure (not found aside) is the
+    answer."""
     rt = target.resource
     list_opts = listing.parse_list_options(request.query, rt)
     options, dry_run = await _delete_options(request)
+    user = authenticate(request, request.app[ACCESS]) if _admission_reads_user(request, registry) else None
     body = await registry.reads.list(rt, target.namespace, list_opts)
-    deleted = []
-    for obj in body["items"]:
-        meta = obj["metadata"]
+    deleted, warnings = [], []
+    failure: StatusError | None = None
+    for item in body["items"]:
+        meta = item["metadata"]
         try:
-            deleted.append(registry.writes.delete(rt, meta.get("namespace", ""), meta["name"], options, dry_run)[0])
+            obj, _, said = await _deleted(request, registry, rt, meta.get("namespace", ""), meta["name"],
+                                          dict(options), dry_run, user)
         except StatusError as exc:
-            if exc.code != 404:
-                raise
+            if exc.code != 404 and failure is None:
+                failure = exc
+            continue
+        deleted.append(obj)
+        warnings += said
+    if failure is not None:
+        raise failure
     return json_response({"kind": f"{rt.kind}List", "apiVersion": rt.api_version,
                           "metadata": {"resourceVersion": str(registry.reads.resource_version)},
-                          "items": deleted})
+                          "items": deleted}, warnings=warnings)
 
 
 def _subresource(request: web.Request, registry: Registry, target: Target) -> Awaitable[web.StreamResponse]:
@@ -434,7 +474,7 @@ async def _own_subresource(request: web.Request, registry: Registry, target: Tar
     opts = _with_user(request, registry, target, write_options(request, sub.name))
     creating = method == "POST"
     body, warnings = registry.writes.decode_subresource(rt, sub, namespace, name, body, opts, creating=creating)
-    if sub.kind and request.app[WEBHOOKS].active():
+    if sub.kind and _admission_reads_user(request, registry):
         if view is None and not creating and sub.view is not None:
             view = sub.view(registry.reads, rt, namespace, name)
         body, said = await _admitted(request, registry, target, sub, body, view, opts)
@@ -447,23 +487,25 @@ async def _admitted(request: web.Request, registry: Registry, target: Target, su
                     body: dict[str, Any], old: dict[str, Any] | None, opts: WriteOptions
                     ) -> tuple[dict[str, Any], list[str]]:
     """A subresource's own object (a Binding, an Eviction, a Scale; ``old``: the view before an
-    update) through the admission webhooks: mutated, decoded again, then judged.  Upstream's
-    validating webhooks judge it after the policies; here they do before the handler, whose write
-    the policies judge."""
-    webhooks = request.app[WEBHOOKS]
+    update) through admission, in upstream's order: the mutating webhooks (their result decoded
+    again), the policies, the validating webhooks.  The handler writes what passed, without
+    admission of its own."""
+    webhooks, writes = request.app[WEBHOOKS], registry.writes
     rt, namespace, name = target.resource, target.namespace or "", target.name or ""
     operation = "CREATE" if old is None else "UPDATE"
+    judged = sub.admitted_as or named_as
     warnings: list[str] = []
     if webhooks.mutating_active():
-        changed, warnings = await webhooks.mutate(rt, operation, named_as(body, namespace, name), old, sub.name,
+        changed, warnings = await webhooks.mutate(rt, operation, judged(body, namespace, name, old), old, sub.name,
                                                   opts.user, opts.dry_run)
         if changed is not None:
-            body, said = registry.writes.decode_subresource(rt, sub, namespace, name, changed, opts,
-                                                            creating=old is None)
+            body, said = writes.decode_subresource(rt, sub, namespace, name, changed, opts, creating=old is None)
             warnings += said
+    obj = judged(body, namespace, name, old)
+    if writes.policies.active():
+        warnings += writes.validating_policies(rt, operation, obj, old, sub.name, opts.user, opts.dry_run)
     if webhooks.validating_active():
-        warnings += await webhooks.validate(rt, operation, named_as(body, namespace, name), old, sub.name,
-                                            opts.user, opts.dry_run)
+        warnings += await webhooks.validate(rt, operation, obj, old, sub.name, opts.user, opts.dry_run)
     return body, warnings
 
 

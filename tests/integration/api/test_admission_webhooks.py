@@ -470,3 +470,142 @@ async def test_a_mutating_webhook_changes_a_scale(http: aiohttp.ClientSession, w
     _, deployment, _ = await send(http, "GET", f"{DEPLOYMENTS}/web")
 
     assert (scaled, scale["spec"]["replicas"], deployment["spec"]["replicas"]) == (200, 2, 2)
+
+
+async def install_policy(http: aiohttp.ClientSession, name: str, rule: dict[str, Any], expression: str,
+                         message: str) -> None:
+    """A ValidatingAdmissionPolicy of one validation, and its Deny binding."""
+    group = "/apis/admissionregistration.k8s.io/v1"
+    for plural, kind, spec in (
+            ("validatingadmissionpolicies", "ValidatingAdmissionPolicy",
+             {"matchConstraints": {"resourceRules": [rule]},
+              "validations": [{"expression": expression, "message": message}]}),
+            ("validatingadmissionpolicybindings", "ValidatingAdmissionPolicyBinding",
+             {"policyName": name, "validationActions": ["Deny"]})):
+        status, body, _ = await send(http, "POST", f"{group}/{plural}", {
+            "apiVersion": "admissionregistration.k8s.io/v1", "kind": kind, "metadata": {"name": name}, "spec": spec})
+        assert status == 201, body
+
+
+async def keep_pinned(http: aiohttp.ClientSession) -> None:
+    """A policy refusing deletes of ConfigMaps labelled ``pinned``."""
+    await install_policy(http, "keep", on("", "configmaps", "DELETE")[0],
+                         "!has(oldObject.metadata.labels) || !('pinned' in oldObject.metadata.labels)",
+                         "pinned configmaps stay")
+
+
+async def test_a_delete_is_judged_after_its_own_checks_and_the_policies(http: aiohttp.ClientSession,
+                                                                        webhook: WebhookServer) -> None:
+    # Upstream's order: the delete's preconditions and options first, then the policies, then the
+    # validating webhooks; a delete refused before them never reaches the webhook.
+    await keep_pinned(http)
+    await send(http, "POST", CONFIGMAPS, configmap("pinned", pinned="yes"))
+    await send(http, "POST", CONFIGMAPS, configmap("free"))
+    await install(http, hook("warn.example.com", by_url(webhook, "/warn"), operations=("DELETE",)))
+
+    stale, stale_body, _ = await send(http, "DELETE", f"{CONFIGMAPS}/free",
+                                      {"preconditions": {"uid": "not-the-uid"}})
+    bad_policy, bad_body, _ = await send(http, "DELETE", f"{CONFIGMAPS}/free?propagationPolicy=Sometimes")
+    pinned, pinned_body, _ = await send(http, "DELETE", f"{CONFIGMAPS}/pinned")
+    assert [r["name"] for r in webhook.reviews] == []
+
+    freed, _, warning = await send(http, "DELETE", f"{CONFIGMAPS}/free")
+    left, _, _ = await send(http, "GET", f"{CONFIGMAPS}/pinned")
+
+    assert (stale, stale_body["reason"]) == (409, "Conflict")
+    assert "Precondition failed: UID in precondition: not-the-uid" in stale_body["message"]
+    assert (bad_policy, bad_body["reason"]) == (422, "Invalid")
+    assert (pinned, pinned_body["reason"], left) == (422, "Invalid", 200)
+    assert "pinned configmaps stay" in pinned_body["message"]
+    assert (freed, warning) == (200, '299 - "careful"')
+    assert [(r["operation"], r["name"], r["oldObject"]["metadata"]["name"]) for r in webhook.reviews] == [
+        ("DELETE", "free", "free")]
+
+
+async def test_a_delete_is_judged_again_when_its_object_changed_meanwhile(
+        http: aiohttp.ClientSession, webhook: WebhookServer, cluster: FakeCluster) -> None:
+    # As upstream's guaranteed update retries: the webhook judges the object that is deleted.
+    await send(http, "POST", CONFIGMAPS, configmap("moving"))
+    await install(http, hook("meddle.example.com", by_url(webhook, "/meddle"), operations=("DELETE",)))
+
+    async def meddle() -> None:
+        webhook.meddle = None  # once
+        async with aiohttp.ClientSession(cluster.url) as other:
+            async with other.patch(f"{CONFIGMAPS}/moving", json={"data": {"by": "other"}},
+                                   headers={"Content-Type": "application/merge-patch+json"}) as response:
+                assert response.status == 200
+
+    webhook.meddle = meddle
+    deleted, _, _ = await send(http, "DELETE", f"{CONFIGMAPS}/moving")
+    missing, _, _ = await send(http, "GET", f"{CONFIGMAPS}/moving")
+
+    assert (deleted, missing) == (200, 404)
+    assert [r["oldObject"]["data"] for r in webhook.reviews] == [{"k": "v"}, {"k": "v", "by": "other"}]
+
+
+async def test_a_collection_delete_judges_every_object(http: aiohttp.ClientSession, webhook: WebhookServer) -> None:
+    # Each object is a DELETE of its own for the webhooks and the policies (who asked included); a
+    # refusal answers the request and keeps its object, and the others go all the same.
+    await keep_pinned(http)
+    for name, labels in (("a", {}), ("b", {"judge": "deny"}), ("c", {}), ("d", {"pinned": "yes"})):
+        await send(http, "POST", CONFIGMAPS, configmap(name, **labels))
+    await install(http, hook("deny.example.com", by_url(webhook, "/deny"), operations=("DELETE",),
+                             objectSelector={"matchLabels": {"judge": "deny"}}),
+                  hook("warn.example.com", by_url(webhook, "/warn"), operations=("DELETE",)))
+
+    refused, body, _ = await send(http, "DELETE", CONFIGMAPS)
+    _, left, _ = await send(http, "GET", CONFIGMAPS)
+    allowed, _, warning = await send(http, "DELETE", f"{CONFIGMAPS}?labelSelector=judge!%3Ddeny,pinned!%3Dyes")
+
+    assert (refused, body["message"]) == (403, 'admission webhook "deny.example.com" denied the request: no')
+    assert sorted(item["metadata"]["name"] for item in left["items"]) == ["b", "d"]
+    assert (allowed, warning) == (200, "")
+    judged = {(r["path"], r["name"]) for r in webhook.reviews}
+    # The policy refused d before the webhooks; b reached both.
+    assert judged == {("/warn", "a"), ("/deny", "b"), ("/warn", "b"), ("/warn", "c")}
+    assert all(r["operation"] == "DELETE" and r["oldObject"]["metadata"]["name"] == r["name"]
+               and r["userInfo"]["username"] for r in webhook.reviews)
+
+
+async def test_subresources_are_judged_by_the_policies_before_the_webhooks(http: aiohttp.ClientSession,
+                                                                           webhook: WebhookServer) -> None:
+    # Upstream's order on a subresource too: a policy's refusal spares the webhook the call; a
+    # Scale is judged as the parent's scale would become (its status from the parent), a
+    # TokenRequest as what was posted.
+    await pod_and_deployment(http)
+    await send(http, "POST", "/api/v1/namespaces/default/serviceaccounts",
+               {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "robot"}})
+    await install_policy(http, "no-evictions", on("", "pods/eviction", "CREATE")[0], "false", "evictions are off")
+    await install_policy(http, "small", on("apps", "deployments/scale", "UPDATE")[0],
+                         "object.spec.replicas <= 5 && object.status.selector == oldObject.status.selector",
+                         "at most 5")
+    await install_policy(http, "audiences", on("", "serviceaccounts/token", "CREATE")[0],
+                         "object.spec.audiences.all(a, a != 'forbidden')", "no such audience")
+    await install(http, *({**hook(f"{sub.split('/')[1]}.example.com", by_url(webhook, "/warn")),
+                           "rules": on(group, sub, operation)}
+                          for group, sub, operation in (("", "pods/eviction", "CREATE"),
+                                                        ("apps", "deployments/scale", "UPDATE"),
+                                                        ("", "serviceaccounts/token", "CREATE"))))
+    tokens = "/api/v1/namespaces/default/serviceaccounts/robot/token"
+
+    evicted, eviction_refusal, _ = await send(http, "POST", f"{PODS}/web/eviction", {
+        "apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "web"}})
+    too_big, scale_refusal, _ = await send(http, "PUT", f"{DEPLOYMENTS}/web/scale", {
+        "apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": {"name": "web"}, "spec": {"replicas": 7}})
+    scaled, _, scale_warning = await send(http, "PUT", f"{DEPLOYMENTS}/web/scale", {
+        "apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": {"name": "web"}, "spec": {"replicas": 3}})
+    refused_token, token_refusal, _ = await send(http, "POST", tokens, {
+        "apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"audiences": ["forbidden"]}})
+    issued, _, token_warning = await send(http, "POST", tokens, {
+        "apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"audiences": ["api"]}})
+    pod_status, _, _ = await send(http, "GET", f"{PODS}/web")
+    _, deployment, _ = await send(http, "GET", f"{DEPLOYMENTS}/web")
+
+    assert (evicted, pod_status) == (422, 200) and "evictions are off" in eviction_refusal["message"]
+    assert too_big == 422 and "at most 5" in scale_refusal["message"]
+    assert refused_token == 422 and "no such audience" in token_refusal["message"]
+    assert (scaled, scale_warning, deployment["spec"]["replicas"]) == (200, '299 - "careful"', 3)
+    assert (issued, token_warning) == (201, '299 - "careful"')
+    assert [(r["subResource"], r["object"]["spec"]) for r in webhook.reviews] == [
+        ("scale", {"replicas": 3}), ("token", {"audiences": ["api"]})]
+    assert webhook.reviews[0]["object"]["status"] == webhook.reviews[0]["oldObject"]["status"]
