@@ -31,6 +31,7 @@ from fakeapi.kubeconfig import WrittenKubeconfig, kubeconfig_text, server_url, w
 from fakeapi.machinery.faults import FaultSet
 from fakeapi.machinery.idle import until_idle
 from fakeapi.machinery.pem import KeyPair
+from fakeapi.presence import StorePresence
 from fakeapi.registry.rest import Registry
 from fakeapi.scheduler.connection import Connection
 from fakeapi.scheduler.controllers import names
@@ -397,8 +398,10 @@ class FakeCluster(KubeHelpers):
             # Its ~23 watch connections skip the socket's set-up through in-memory pipes to the
             # site (the same HTTP); tests' clients keep the TCP address, and TLS keeps TCP too.
             piped = self._site.connect if serving is None else None
+            # The server's word on which objects exist lets the workload loops wait for their first.
             self._control_plane = ControlPlane(Connection(self.url, ca_pem, token, connect=piped),
-                                               gates=self.gates, **self._control_plane_options)
+                                               gates=self.gates, presence=StorePresence(self.registry),
+                                               **self._control_plane_options)
             await self._control_plane.start()
             if isinstance(clock := self._control_plane_options.get("clock"), ManualClock):
                 self._unsettle = clock.settle_with(self.settle)

@@ -9,8 +9,9 @@ then the informers, then closes the HTTP session.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
-from collections.abc import Coroutine, Iterable
+from collections.abc import Callable, Coroutine, Iterable
 from typing import Any
 
 from fakeapi.scheduler.client import ApiClient
@@ -27,6 +28,7 @@ from fakeapi.scheduler.controllers.podgroup_protection import PodGroupProtection
 from fakeapi.scheduler.controllers.resourceclaim import ResourceClaimController
 from fakeapi.scheduler.controllers.serviceaccounts import ServiceAccountsController
 from fakeapi.scheduler.controllers.tainteviction import TaintEvictionController
+from fakeapi.scheduler.controllers.triggers import TRIGGERS, Presence
 from fakeapi.scheduler.controllers.workloads import workload_controllers
 from fakeapi.scheduler.events import EventRecorder
 from fakeapi.scheduler.informers import InformerFactory
@@ -46,6 +48,7 @@ KUBELET_COMPONENT = "kubelet"
 NODE_CONTROLLER_COMPONENT = "node-controller"
 
 _DEFAULT_GATES = FeatureGates()
+Loop = Coroutine[Any, Any, None]
 
 
 class ControlPlane:
@@ -53,13 +56,14 @@ class ControlPlane:
 
     def __init__(self, server: str | Connection, *, gates: FeatureGates = _DEFAULT_GATES, kubelet: bool = True,
                  sync_timeout: float = 10.0, clock: Clock | None = None,
-                 controllers: str | Iterable[str] | None = names.ALL) -> None:
+                 controllers: str | Iterable[str] | None = names.ALL, presence: Presence | None = None) -> None:
         """``server``: a URL, or a :class:`Connection` with the CA and token of a secure server.
         ``clock``: the control plane's time (:class:`~fakeapi.scheduler.clock.ManualClock` in tests).
         ``controllers``: kube-controller-manager's ``--controllers`` list (see
         :mod:`~fakeapi.scheduler.controllers.names`), e.g. ``["resourceclaim-controller"]`` for
         the DRA loops alone; fewer controllers watch fewer resources, so start and stop cost less.
-        ValueError names an unknown controller."""
+        ValueError names an unknown controller.  ``presence``: the API server's, when it shares
+        this process (see :mod:`~fakeapi.scheduler.controllers.triggers`)."""
         self.controllers = enabled_controllers(controllers)
         self.clock = clock or Clock()
         self._connection = server if isinstance(server, Connection) else Connection(server)
@@ -71,6 +75,8 @@ class ControlPlane:
         self._factory: InformerFactory | None = None
         self._recorders: list[EventRecorder] = []
         self._tasks: list[asyncio.Task[None]] = []
+        self._presence = presence
+        self._waiting: list[Callable[[], None]] = []  # cancel a loop's start on its first object
 
     async def __aenter__(self) -> ControlPlane:
         await self.start()
@@ -80,42 +86,22 @@ class ControlPlane:
         await self.stop()
 
     async def start(self) -> None:
-        """Build every loop, sync the informers, then run the loops as background tasks."""
+        """Build every loop, sync the informers, then run the loops as background tasks (with a
+        :class:`~fakeapi.scheduler.controllers.triggers.Presence`, the loops of ``TRIGGERS``
+        whose objects do not exist yet are built, synced and run once one does)."""
         api = self._api = ApiClient(self._connection, user_agent="fakeapi-control-plane")
         api.open()
         factory = self._factory = InformerFactory(api)
         loops: dict[str, Coroutine[Any, Any, None]] = {}
+        presence = self._presence
         try:
-            loops["scheduler"] = Scheduler(api, factory, self.gates, self._recorder(SCHEDULER_COMPONENT),
-                                           clock=self.clock).run()
-            enabled = self.controllers
-            if names.RESOURCE_CLAIM in enabled:
-                controller = ResourceClaimController(api, factory, self.gates,
-                                                     self._recorder(CLAIM_CONTROLLER_COMPONENT))
-                loops[names.RESOURCE_CLAIM] = controller.run()
-            if self.gates.DRADeviceTaints and names.DEVICE_TAINT_EVICTION in enabled:
-                loops[names.DEVICE_TAINT_EVICTION] = DeviceTaintEvictionController(
-                    api, factory, self._recorder(names.DEVICE_TAINT_EVICTION), self.clock).run()
-            if names.CLUSTER_ROLE_AGGREGATION in enabled:
-                loops[names.CLUSTER_ROLE_AGGREGATION] = ClusterRoleAggregationController(api, factory).run()
-            if self.gates.GenericWorkload and names.PODGROUP_PROTECTION in enabled:
-                loops[names.PODGROUP_PROTECTION] = PodGroupProtectionController(api, factory).run()
-            loops.update(workload_controllers(api, factory, self.gates, self.clock, self._recorder, enabled))
-            if enabled & {names.ENDPOINTS, names.ENDPOINT_SLICE}:
-                loops[names.ENDPOINTS] = EndpointsController(api, factory).run()
-            if names.SERVICE_ACCOUNT in enabled:
-                loops[names.SERVICE_ACCOUNT] = ServiceAccountsController(api, factory).run()
-            if names.POD_GC in enabled:
-                loops[names.POD_GC] = PodGCController(api, factory, self.clock).run()
-            if names.TAINT_EVICTION in enabled:
-                loops[names.TAINT_EVICTION] = TaintEvictionController(
-                    api, factory, self._recorder(names.TAINT_EVICTION), self.clock).run()
-            if names.NODE_LIFECYCLE in enabled:
-                loops[names.NODE_LIFECYCLE] = NodeLifecycleController(
-                    api, factory, self._recorder(NODE_CONTROLLER_COMPONENT), self.clock).run()
-            if self._with_kubelet:
-                loops["kubelet"] = Kubelet(api, factory, self._recorder(KUBELET_COMPONENT), clock=self.clock).run()
-                loops["node-lease"] = NodeLeases(api, factory, clock=self.clock).run()
+            for name, build in self._builders(api, factory).items():
+                triggers = TRIGGERS.get(name)
+                if presence is not None and triggers is not None and not presence.present(triggers):
+                    self._waiting.append(presence.when_present(triggers, functools.partial(self._start_late, name,
+                                                                                            build)))
+                else:
+                    loops[name] = build()
             factory.start()
             await factory.wait_for_cache_sync(self._sync_timeout)
         except BaseException:
@@ -124,12 +110,69 @@ class ControlPlane:
             await self.stop()
             raise
         for name, coro in loops.items():
-            task = asyncio.create_task(coro, name=name)
-            task.add_done_callback(_report_crash)
-            self._tasks.append(task)
+            self._run(name, coro)
+
+    def _builders(self, api: ApiClient, factory: InformerFactory) -> dict[str, Callable[[], Loop]]:
+        """name -> a function that builds the loop (registering its informers and handlers) and
+        returns its ``run()``, for every loop this control plane runs."""
+        enabled, gates, clock, recorder = self.controllers, self.gates, self.clock, self._recorder
+        builders: dict[str, Callable[[], Loop]] = {
+            "scheduler": lambda: Scheduler(api, factory, gates, recorder(SCHEDULER_COMPONENT), clock=clock).run()}
+        if names.RESOURCE_CLAIM in enabled:
+            builders[names.RESOURCE_CLAIM] = lambda: ResourceClaimController(
+                api, factory, gates, recorder(CLAIM_CONTROLLER_COMPONENT)).run()
+        if gates.DRADeviceTaints and names.DEVICE_TAINT_EVICTION in enabled:
+            builders[names.DEVICE_TAINT_EVICTION] = lambda: DeviceTaintEvictionController(
+                api, factory, recorder(names.DEVICE_TAINT_EVICTION), clock).run()
+        if names.CLUSTER_ROLE_AGGREGATION in enabled:
+            builders[names.CLUSTER_ROLE_AGGREGATION] = lambda: ClusterRoleAggregationController(api, factory).run()
+        if gates.GenericWorkload and names.PODGROUP_PROTECTION in enabled:
+            builders[names.PODGROUP_PROTECTION] = lambda: PodGroupProtectionController(api, factory).run()
+        builders.update(workload_controllers(api, factory, gates, clock, recorder, enabled))
+        if enabled & {names.ENDPOINTS, names.ENDPOINT_SLICE}:
+            builders[names.ENDPOINTS] = lambda: EndpointsController(api, factory).run()
+        if names.SERVICE_ACCOUNT in enabled:
+            builders[names.SERVICE_ACCOUNT] = lambda: ServiceAccountsController(api, factory).run()
+        if names.POD_GC in enabled:
+            builders[names.POD_GC] = lambda: PodGCController(api, factory, clock).run()
+        if names.TAINT_EVICTION in enabled:
+            builders[names.TAINT_EVICTION] = lambda: TaintEvictionController(
+                api, factory, recorder(names.TAINT_EVICTION), clock).run()
+        if names.NODE_LIFECYCLE in enabled:
+            builders[names.NODE_LIFECYCLE] = lambda: NodeLifecycleController(
+                api, factory, recorder(NODE_CONTROLLER_COMPONENT), clock).run()
+        if self._with_kubelet:
+            builders["kubelet"] = lambda: Kubelet(api, factory, recorder(KUBELET_COMPONENT), clock=clock).run()
+            builders["node-lease"] = lambda: NodeLeases(api, factory, clock=clock).run()
+        return builders
+
+    def _run(self, name: str, coro: Loop) -> None:
+        task = asyncio.create_task(coro, name=name)
+        task.add_done_callback(_report_crash)
+        self._tasks.append(task)
+
+    def _start_late(self, name: str, build: Callable[[], Loop]) -> None:
+        """The first object of ``name``'s triggers exists (called from the server's commit, which
+        must not wait for it): build, sync and run the loop in a task of its own."""
+        if self._factory is not None:  # not stopped meanwhile
+            self._run(name, self._built_then_run(build))
+
+    async def _built_then_run(self, build: Callable[[], Loop]) -> None:
+        # Built inside the task: a task cancelled before its first step leaves nothing half-made.
+        assert self._factory is not None
+        coro = build()  # its informers start now, the others' are running
+        try:
+            await self._factory.wait_for_cache_sync(self._sync_timeout)
+        except BaseException:
+            coro.close()
+            raise
+        await coro
 
     async def stop(self) -> None:
         """Cancel the loops and informers and close the HTTP session; safe to call twice."""
+        waiting, self._waiting = self._waiting, []
+        for cancel in waiting:
+            cancel()
         tasks, self._tasks = self._tasks, []
         await cancel_and_wait(tasks)
         if self._factory is not None:

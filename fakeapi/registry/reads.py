@@ -93,6 +93,10 @@ class Reader:
         """Call ``listener`` synchronously after every commit (in-process controllers)."""
         self._store.add_listener(listener)
 
+    def unsubscribe(self, listener: Callable[[Event], None]) -> None:
+        """Stop calling ``listener``."""
+        self._store.remove_listener(listener)
+
     # -- lists -------------------------------------------------------------------------------------
 
     async def wait_not_older_than(self, rv: int) -> None:

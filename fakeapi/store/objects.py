@@ -149,6 +149,11 @@ class ObjectStore:
         """In-process subscribers (garbage collector); called synchronously after each commit."""
         self._listeners.append(listener)
 
+    def remove_listener(self, listener: Callable[[Event], None]) -> None:
+        """Undo :meth:`add_listener`, also from within a listener: a commit in progress calls
+        the listeners it started with (the list is replaced, not changed)."""
+        self._listeners = [other for other in self._listeners if other is not listener]
+
     def open_watch(self, storage: StorageKey, flt: WatchFilter, *, since: int | None,
                    initial: Iterable[dict[str, Any]] = ()) -> Watcher:
         """Register a watcher atomically with its backlog: synthetic ADDED for ``initial``

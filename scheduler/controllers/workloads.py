@@ -1,7 +1,8 @@
 """The kube-controller-manager loops behind the workload kinds, built together.
 
-Each loop registers its informers and handlers in its constructor (so the factory syncs them
-with everything else) and returns its ``run()`` coroutine; all share the control plane's clock.
+Each loop registers its informers and handlers in its constructor, which the control plane
+calls (before the factory syncs everything, or when the loop's first object appears: see
+``triggers``); all share the control plane's clock.
 Event sources carry upstream's controller names.
 """
 
@@ -29,9 +30,9 @@ from fakeapi.config import FeatureGates
 
 def workload_controllers(api: ApiClient, factory: InformerFactory, gates: FeatureGates, clock: Clock,
                          recorder: Callable[[str], EventRecorder], enabled: Collection[str] = names.KNOWN,
-                         ) -> dict[str, Coroutine[Any, Any, None]]:
-    """name -> run() of every workload controller in ``enabled``; only those are built, so the
-    others register no informer."""
+                         ) -> dict[str, Callable[[], Coroutine[Any, Any, None]]]:
+    """name -> a function building the controller and returning its run(), for every workload
+    controller in ``enabled``; a controller registers its informers when built."""
     builders: dict[str, Callable[[], Any]] = {
         names.REPLICA_SET: lambda: ReplicaSetController(api, factory, recorder(names.REPLICA_SET), clock),
         names.DEPLOYMENT: lambda: DeploymentController(api, factory, recorder(names.DEPLOYMENT), clock),
@@ -42,4 +43,4 @@ def workload_controllers(api: ApiClient, factory: InformerFactory, gates: Featur
         names.DAEMON_SET: lambda: DaemonSetController(api, factory, recorder(names.DAEMON_SET), clock),
         names.DISRUPTION: lambda: DisruptionController(api, factory, recorder("controllermanager"), clock),
     }
-    return {name: build().run() for name, build in builders.items() if name in enabled}
+    return {name: (lambda build=build: build().run()) for name, build in builders.items() if name in enabled}

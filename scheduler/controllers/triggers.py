@@ -1,0 +1,49 @@
+"""Controllers that start with their first object, when the API server shares the process.
+
+A ``FakeCluster`` whose control plane runs in its own process hands it a :class:`Presence`: the
+server's word, without a watch, on whether an object of a resource exists.  The loops below act
+only on objects of their ``TRIGGERS`` (a Deployment, a Job, a Service...), so the control plane
+builds each, with its informers, once such an object first exists: a test that makes none pays
+neither their watches nor their start (a third of an enter + exit with every controller,
+BENCHMARKS.md).  What a client sees is the same: controllers act on what they watch once their
+first list holds it, as a controller that was running all along would.  A control plane
+elsewhere (``fakeapi serve``, a child process) has no Presence and starts every loop at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from typing import Protocol
+
+from fakeapi.scheduler.controllers import names
+
+Resource = tuple[str, str]
+"""(API group, plural)."""
+
+# Each loop's work starts with one of these: the deployment controller's with a Deployment, the
+# disruption controller's with a PodDisruptionBudget, the endpoints controllers' with a Service
+# (other than the API server's own ``default/kubernetes``, which they leave alone).
+TRIGGERS: dict[str, tuple[Resource, ...]] = {
+    names.DEPLOYMENT: (("apps", "deployments"),),
+    names.REPLICA_SET: (("apps", "replicasets"),),
+    names.STATEFUL_SET: (("apps", "statefulsets"),),
+    names.DAEMON_SET: (("apps", "daemonsets"),),
+    names.JOB: (("batch", "jobs"),),
+    names.TTL_AFTER_FINISHED: (("batch", "jobs"),),
+    names.CRON_JOB: (("batch", "cronjobs"),),
+    names.DISRUPTION: (("policy", "poddisruptionbudgets"),),
+    names.ENDPOINTS: (("", "services"),),
+}
+
+
+class Presence(Protocol):
+    """Whether the server holds objects of some resources, other than those it makes itself."""
+
+    def present(self, resources: Collection[Resource]) -> bool:
+        """Whether an object of one of ``resources`` exists now."""
+        ...
+
+    def when_present(self, resources: Collection[Resource], callback: Callable[[], None]) -> Callable[[], None]:
+        """Call ``callback`` once, synchronously, right after the first commit of an object of one
+        of ``resources``; returns a function that cancels the call."""
+        ...

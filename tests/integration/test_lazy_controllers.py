@@ -1,0 +1,105 @@
+"""The in-process control plane starts the workload loops with their first object: a cluster
+that never sees a Deployment, Job or Service pays no watch for them, and one that does gets them
+reconciled as if the loops had run all along (the server's ``StorePresence`` tells which objects
+exist)."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import warnings
+from typing import Any
+
+from fakeapi.fixtures import wait_for
+from fakeapi.scheduler.client import GVR, PODS
+
+from fakeapi.cluster import FakeCluster
+from fakeapi.presence import StorePresence
+
+DEPLOYMENTS = GVR("apps", "v1", "deployments", True)
+REPLICASETS = GVR("apps", "v1", "replicasets", True)
+SERVICES = GVR("", "v1", "services", True)
+ENDPOINT_SLICES = GVR("discovery.k8s.io", "v1", "endpointslices", True)
+
+
+def deployment(name: str, replicas: int = 2) -> dict[str, Any]:
+    labels = {"app": name}
+    return {"metadata": {"name": name},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": labels},
+                     "template": {"metadata": {"labels": labels},
+                                  "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}
+
+
+def watched(cluster: FakeCluster, group: str, plural: str) -> bool:
+    rt = cluster.registry.kinds.by_plural(group, plural)
+    assert rt is not None
+    return cluster.registry.store.hub.watching(rt.storage_key)
+
+
+async def test_workload_loops_wait_for_their_first_object() -> None:
+    async with FakeCluster() as cluster:
+        api = cluster.api
+        # The scheduler's and the DRA loops' resources are watched from the start; not these.
+        assert watched(cluster, "", "pods") and watched(cluster, "", "namespaces")
+        assert not any(watched(cluster, *r) for r in (("apps", "deployments"), ("apps", "replicasets"),
+                                                      ("batch", "jobs"), ("", "services")))
+        await api.create(DEPLOYMENTS, "default", deployment("web"))
+
+        async def two_pods() -> list[dict[str, Any]] | None:
+            pods = (await api.list(PODS, "default", label_selector="app=web"))["items"]
+            return pods if len(pods) == 2 else None
+
+        await wait_for(two_pods, message="the deployment's two pods")
+        assert watched(cluster, "apps", "deployments") and watched(cluster, "apps", "replicasets")
+        assert not watched(cluster, "batch", "jobs")
+        # The API server's own Service started nothing; a Service of the test's does.
+        assert not watched(cluster, "", "services")
+        await api.create(SERVICES, "default", {"metadata": {"name": "web"},
+                                               "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}})
+
+        async def sliced() -> list[dict[str, Any]] | None:
+            items = (await api.list(ENDPOINT_SLICES, "default", label_selector="kubernetes.io/service-name=web"))
+            return items["items"] or None
+
+        await wait_for(sliced, message="the Service's EndpointSlice")
+
+
+async def test_objects_made_while_paused_start_their_loops_with_the_control_plane() -> None:
+    async with FakeCluster() as cluster:
+        await cluster.pause_control_plane()
+        await cluster.api.create(DEPLOYMENTS, "default", deployment("early", replicas=1))
+        await cluster.resume_control_plane()
+        # Present at start: built and synced before resume returns, as every other loop.
+        assert watched(cluster, "apps", "deployments")
+        await cluster.settle()
+        sets = (await cluster.api.list(REPLICASETS, "default"))["items"]
+        assert [s["metadata"]["ownerReferences"][0]["name"] for s in sets] == ["early"]
+
+
+async def test_a_loop_starting_as_the_cluster_stops_leaves_nothing_behind() -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        async with FakeCluster() as cluster:
+            await cluster.api.create(DEPLOYMENTS, "default", deployment("late"))
+        gc.collect()
+    assert [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)] == []
+    assert [t.get_name() for t in asyncio.all_tasks() if t is not asyncio.current_task()] == []
+
+
+async def test_presence_counts_only_objects_the_server_did_not_make() -> None:
+    async with FakeCluster(control_plane=False) as cluster:
+        presence = StorePresence(cluster.registry)
+        calls: list[str] = []
+        assert not presence.present([("", "services")])  # default/kubernetes is the server's own
+        cancel = presence.when_present([("", "services")], lambda: calls.append("cancelled"))
+        presence.when_present([("", "services"), ("apps", "deployments")], lambda: calls.append("services"))
+        cancel()
+        # Writes of the server's own Service and deletes call nobody.
+        await cluster.api.patch(SERVICES, "default", "kubernetes", {"metadata": {"labels": {"x": "y"}}})
+        assert calls == []
+        await cluster.api.create(SERVICES, "default", {"metadata": {"name": "a"}, "spec": {"ports": [{"port": 80}]}})
+        await cluster.api.create(SERVICES, "default", {"metadata": {"name": "b"}, "spec": {"ports": [{"port": 80}]}})
+        await cluster.api.create(DEPLOYMENTS, "default", deployment("d"))
+        assert calls == ["services"]  # once, for the first of either resource
+        assert presence.present([("", "services")]) and presence.present([("apps", "deployments")])
+        assert not presence.present([("batch", "jobs")])
