@@ -2,8 +2,9 @@
 
 Start-up order matters: every loop registers its informers and handlers in its constructor,
 then the factory starts all informers, waits until every cache holds a complete list, and only
-then do the loops run — so no loop acts on a half-filled cache.  Stop cancels the loops first,
-then the informers, then closes the HTTP session.
+then do the loops run — so no loop acts on a half-filled cache.  A loop that waits for its first
+object (``controllers.triggers``) keeps that order when it starts later: built, synced, then run.
+Stop cancels the loops first, then the informers, then closes the HTTP session.
 """
 
 from __future__ import annotations
@@ -92,14 +93,14 @@ class ControlPlane:
         api = self._api = ApiClient(self._connection, user_agent="fakeapi-control-plane")
         api.open()
         factory = self._factory = InformerFactory(api)
-        loops: dict[str, Coroutine[Any, Any, None]] = {}
+        loops: dict[str, Loop] = {}
         presence = self._presence
         try:
             for name, build in self._builders(api, factory).items():
                 triggers = TRIGGERS.get(name)
                 if presence is not None and triggers is not None and not presence.present(triggers):
-                    self._waiting.append(presence.when_present(triggers, functools.partial(self._start_late, name,
-                                                                                            build)))
+                    start = functools.partial(self._start_late, name, build)
+                    self._waiting.append(presence.when_present(triggers, start))
                 else:
                     loops[name] = build()
             factory.start()

@@ -1,6 +1,6 @@
 """Controllers that start with their first object, when the API server shares the process.
 
-A ``FakeCluster`` whose control plane runs in its own process hands it a :class:`Presence`: the
+A ``FakeCluster`` whose control plane shares its process hands it a :class:`Presence`: the
 server's word, without a watch, on whether an object of a resource exists.  The loops below act
 only on objects of their ``TRIGGERS`` (a Deployment, a Job, a Service...), so the control plane
 builds each, with its informers, once such an object first exists: a test that makes none pays
