@@ -31,11 +31,11 @@ from fakeapi.kubeconfig import WrittenKubeconfig, kubeconfig_text, server_url, w
 from fakeapi.machinery.faults import FaultSet
 from fakeapi.machinery.idle import until_idle
 from fakeapi.machinery.pem import KeyPair
-from fakeapi.presence import StorePresence
+from fakeapi.presence import StorePresence, seed_default_service_accounts
 from fakeapi.registry.rest import Registry
 from fakeapi.scheduler.connection import Connection
 from fakeapi.scheduler.controllers import names
-from fakeapi.scheduler.controllers.names import controller_entries
+from fakeapi.scheduler.controllers.names import controller_entries, enabled_controllers
 from fakeapi.server.app import REQUEST_DEADLINES, create_app, route_directly
 from fakeapi.server.connections import GuardedSite
 from fakeapi.server.faults import FAULTS
@@ -399,6 +399,8 @@ class FakeCluster(KubeHelpers):
             # site (the same HTTP); tests' clients keep the TCP address, and TLS keeps TCP too.
             piped = self._site.connect if serving is None else None
             # The server's word on which objects exist lets the workload loops wait for their first.
+            if names.SERVICE_ACCOUNT in enabled_controllers(self._control_plane_options.get("controllers")):
+                seed_default_service_accounts(self.registry)
             self._control_plane = ControlPlane(Connection(self.url, ca_pem, token, connect=piped),
                                                gates=self.gates, presence=StorePresence(self.registry),
                                                **self._control_plane_options)

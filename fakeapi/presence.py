@@ -1,40 +1,41 @@
 """The server's side of the control plane's lazy loops (``fakeapi.scheduler.controllers.triggers``):
-whether objects of a resource exist, and a call when the first one is committed, read off the
-store in the same process instead of a watch per resource."""
+whether objects of a resource exist, and a call when one is first committed, read off the store
+in the same process instead of a watch per resource."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
 
 from fakeapi.registry.rest import Registry
-from fakeapi.store.eventlog import DELETED, Event
+from fakeapi.registry.writes import WriteOptions
+from fakeapi.store.eventlog import Event
 from fakeapi.store.objects import StorageKey
 
 Resource = tuple[str, str]  # (API group, plural)
 Pending = Callable[[], None]
-# Objects the API server makes for itself, which no controller acts on: its own Service.
-_OWN: dict[Resource, frozenset[tuple[str, str]]] = {("", "services"): frozenset({("default", "kubernetes")})}
+# The serviceaccount loop's writes, as the control plane's client makes them.
+SERVICE_ACCOUNT_MANAGER = "fakeapi-control-plane"
 
 
 class StorePresence:
-    """:class:`~fakeapi.scheduler.controllers.triggers.Presence` over one registry's store; it
-    listens to commits only while a call is pending."""
+    """:class:`~fakeapi.scheduler.controllers.triggers.Presence` over one registry's store.
+
+    What the server held when this was made (its bootstrap: namespaces, the ``kubernetes``
+    Service, the RBAC roles; the default ServiceAccounts of :func:`seed_default_service_accounts`)
+    is the loops' starting point, not their work: an object counts once it was created or changed
+    after that.  It listens to commits only while a call is pending."""
 
     def __init__(self, registry: Registry) -> None:
         self._registry = registry
+        self._since = registry.reads.resource_version
         self._pending: dict[StorageKey, list[Pending]] = {}
-        self._own: dict[StorageKey, frozenset[tuple[str, str]]] = {}
         self._listening = False
 
     def present(self, resources: Collection[Resource]) -> bool:
         for resource in resources:
             rt = self._registry.kinds.by_plural(*resource)
-            if rt is None:
-                continue
-            own = _OWN.get(resource, frozenset())
-            count = self._registry.store.count(rt.storage_key)
-            if count > len(own) or (count and any((obj["metadata"].get("namespace", ""), obj["metadata"]["name"])
-                                                  not in own for obj in self._registry.reads.items(rt))):
+            if rt is not None and any(int(obj["metadata"]["resourceVersion"]) > self._since
+                                      for obj in self._registry.reads.items(rt)):
                 return True
         return False
 
@@ -46,7 +47,6 @@ class StorePresence:
             rt = self._registry.kinds.by_plural(*resource)
             if rt is not None:
                 self._pending.setdefault(rt.storage_key, []).append(pending)
-                self._own[rt.storage_key] = _OWN.get(resource, frozenset())
         if self._pending and not self._listening:
             self._registry.reads.subscribe(self._on_event)
             self._listening = True
@@ -54,7 +54,7 @@ class StorePresence:
 
     def _on_event(self, event: Event) -> None:
         waiting = self._pending.get(event.storage)
-        if waiting is None or event.type == DELETED or event.key in self._own[event.storage]:
+        if waiting is None:
             return
         for pending in list(waiting):
             self._drop(pending)
@@ -69,3 +69,19 @@ class StorePresence:
         if not self._pending and self._listening:
             self._registry.reads.unsubscribe(self._on_event)
             self._listening = False
+
+
+def seed_default_service_accounts(registry: Registry) -> None:
+    """The serviceaccount loop's work on a fresh server, done before the control plane starts:
+    the ``default`` ServiceAccount of every live namespace.  The loop then waits for a namespace
+    or ServiceAccount to change (a test's new namespace, a deleted account) instead of watching
+    both from the start, and the accounts exist as soon as the cluster is entered."""
+    accounts = registry.kinds.by_plural("", "serviceaccounts")
+    assert accounts is not None
+    for namespace in registry.reads.items(registry.kinds.namespaces):
+        name = namespace["metadata"]["name"]
+        terminating = (namespace.get("status") or {}).get("phase") == "Terminating"
+        if not terminating and registry.reads.find(accounts, name, "default") is None:
+            registry.writes.create(accounts, name, {"apiVersion": "v1", "kind": "ServiceAccount",
+                                                    "metadata": {"name": "default"}},
+                                   WriteOptions(manager=SERVICE_ACCOUNT_MANAGER))

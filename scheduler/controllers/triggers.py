@@ -20,10 +20,15 @@ from fakeapi.scheduler.controllers import names
 Resource = tuple[str, str]
 """(API group, plural)."""
 
-# Each loop's work starts with one of these: the deployment controller's with a Deployment, the
-# disruption controller's with a PodDisruptionBudget, the endpoints controllers' with a Service
-# (other than the API server's own ``default/kubernetes``, which they leave alone).
+# Each loop's work starts with a change to one of these: the deployment controller's with a
+# Deployment, the disruption controller's with a PodDisruptionBudget, the endpoints controllers'
+# with a Service (the API server's own ``default/kubernetes`` is none of theirs), the
+# serviceaccount controller's with a new namespace or a deleted account (the server made the
+# bootstrap namespaces' accounts), clusterrole aggregation's with a ClusterRole (the server
+# aggregated its bootstrap roles).
 TRIGGERS: dict[str, tuple[Resource, ...]] = {
+    names.SERVICE_ACCOUNT: (("", "namespaces"), ("", "serviceaccounts")),
+    names.CLUSTER_ROLE_AGGREGATION: (("rbac.authorization.k8s.io", "clusterroles"),),
     names.DEPLOYMENT: (("apps", "deployments"),),
     names.REPLICA_SET: (("apps", "replicasets"),),
     names.STATEFUL_SET: (("apps", "statefulsets"),),
@@ -37,13 +42,13 @@ TRIGGERS: dict[str, tuple[Resource, ...]] = {
 
 
 class Presence(Protocol):
-    """Whether the server holds objects of some resources, other than those it makes itself."""
+    """Whether objects of some resources changed since the server's bootstrap."""
 
     def present(self, resources: Collection[Resource]) -> bool:
-        """Whether an object of one of ``resources`` exists now."""
+        """Whether an object of one of ``resources`` was created or changed since the bootstrap."""
         ...
 
     def when_present(self, resources: Collection[Resource], callback: Callable[[], None]) -> Callable[[], None]:
-        """Call ``callback`` once, synchronously, right after the first commit of an object of one
-        of ``resources``; returns a function that cancels the call."""
+        """Call ``callback`` once, synchronously, right after the next commit (a create, update
+        or delete) of an object of one of ``resources``; returns a function that cancels the call."""
         ...

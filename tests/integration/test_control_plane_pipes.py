@@ -55,9 +55,17 @@ class Raw(asyncio.Protocol):
             self.ended.set_result(None)
 
 
-async def default_service_account(api: ApiClient) -> bool:
-    listed = await api.get_path("/api/v1/namespaces/default/serviceaccounts")
+async def has_default_service_account(api: ApiClient, namespace: str) -> bool:
+    listed = await api.get_path(f"/api/v1/namespaces/{namespace}/serviceaccounts")
     return any(sa["metadata"]["name"] == "default" for sa in listed["items"])
+
+
+async def control_plane_writes(api: ApiClient, namespace: str = "probe") -> None:
+    """Make a namespace and wait for the default ServiceAccount the control plane's
+    serviceaccount loop writes into it (the bootstrap namespaces' accounts are the server's)."""
+    await api.create(NAMESPACES, None, {"metadata": {"name": namespace}})
+    assert await wait_for(lambda: has_default_service_account(api, namespace), timeout=DEADLINE,
+                          message=f"the control plane's default ServiceAccount in {namespace}")
 
 
 async def test_the_control_plane_connects_through_pipes_and_clients_over_tcp() -> None:
@@ -68,8 +76,7 @@ async def test_the_control_plane_connects_through_pipes_and_clients_over_tcp() -
         assert cluster.url.startswith("http://127.0.0.1:")
         async with ApiClient(cluster.url) as api:
             assert (await api.get(NAMESPACES, None, "default"))["metadata"]["name"] == "default"
-            assert await wait_for(lambda: default_service_account(api), timeout=DEADLINE,
-                                  message="the control plane's default ServiceAccount")
+            await control_plane_writes(api)
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="reads Linux's /proc/self/fd")
@@ -134,8 +141,7 @@ async def test_a_reader_that_falls_behind_through_a_pipe_gets_410_and_others_kee
 async def test_no_pipes_without_an_insecure_in_process_control_plane(cluster_args: dict) -> None:
     async with FakeCluster(**cluster_args) as cluster:
         if cluster_args["control_plane"]:  # it works, over TLS
-            assert await wait_for(lambda: default_service_account(cluster.api), timeout=DEADLINE,
-                                  message="the control plane's default ServiceAccount")
+            await control_plane_writes(cluster.api)
         assert pipes_open(cluster) == 0
 
 
@@ -179,8 +185,7 @@ def test_the_control_plane_connects_through_pipes_on_uvloop() -> None:
 
     async def connected() -> int:
         async with FakeCluster() as cluster, ApiClient(cluster.url) as api:
-            assert await wait_for(lambda: default_service_account(api), timeout=DEADLINE,
-                                  message="the control plane's default ServiceAccount")
+            await control_plane_writes(api)
             return pipes_open(cluster)
 
     assert uvloop.run(connected()) >= 10
@@ -191,19 +196,11 @@ async def test_the_control_plane_writes_on_after_the_server_closed_its_idle_conn
     # (upstream's IdleTimeout), and the next writes go out on new ones.
     async with FakeCluster(options=ServerOptions(idle_timeout=SHORT)) as cluster:
         async with ApiClient(cluster.url) as api:
-            assert await wait_for(lambda: default_service_account(api), timeout=DEADLINE,
-                                  message="the control plane's default ServiceAccount")
+            await control_plane_writes(api)
         written = pipes_open(cluster)  # the watches, and the connections the writes left idle
         assert await wait_for(lambda: pipes_open(cluster) < written, timeout=DEADLINE,
                               message="the server closing the control plane's idle connections")
         # A client of its own for the create: the test's first connection is closed idle too, and a
         # write the server's close races is not sent again (as Go's transport does not).
         async with ApiClient(cluster.url) as api:
-            await api.create(NAMESPACES, None, {"metadata": {"name": "later"}})
-
-            async def later_has_its_service_account() -> bool:
-                listed = await api.get_path("/api/v1/namespaces/later/serviceaccounts")
-                return any(sa["metadata"]["name"] == "default" for sa in listed["items"])
-
-            assert await wait_for(later_has_its_service_account, timeout=DEADLINE,
-                                  message="the default ServiceAccount of a namespace made after the close")
+            await control_plane_writes(api, "later")

@@ -1,7 +1,7 @@
-"""The in-process control plane starts the workload loops with their first object: a cluster
-that never sees a Deployment, Job or Service pays no watch for them, and one that does gets them
-reconciled as if the loops had run all along (the server's ``StorePresence`` tells which objects
-exist)."""
+"""The in-process control plane starts the workload, serviceaccount and aggregation loops with
+their first object: a cluster that never sees a Deployment, Job, Service or new namespace pays no
+watch for them, and one that does gets them reconciled as if the loops had run all along (the
+server's ``StorePresence`` tells which objects changed since its bootstrap)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import warnings
 from typing import Any
 
 from fakeapi.fixtures import wait_for
-from fakeapi.scheduler.client import GVR, PODS
+from fakeapi.scheduler.client import GVR, NAMESPACES, PODS
 
 from fakeapi.cluster import FakeCluster
 from fakeapi.presence import StorePresence
@@ -20,6 +20,7 @@ DEPLOYMENTS = GVR("apps", "v1", "deployments", True)
 REPLICASETS = GVR("apps", "v1", "replicasets", True)
 SERVICES = GVR("", "v1", "services", True)
 ENDPOINT_SLICES = GVR("discovery.k8s.io", "v1", "endpointslices", True)
+SERVICE_ACCOUNTS = GVR("", "v1", "serviceaccounts", True)
 
 
 def deployment(name: str, replicas: int = 2) -> dict[str, Any]:
@@ -40,9 +41,10 @@ async def test_workload_loops_wait_for_their_first_object() -> None:
     async with FakeCluster() as cluster:
         api = cluster.api
         # The scheduler's and the DRA loops' resources are watched from the start; not these.
-        assert watched(cluster, "", "pods") and watched(cluster, "", "namespaces")
+        assert watched(cluster, "", "pods") and watched(cluster, "", "nodes")
         assert not any(watched(cluster, *r) for r in (("apps", "deployments"), ("apps", "replicasets"),
-                                                      ("batch", "jobs"), ("", "services")))
+                                                      ("batch", "jobs"), ("", "services"), ("", "namespaces"),
+                                                      ("rbac.authorization.k8s.io", "clusterroles")))
         await api.create(DEPLOYMENTS, "default", deployment("web"))
 
         async def two_pods() -> list[dict[str, Any]] | None:
@@ -86,20 +88,41 @@ async def test_a_loop_starting_as_the_cluster_stops_leaves_nothing_behind() -> N
     assert [t.get_name() for t in asyncio.all_tasks() if t is not asyncio.current_task()] == []
 
 
-async def test_presence_counts_only_objects_the_server_did_not_make() -> None:
+async def test_service_accounts_exist_at_once_and_follow_new_namespaces() -> None:
+    # The bootstrap namespaces' accounts are there on entry; the serviceaccount loop, started by
+    # the first namespace change, makes a new namespace's and brings back a deleted one.
+    async with FakeCluster() as cluster:
+        api = cluster.api
+        for namespace in ("default", "kube-system", "kube-public", "kube-node-lease"):
+            assert (await api.get(SERVICE_ACCOUNTS, namespace, "default"))["metadata"]["name"] == "default"
+        assert not watched(cluster, "", "serviceaccounts")
+        await api.create(NAMESPACES, None, {"metadata": {"name": "team"}})
+        await wait_for(lambda: api.list(SERVICE_ACCOUNTS, "team"), message="team's default account")
+        await api.delete(SERVICE_ACCOUNTS, "default", "default")
+
+        async def back() -> bool:
+            accounts = (await api.list(SERVICE_ACCOUNTS, "default"))["items"]
+            return any(a["metadata"]["name"] == "default" for a in accounts)
+
+        await wait_for(back, message="default/default again")
+
+
+async def test_presence_counts_what_changed_after_the_bootstrap() -> None:
     async with FakeCluster(control_plane=False) as cluster:
         presence = StorePresence(cluster.registry)
         calls: list[str] = []
-        assert not presence.present([("", "services")])  # default/kubernetes is the server's own
+        # The bootstrap's namespaces, Service and roles are the starting point.
+        assert not presence.present([("", "services"), ("", "namespaces"),
+                                     ("rbac.authorization.k8s.io", "clusterroles")])
         cancel = presence.when_present([("", "services")], lambda: calls.append("cancelled"))
         presence.when_present([("", "services"), ("apps", "deployments")], lambda: calls.append("services"))
         cancel()
-        # Writes of the server's own Service and deletes call nobody.
-        await cluster.api.patch(SERVICES, "default", "kubernetes", {"metadata": {"labels": {"x": "y"}}})
-        assert calls == []
-        await cluster.api.create(SERVICES, "default", {"metadata": {"name": "a"}, "spec": {"ports": [{"port": 80}]}})
-        await cluster.api.create(SERVICES, "default", {"metadata": {"name": "b"}, "spec": {"ports": [{"port": 80}]}})
         await cluster.api.create(DEPLOYMENTS, "default", deployment("d"))
-        assert calls == ["services"]  # once, for the first of either resource
+        await cluster.api.create(SERVICES, "default", {"metadata": {"name": "a"}, "spec": {"ports": [{"port": 80}]}})
+        assert calls == ["services"]  # once, for the first commit of either resource
         assert presence.present([("", "services")]) and presence.present([("apps", "deployments")])
         assert not presence.present([("batch", "jobs")])
+        # A change to a bootstrap object counts too.
+        presence.when_present([("", "namespaces")], lambda: calls.append("namespaces"))
+        await cluster.api.patch(NAMESPACES, None, "kube-public", {"metadata": {"labels": {"team": "a"}}})
+        assert calls == ["services", "namespaces"] and presence.present([("", "namespaces")])
