@@ -275,6 +275,18 @@ async def test_webhooks_are_not_called_unless_enabled(webhook: WebhookServer) ->
     assert created == 201 and webhook.reviews == []
 
 
+def meddle_once(webhook: WebhookServer, cluster: FakeCluster, name: str) -> None:
+    """The next ``/meddle`` call patches ConfigMap ``name`` from another client while it judges."""
+    async def meddle() -> None:
+        webhook.meddle = None  # once
+        async with aiohttp.ClientSession(cluster.url) as other:
+            async with other.patch(f"{CONFIGMAPS}/{name}", json={"data": {"by": "other"}},
+                                   headers={"Content-Type": "application/merge-patch+json"}) as response:
+                assert response.status == 200
+
+    webhook.meddle = meddle
+
+
 async def test_the_stored_object_is_the_one_judged_or_none(http: aiohttp.ClientSession, webhook: WebhookServer,
                                                            cluster: FakeCluster) -> None:
     # A generated name and uid are the ones the webhook saw; a write the store moved past while the
@@ -284,14 +296,7 @@ async def test_the_stored_object_is_the_one_judged_or_none(http: aiohttp.ClientS
     status, created, _ = await send(http, "POST", CONFIGMAPS, {"metadata": {"generateName": "gen-"}, "data": {}})
     seen = webhook.reviews[-1]["object"]["metadata"]
 
-    async def meddle() -> None:
-        webhook.meddle = None  # once
-        async with aiohttp.ClientSession(cluster.url) as other:
-            async with other.patch(f"{CONFIGMAPS}/{created['metadata']['name']}", json={"data": {"by": "other"}},
-                                   headers={"Content-Type": "application/merge-patch+json"}) as response:
-                assert response.status == 200
-
-    webhook.meddle = meddle
+    meddle_once(webhook, cluster, created["metadata"]["name"])
     raced, raced_body, _ = await send(http, "PATCH", f"{CONFIGMAPS}/{created['metadata']['name']}",
                                       {"data": {"by": "me"}}, "application/merge-patch+json")
     _, stored, _ = await send(http, "GET", f"{CONFIGMAPS}/{created['metadata']['name']}")
@@ -528,14 +533,7 @@ async def test_a_delete_is_judged_again_when_its_object_changed_meanwhile(
     await send(http, "POST", CONFIGMAPS, configmap("moving"))
     await install(http, hook("meddle.example.com", by_url(webhook, "/meddle"), operations=("DELETE",)))
 
-    async def meddle() -> None:
-        webhook.meddle = None  # once
-        async with aiohttp.ClientSession(cluster.url) as other:
-            async with other.patch(f"{CONFIGMAPS}/moving", json={"data": {"by": "other"}},
-                                   headers={"Content-Type": "application/merge-patch+json"}) as response:
-                assert response.status == 200
-
-    webhook.meddle = meddle
+    meddle_once(webhook, cluster, "moving")
     deleted, _, _ = await send(http, "DELETE", f"{CONFIGMAPS}/moving")
     missing, _, _ = await send(http, "GET", f"{CONFIGMAPS}/moving")
 
