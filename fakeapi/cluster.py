@@ -317,7 +317,14 @@ class FakeCluster(KubeHelpers):
         if isinstance(self._control_plane, _ControlPlaneProcess):
             self._control_plane.send_signal(signal.SIGCONT)
         else:
+            self._seed_for_control_plane()  # a default account deleted while paused comes back
             await self._control_plane.start()
+
+    def _seed_for_control_plane(self) -> None:
+        """The serviceaccount loop's work at its start, done by the server so that the loop can
+        wait for a namespace or account to change (see ``seed_default_service_accounts``)."""
+        if names.SERVICE_ACCOUNT in enabled_controllers(self._control_plane_options.get("controllers")):
+            seed_default_service_accounts(self.registry)
 
     async def node_not_ready(self, name: str) -> None:
         """Make Node ``name`` NotReady, as the node lifecycle controller marks a node whose kubelet
@@ -395,12 +402,12 @@ class FakeCluster(KubeHelpers):
             from fakeapi.scheduler.clock import ManualClock
             from fakeapi.scheduler.controlplane import ControlPlane
 
-            # Its ~23 watch connections skip the socket's set-up through in-memory pipes to the
-            # site (the same HTTP); tests' clients keep the TCP address, and TLS keeps TCP too.
+            # Its watch connections skip the socket's set-up through in-memory pipes to the site
+            # (the same HTTP); tests' clients keep the TCP address, and TLS keeps TCP too.
             piped = self._site.connect if serving is None else None
-            # The server's word on which objects exist lets the workload loops wait for their first.
-            if names.SERVICE_ACCOUNT in enabled_controllers(self._control_plane_options.get("controllers")):
-                seed_default_service_accounts(self.registry)
+            # The server's word on which objects changed lets the loops with nothing to do yet
+            # wait for their first (fakeapi.presence).
+            self._seed_for_control_plane()
             self._control_plane = ControlPlane(Connection(self.url, ca_pem, token, connect=piped),
                                                gates=self.gates, presence=StorePresence(self.registry),
                                                **self._control_plane_options)

@@ -107,6 +107,14 @@ async def test_service_accounts_exist_at_once_and_follow_new_namespaces() -> Non
         await wait_for(back, message="default/default again")
 
 
+async def test_a_default_account_deleted_while_paused_is_back_on_resume() -> None:
+    async with FakeCluster() as cluster:
+        await cluster.pause_control_plane()
+        await cluster.api.delete(SERVICE_ACCOUNTS, "kube-public", "default")
+        await cluster.resume_control_plane()
+        assert (await cluster.api.get(SERVICE_ACCOUNTS, "kube-public", "default"))["metadata"]["name"] == "default"
+
+
 async def test_presence_counts_what_changed_after_the_bootstrap() -> None:
     async with FakeCluster(control_plane=False) as cluster:
         presence = StorePresence(cluster.registry)
