@@ -1,6 +1,6 @@
-"""The server's side of the control plane's lazy loops (``fakeapi.scheduler.controllers.triggers``):
-whether objects of a resource exist, and a call when one is first committed, read off the store
-in the same process instead of a watch per resource."""
+"""The server's side of the control plane's lazy informers and loops
+(``fakeapi.scheduler.informers.presence``): whether objects of a resource exist, and a call when
+one is next committed, read off the store in the same process instead of a watch per resource."""
 
 from __future__ import annotations
 
@@ -11,14 +11,14 @@ from fakeapi.registry.writes import WriteOptions
 from fakeapi.store.eventlog import Event
 from fakeapi.store.objects import StorageKey
 
-Resource = tuple[str, str]  # (API group, plural)
+Resource = tuple[str, str, str]  # (API group, version, plural)
 Pending = Callable[[], None]
 # The serviceaccount loop's writes, as the control plane's client makes them.
 SERVICE_ACCOUNT_MANAGER = "fakeapi-control-plane"
 
 
 class StorePresence:
-    """:class:`~fakeapi.scheduler.controllers.triggers.Presence` over one registry's store.
+    """:class:`~fakeapi.scheduler.informers.presence.Presence` over one registry's store.
 
     What the server held when this was made (its bootstrap: namespaces, the ``kubernetes``
     Service, the RBAC roles; the default ServiceAccounts of :func:`seed_default_service_accounts`)
@@ -31,9 +31,13 @@ class StorePresence:
         self._pending: dict[StorageKey, list[Pending]] = {}
         self._listening = False
 
+    def exists(self, resource: Resource) -> bool:
+        rt = self._registry.kinds.resource(*resource)
+        return rt is None or self._registry.store.count(rt.storage_key) > 0
+
     def present(self, resources: Collection[Resource]) -> bool:
         for resource in resources:
-            rt = self._registry.kinds.by_plural(*resource)
+            rt = self._registry.kinds.resource(*resource)
             if rt is not None and any(int(obj["metadata"]["resourceVersion"]) > self._since
                                       for obj in self._registry.reads.items(rt)):
                 return True
@@ -44,7 +48,7 @@ class StorePresence:
             callback()
 
         for resource in resources:
-            rt = self._registry.kinds.by_plural(*resource)
+            rt = self._registry.kinds.resource(*resource)
             if rt is not None:
                 self._pending.setdefault(rt.storage_key, []).append(pending)
         if self._pending and not self._listening:

@@ -29,10 +29,11 @@ from fakeapi.scheduler.controllers.podgroup_protection import PodGroupProtection
 from fakeapi.scheduler.controllers.resourceclaim import ResourceClaimController
 from fakeapi.scheduler.controllers.serviceaccounts import ServiceAccountsController
 from fakeapi.scheduler.controllers.tainteviction import TaintEvictionController
-from fakeapi.scheduler.controllers.triggers import TRIGGERS, Presence
+from fakeapi.scheduler.controllers.triggers import TRIGGERS
 from fakeapi.scheduler.controllers.workloads import workload_controllers
 from fakeapi.scheduler.events import EventRecorder
 from fakeapi.scheduler.informers import InformerFactory
+from fakeapi.scheduler.informers.presence import Presence
 from fakeapi.scheduler.kubelet import Kubelet
 from fakeapi.scheduler.nodelease import NodeLeases
 from fakeapi.scheduler.scheduler import Scheduler
@@ -88,11 +89,11 @@ class ControlPlane:
 
     async def start(self) -> None:
         """Build every loop, sync the informers, then run the loops as background tasks (with a
-        :class:`~fakeapi.scheduler.controllers.triggers.Presence`, the loops of ``TRIGGERS``
+        :class:`~fakeapi.scheduler.informers.presence.Presence`, the loops of ``TRIGGERS``
         whose objects do not exist yet are built, synced and run once one does)."""
         api = self._api = ApiClient(self._connection, user_agent="fakeapi-control-plane")
         api.open()
-        factory = self._factory = InformerFactory(api)
+        factory = self._factory = InformerFactory(api, self._presence)
         loops: dict[str, Loop] = {}
         presence = self._presence
         try:

@@ -1,24 +1,18 @@
 """Controllers that start with their first object, when the API server shares the process.
 
-A ``FakeCluster`` whose control plane shares its process hands it a :class:`Presence`: the
-server's word, without a watch, on whether an object of a resource exists.  The loops below act
-only on objects of their ``TRIGGERS`` (a Deployment, a Job, a Service...), so the control plane
-builds each, with its informers, once such an object first exists: a test that makes none pays
-neither their watches nor their start (a third of an enter + exit with every controller,
-BENCHMARKS.md).  What a client sees is the same: controllers act on what they watch once their
-first list holds it, as a controller that was running all along would.  A control plane
-elsewhere (``fakeapi serve``, a child process) has no Presence and starts every loop at once.
+With a :class:`~fakeapi.scheduler.informers.presence.Presence`, the control plane builds the
+loops below, with their informers, once an object of their ``TRIGGERS`` (a Deployment, a Job, a
+Service...) is created, changed or deleted after the server's bootstrap: a test that makes none
+pays neither their start nor their handlers (BENCHMARKS.md, Latency).  What a client sees is the
+same: controllers act on what they watch once their first list holds it, as a controller that was
+running all along would.  A control plane elsewhere (``fakeapi serve``, a child process) has no
+Presence and starts every loop at once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
-from typing import Protocol
-
 from fakeapi.scheduler.controllers import names
-
-Resource = tuple[str, str]
-"""(API group, plural)."""
+from fakeapi.scheduler.informers.presence import Resource
 
 # Each loop's work starts with a change to one of these: the deployment controller's with a
 # Deployment, the disruption controller's with a PodDisruptionBudget, the endpoints controllers'
@@ -27,28 +21,15 @@ Resource = tuple[str, str]
 # bootstrap namespaces' accounts), clusterrole aggregation's with a ClusterRole (the server
 # aggregated its bootstrap roles).
 TRIGGERS: dict[str, tuple[Resource, ...]] = {
-    names.SERVICE_ACCOUNT: (("", "namespaces"), ("", "serviceaccounts")),
-    names.CLUSTER_ROLE_AGGREGATION: (("rbac.authorization.k8s.io", "clusterroles"),),
-    names.DEPLOYMENT: (("apps", "deployments"),),
-    names.REPLICA_SET: (("apps", "replicasets"),),
-    names.STATEFUL_SET: (("apps", "statefulsets"),),
-    names.DAEMON_SET: (("apps", "daemonsets"),),
-    names.JOB: (("batch", "jobs"),),
-    names.TTL_AFTER_FINISHED: (("batch", "jobs"),),
-    names.CRON_JOB: (("batch", "cronjobs"),),
-    names.DISRUPTION: (("policy", "poddisruptionbudgets"),),
-    names.ENDPOINTS: (("", "services"),),
+    names.SERVICE_ACCOUNT: (("", "v1", "namespaces"), ("", "v1", "serviceaccounts")),
+    names.CLUSTER_ROLE_AGGREGATION: (("rbac.authorization.k8s.io", "v1", "clusterroles"),),
+    names.DEPLOYMENT: (("apps", "v1", "deployments"),),
+    names.REPLICA_SET: (("apps", "v1", "replicasets"),),
+    names.STATEFUL_SET: (("apps", "v1", "statefulsets"),),
+    names.DAEMON_SET: (("apps", "v1", "daemonsets"),),
+    names.JOB: (("batch", "v1", "jobs"),),
+    names.TTL_AFTER_FINISHED: (("batch", "v1", "jobs"),),
+    names.CRON_JOB: (("batch", "v1", "cronjobs"),),
+    names.DISRUPTION: (("policy", "v1", "poddisruptionbudgets"),),
+    names.ENDPOINTS: (("", "v1", "services"),),
 }
-
-
-class Presence(Protocol):
-    """Whether objects of some resources changed since the server's bootstrap."""
-
-    def present(self, resources: Collection[Resource]) -> bool:
-        """Whether an object of one of ``resources`` was created or changed since the bootstrap."""
-        ...
-
-    def when_present(self, resources: Collection[Resource], callback: Callable[[], None]) -> Callable[[], None]:
-        """Call ``callback`` once, synchronously, right after the next commit (a create, update
-        or delete) of an object of one of ``resources``; returns a function that cancels the call."""
-        ...

@@ -2,14 +2,21 @@
 
 Every loop of the control plane (scheduler, claim controller, kubelet) asks the factory for the
 informers it needs *before* ``start()``; they then share one watch and one cache per resource.
+
+With a :class:`~fakeapi.scheduler.informers.presence.Presence` (the API server shares the
+process), an informer whose resource has no object is synced at once with its cache empty, which
+is the truth, and opens its watch when the server commits the resource's first object: a test
+pays the watches of the resources it uses, not of every resource a loop may read.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 from fakeapi.scheduler.client import GVR, ApiClient
 from fakeapi.scheduler.informers.informer import Informer
+from fakeapi.scheduler.informers.presence import Presence
 
 from fakeapi.machinery.tasks import cancel_and_wait
 
@@ -17,10 +24,12 @@ from fakeapi.machinery.tasks import cancel_and_wait
 class InformerFactory:
     """Creates, starts and stops the shared informers of one :class:`ApiClient`."""
 
-    def __init__(self, api: ApiClient) -> None:
+    def __init__(self, api: ApiClient, presence: Presence | None = None) -> None:
         self._api = api
+        self._presence = presence
         self._informers: dict[GVR, Informer] = {}
         self._tasks: dict[GVR, asyncio.Task[None]] = {}
+        self._deferred: dict[GVR, Callable[[], None]] = {}  # waiting for a first object: cancel
         self._started = False
 
     def informer(self, gvr: GVR) -> Informer:
@@ -36,7 +45,7 @@ class InformerFactory:
         """Run every informer not yet running as a task of the running loop."""
         self._started = True
         for gvr, informer in self._informers.items():
-            if gvr not in self._tasks:
+            if gvr not in self._tasks and gvr not in self._deferred:
                 self._start_one(gvr, informer)
 
     async def wait_for_cache_sync(self, timeout: float = 10.0) -> None:
@@ -53,11 +62,28 @@ class InformerFactory:
 
     async def stop(self) -> None:
         """Cancel every informer task and wait for it to finish."""
+        deferred, self._deferred = self._deferred, {}
+        for cancel in deferred.values():
+            cancel()
         tasks = list(self._tasks.values())
         self._tasks.clear()
         self._started = False
         await cancel_and_wait(tasks)
 
     def _start_one(self, gvr: GVR, informer: Informer) -> None:
+        resource = (gvr.group, gvr.version, gvr.plural)
+        if self._presence is not None and not self._presence.exists(resource):
+            informer.assume_empty()
+            self._deferred[gvr] = self._presence.when_present([resource], lambda: self._start_deferred(gvr))
+            return
+        name = f"informer-{gvr.plural}.{gvr.group or 'core'}/{gvr.version}"
+        self._tasks[gvr] = asyncio.create_task(informer.run(), name=name)
+
+    def _start_deferred(self, gvr: GVR) -> None:
+        """The resource's first object was committed (called from the server's commit)."""
+        if self._deferred.pop(gvr, None) is None or not self._started:
+            return
+        informer = self._informers[gvr]
+        informer.expect_list()
         name = f"informer-{gvr.plural}.{gvr.group or 'core'}/{gvr.version}"
         self._tasks[gvr] = asyncio.create_task(informer.run(), name=name)

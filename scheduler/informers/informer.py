@@ -72,6 +72,14 @@ class Informer:
     async def wait_synced(self) -> None:
         await self._synced.wait()
 
+    def assume_empty(self) -> None:
+        """Synced without a list: the server holds no object of the resource (see the factory)."""
+        self._synced.set()
+
+    def expect_list(self) -> None:
+        """Not synced until the first list, which :meth:`run` is about to fetch."""
+        self._synced.clear()
+
     async def run(self) -> None:
         """List and watch until cancelled (see :mod:`scheduler.informers.reflector`)."""
         await self._reflector.run()

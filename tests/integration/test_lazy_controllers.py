@@ -1,7 +1,8 @@
-"""The in-process control plane starts the workload, serviceaccount and aggregation loops with
-their first object: a cluster that never sees a Deployment, Job, Service or new namespace pays no
-watch for them, and one that does gets them reconciled as if the loops had run all along (the
-server's ``StorePresence`` tells which objects changed since its bootstrap)."""
+"""The in-process control plane opens a resource's watch with its first object, and starts the
+workload, serviceaccount and aggregation loops with theirs: a cluster that never sees a pod,
+Deployment, Job, Service or new namespace pays no watch for them, and one that does gets them
+reconciled as if everything had run all along (the server's ``StorePresence`` tells which objects
+exist and which changed since its bootstrap)."""
 
 from __future__ import annotations
 
@@ -40,11 +41,12 @@ def watched(cluster: FakeCluster, group: str, plural: str) -> bool:
 async def test_workload_loops_wait_for_their_first_object() -> None:
     async with FakeCluster() as cluster:
         api = cluster.api
-        # The scheduler's and the DRA loops' resources are watched from the start; not these.
-        assert watched(cluster, "", "pods") and watched(cluster, "", "nodes")
-        assert not any(watched(cluster, *r) for r in (("apps", "deployments"), ("apps", "replicasets"),
-                                                      ("batch", "jobs"), ("", "services"), ("", "namespaces"),
-                                                      ("rbac.authorization.k8s.io", "clusterroles")))
+        # Nothing is watched before the test makes something: every informer waits for its
+        # resource's first object, the loops of TRIGGERS for theirs.
+        assert not any(watched(cluster, *r) for r in (
+            ("", "pods"), ("", "nodes"), ("resource.k8s.io", "resourceclaims"), ("apps", "deployments"),
+            ("apps", "replicasets"), ("batch", "jobs"), ("", "services"), ("", "namespaces"),
+            ("rbac.authorization.k8s.io", "clusterroles")))
         await api.create(DEPLOYMENTS, "default", deployment("web"))
 
         async def two_pods() -> list[dict[str, Any]] | None:
@@ -52,8 +54,8 @@ async def test_workload_loops_wait_for_their_first_object() -> None:
             return pods if len(pods) == 2 else None
 
         await wait_for(two_pods, message="the deployment's two pods")
-        assert watched(cluster, "apps", "deployments") and watched(cluster, "apps", "replicasets")
-        assert not watched(cluster, "batch", "jobs")
+        assert all(watched(cluster, *r) for r in (("apps", "deployments"), ("apps", "replicasets"), ("", "pods")))
+        assert not watched(cluster, "batch", "jobs") and not watched(cluster, "", "nodes")
         # The API server's own Service started nothing; a Service of the test's does.
         assert not watched(cluster, "", "services")
         await api.create(SERVICES, "default", {"metadata": {"name": "web"},
@@ -119,18 +121,22 @@ async def test_presence_counts_what_changed_after_the_bootstrap() -> None:
     async with FakeCluster(control_plane=False) as cluster:
         presence = StorePresence(cluster.registry)
         calls: list[str] = []
-        # The bootstrap's namespaces, Service and roles are the starting point.
-        assert not presence.present([("", "services"), ("", "namespaces"),
-                                     ("rbac.authorization.k8s.io", "clusterroles")])
-        cancel = presence.when_present([("", "services")], lambda: calls.append("cancelled"))
-        presence.when_present([("", "services"), ("apps", "deployments")], lambda: calls.append("services"))
+        # Objects that exist, bootstrap included; a resource the server does not serve "exists"
+        # (its watch will say what it is).
+        assert presence.exists(("", "v1", "namespaces")) and not presence.exists(("", "v1", "pods"))
+        assert presence.exists(("example.com", "v1", "widgets"))
+        # The bootstrap's namespaces, Service and roles are the starting point of what changed.
+        assert not presence.present([("", "v1", "services"), ("", "v1", "namespaces"),
+                                     ("rbac.authorization.k8s.io", "v1", "clusterroles")])
+        cancel = presence.when_present([("", "v1", "services")], lambda: calls.append("cancelled"))
+        presence.when_present([("", "v1", "services"), ("apps", "v1", "deployments")], lambda: calls.append("services"))
         cancel()
         await cluster.api.create(DEPLOYMENTS, "default", deployment("d"))
         await cluster.api.create(SERVICES, "default", {"metadata": {"name": "a"}, "spec": {"ports": [{"port": 80}]}})
         assert calls == ["services"]  # once, for the first commit of either resource
-        assert presence.present([("", "services")]) and presence.present([("apps", "deployments")])
-        assert not presence.present([("batch", "jobs")])
+        assert presence.present([("", "v1", "services")]) and presence.present([("apps", "v1", "deployments")])
+        assert not presence.present([("batch", "v1", "jobs")])
         # A change to a bootstrap object counts too.
-        presence.when_present([("", "namespaces")], lambda: calls.append("namespaces"))
+        presence.when_present([("", "v1", "namespaces")], lambda: calls.append("namespaces"))
         await cluster.api.patch(NAMESPACES, None, "kube-public", {"metadata": {"labels": {"team": "a"}}})
-        assert calls == ["services", "namespaces"] and presence.present([("", "namespaces")])
+        assert calls == ["services", "namespaces"] and presence.present([("", "v1", "namespaces")])
