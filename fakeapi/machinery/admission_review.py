@@ -57,25 +57,28 @@ def webhook_applies(hook: Mapping[str, Any], attrs: RequestAttributes, *, namesp
     return matched and not errors
 
 
-def request_view(attrs: RequestAttributes, user: Mapping[str, Any], dry_run: bool) -> dict[str, Any]:
+def request_view(attrs: RequestAttributes, user: Mapping[str, Any], dry_run: bool,
+                 options: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The request as admission CEL reads it (``request``): every field present, "" when empty,
-    as upstream's typed declaration gives them; ``user``: the requester's UserInfo, wire form."""
+    as upstream's typed declaration gives them; ``user``: the requester's UserInfo, wire form;
+    ``options``: the fields of the request's Create-, Update- or DeleteOptions as it sent them."""
     kind_group, kind_version = attrs.kind_group_version
     kind = {"group": kind_group, "version": kind_version, "kind": attrs.kind}
     resource = {"group": attrs.group, "version": attrs.version, "resource": attrs.resource}
-    options: dict[str, Any] = {}
+    shown: dict[str, Any] = {}
     if attrs.operation in _OPTIONS:
-        options = {"kind": _OPTIONS[attrs.operation], "apiVersion": "meta.k8s.io/v1"}
+        shown = {"kind": _OPTIONS[attrs.operation], "apiVersion": "meta.k8s.io/v1", **(options or {})}
         if dry_run:
-            options["dryRun"] = ["All"]
+            shown["dryRun"] = ["All"]
     return {"kind": kind, "resource": resource, "subResource": attrs.subresource, "requestKind": kind,
             "requestResource": resource, "requestSubResource": attrs.subresource, "name": attrs.name,
             "namespace": attrs.namespace, "operation": attrs.operation, "userInfo": dict(user),
-            "dryRun": dry_run, "options": options}
+            "dryRun": dry_run, "options": shown}
 
 
 def cel_variables(attrs: RequestAttributes, obj: Mapping[str, Any] | None, old: Mapping[str, Any] | None,
-               namespace: Mapping[str, Any] | None, user: Mapping[str, Any], dry_run: bool) -> dict[str, Any]:
+               namespace: Mapping[str, Any] | None, user: Mapping[str, Any], dry_run: bool,
+               options: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The CEL variables of a request (policies add ``params`` and ``variables``):
     ``namespaceObject`` is the request namespace's, with upstream's subset of its metadata, and
     null for cluster-scoped requests and Namespaces themselves."""
@@ -84,7 +87,7 @@ def cel_variables(attrs: RequestAttributes, obj: Mapping[str, Any] | None, old: 
         meta = namespace.get("metadata") or {}
         namespace_object = {"metadata": {k: meta[k] for k in _NAMESPACE_META if k in meta},
                             "spec": namespace.get("spec") or {}, "status": namespace.get("status") or {}}
-    return {"object": obj, "oldObject": old, "request": request_view(attrs, user, dry_run),
+    return {"object": obj, "oldObject": old, "request": request_view(attrs, user, dry_run, options),
             "namespaceObject": namespace_object}
 
 

@@ -81,9 +81,11 @@ class Policies:
         return self._reads.items(self._bindings)
 
     def admit(self, rt: ResourceType, attrs: RequestAttributes, obj: dict[str, Any] | None,
-              old: dict[str, Any] | None, *, user: UserInfo | None, dry_run: bool) -> list[str]:
+              old: dict[str, Any] | None, *, user: UserInfo | None, dry_run: bool,
+              options: Mapping[str, Any] | None = None) -> list[str]:
         """Run the policies the stored bindings bind on one write; returns the warnings of Warn
-        actions, raises the Status of the first denial."""
+        actions, raises the Status of the first denial.  ``options``: the fields of the request's
+        Create-, Update- or DeleteOptions as it sent them (``request.options``)."""
         policy_rt = self._policies
         if rt.group == GROUP and rt.plural in EXEMPT:
             return []
@@ -106,7 +108,7 @@ class Policies:
             names = (policy["metadata"]["name"], binding["metadata"]["name"])
             fail_closed = pspec.get("failurePolicy") != "Ignore"
             if base is None:
-                base = cel_variables(attrs, obj, old, namespace, api_form(user), dry_run)
+                base = cel_variables(attrs, obj, old, namespace, api_form(user), dry_run, options)
             try:
                 params = self._params(pspec, spec, attrs)
             except _Refusal as refusal:

@@ -9,6 +9,7 @@ changes nothing.  Nothing here names a kind: what differs between kinds is a str
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -71,6 +72,14 @@ class WriteOptions:
     # Stop after defaults and the built-in admission, with managedFields computed, before
     # validation: the object mutating webhooks get (upstream's order), never stored.
     for_mutation: bool = False
+    # The options' fields as the request sent them (fieldManager, fieldValidation), which
+    # admission shows as ``request.options`` (a dry run adds its own).
+    sent: tuple[tuple[str, str], ...] = ()
+
+
+def sent_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """A delete's DeleteOptions as admission shows them: the fields the request set."""
+    return {key: value for key, value in options.items() if key not in ("kind", "apiVersion")}
 
 
 def _check_rv(rt: ResourceType, name: str, body: dict[str, Any], stored: dict[str, Any]) -> None:
@@ -224,13 +233,13 @@ class Writer:
 
     def validating_policies(self, rt: ResourceType, operation: str, obj: dict[str, Any] | None,
                             old: dict[str, Any] | None, subresource: str, user: UserInfo | None,
-                            dry_run: bool) -> list[str]:
+                            dry_run: bool, options: Mapping[str, Any] | None = None) -> list[str]:
         """ValidatingAdmissionPolicy, after the write's own validation: the warnings of its Warn
         actions; raises the Status of a denial.  A subresource whose handler writes the parent
         (scale) runs it on its own view.  Callers ask ``policies.active()`` first: a cluster
         without bindings pays that look alone."""
         return self.policies.admit(rt, rt.admission_attributes(operation, subresource, obj, old), obj, old, user=user,
-                                   dry_run=dry_run)
+                                   dry_run=dry_run, options=options)
 
     # -- create --------------------------------------------------------------------------------
 
@@ -291,7 +300,8 @@ class Writer:
         if self.reads.find(rt, namespace, meta["name"]) is not None:
             raise already_exists(rt.plural, rt.group, meta["name"])
         if opts.policies and self.policies.active():
-            warnings += self.validating_policies(rt, "CREATE", obj, None, opts.subresource, opts.user, opts.dry_run)
+            warnings += self.validating_policies(rt, "CREATE", obj, None, opts.subresource, opts.user, opts.dry_run,
+                                                 dict(opts.sent))
         if opts.dry_run or opts.prepare_only:
             return obj  # never stored, so no resourceVersion (upstream omits it too)
         return self._commit(rt, ADDED, obj)
@@ -343,7 +353,8 @@ class Writer:
             new["metadata"]["generation"] = generation + 1 if m.spec_changed(new, old) else generation
         new = self._managed(rt, old, new, opts, managed, now_rfc3339())
         if opts.policies and self.policies.active():
-            warnings += self.validating_policies(rt, "UPDATE", new, old, opts.subresource, opts.user, opts.dry_run)
+            warnings += self.validating_policies(rt, "UPDATE", new, old, opts.subresource, opts.user, opts.dry_run,
+                                                 dict(opts.sent))
         # A write that changes nothing, managedFields included, is a no-op (no event, same
         # resourceVersion); a change of managedFields alone is stored, as upstream: an apply that
         # makes its manager a co-owner, a client rewriting the entries (kubectl's CSA upgrade).
@@ -452,7 +463,7 @@ class Writer:
         runs admission of its own between them (webhooks)."""
         old, policy = self.check_delete(rt, namespace, name, options)
         if policies and self.policies.active():
-            found = self.validating_policies(rt, "DELETE", None, old, "", user, dry_run)
+            found = self.validating_policies(rt, "DELETE", None, old, "", user, dry_run, sent_options(options))
             if warnings is not None:
                 warnings += found
         return self.commit_delete(rt, old, policy, options, dry_run)

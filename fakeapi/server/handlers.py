@@ -39,7 +39,7 @@ from fakeapi.registry.reads import encoded
 from fakeapi.registry.resource import ResourceType, Subresource
 from fakeapi.registry.rest import Registry
 from fakeapi.registry.subresources import named_as
-from fakeapi.registry.writes import WriteOptions
+from fakeapi.registry.writes import WriteOptions, sent_options
 from fakeapi.server import connect, partial, tables
 from fakeapi.server.answers import JSONResponse
 from fakeapi.server.bodies import JSON, YAML, body_media_type, read_body
@@ -139,7 +139,8 @@ def _parse_write_options(request: web.Request, subresource: str, apply: bool) ->
                          f'"Ignore", "Strict", "Warn"')
     force = request.query.get("force", "").lower() in ("1", "true")
     manager = request.query.get("fieldManager", "") if apply else _field_manager(request)
-    return WriteOptions(manager, bool(dry_run), validation, force, subresource)
+    sent = tuple((key, request.query[key]) for key in ("fieldManager", "fieldValidation") if request.query.get(key))
+    return WriteOptions(manager, bool(dry_run), validation, force, subresource, sent=sent)
 
 
 # The write options of recent (query string, User-Agent, subresource, apply) keys.
@@ -250,7 +251,8 @@ async def _judged(request: web.Request, registry: Registry, target: Target, opts
     if webhooks.mutating_active():
         staged, created, warnings = write(replace(opts, for_mutation=True))
         changed, said = await webhooks.mutate(rt, "CREATE" if created else "UPDATE", staged,
-                                              None if created else old, opts.subresource, opts.user, opts.dry_run)
+                                              None if created else old, opts.subresource, opts.user, opts.dry_run,
+                                              dict(opts.sent))
         warnings += said
         if changed is not None:
             write = functools.partial(_rewritten, registry, target, changed, None if created else old,
@@ -262,7 +264,7 @@ async def _judged(request: web.Request, registry: Registry, target: Target, opts
     warnings += said
     before = None if created else old
     warnings += await webhooks.validate(rt, "CREATE" if created else "UPDATE", obj, before, opts.subresource,
-                                        opts.user, opts.dry_run)
+                                        opts.user, opts.dry_run, dict(opts.sent))
     if not opts.dry_run:
         obj = registry.writes.commit_prepared(rt, obj, before)
     return obj, created, warnings
@@ -395,15 +397,16 @@ async def _deleted(request: web.Request, registry: Registry, rt: ResourceType, n
         warnings: list[str] = []
         obj, gone = writes.delete(rt, namespace, name, options, dry_run, user, warnings=warnings)
         return obj, gone, warnings
+    sent = sent_options(options)
     for _ in range(_DELETE_ATTEMPTS):
         old, policy = writes.check_delete(rt, namespace, name, options)
         warnings = []
         if webhooks.mutating_active():
-            warnings += (await webhooks.mutate(rt, "DELETE", None, old, "", user, dry_run))[1]
+            warnings += (await webhooks.mutate(rt, "DELETE", None, old, "", user, dry_run, sent))[1]
         if writes.policies.active():
-            warnings += writes.validating_policies(rt, "DELETE", None, old, "", user, dry_run)
+            warnings += writes.validating_policies(rt, "DELETE", None, old, "", user, dry_run, sent)
         if webhooks.validating_active():
-            warnings += await webhooks.validate(rt, "DELETE", None, old, "", user, dry_run)
+            warnings += await webhooks.validate(rt, "DELETE", None, old, "", user, dry_run, sent)
         current = registry.reads.find(rt, namespace, name)
         if current is not None and current["metadata"]["resourceVersion"] == old["metadata"]["resourceVersion"]:
             return (*writes.commit_delete(rt, old, policy, options, dry_run), warnings)
@@ -497,15 +500,17 @@ async def _admitted(request: web.Request, registry: Registry, target: Target, su
     warnings: list[str] = []
     if webhooks.mutating_active():
         changed, warnings = await webhooks.mutate(rt, operation, judged(body, namespace, name, old), old, sub.name,
-                                                  opts.user, opts.dry_run)
+                                                  opts.user, opts.dry_run, dict(opts.sent))
         if changed is not None:
             body, said = writes.decode_subresource(rt, sub, namespace, name, changed, opts, creating=old is None)
             warnings += said
     obj = judged(body, namespace, name, old)
     if writes.policies.active():
-        warnings += writes.validating_policies(rt, operation, obj, old, sub.name, opts.user, opts.dry_run)
+        warnings += writes.validating_policies(rt, operation, obj, old, sub.name, opts.user, opts.dry_run,
+                                               dict(opts.sent))
     if webhooks.validating_active():
-        warnings += await webhooks.validate(rt, operation, obj, old, sub.name, opts.user, opts.dry_run)
+        warnings += await webhooks.validate(rt, operation, obj, old, sub.name, opts.user, opts.dry_run,
+                                            dict(opts.sent))
     return body, warnings
 
 

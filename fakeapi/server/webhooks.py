@@ -24,6 +24,7 @@ import json
 import logging
 import ssl
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,6 +48,8 @@ from fakeapi.registry.rest import Registry
 
 log = logging.getLogger("fakeapi")
 GROUP = "admissionregistration.k8s.io"
+# The fields of a request's Create-, Update- or DeleteOptions as it sent them (None: none).
+Options = Mapping[str, Any] | None
 MAX_ANSWER = 3 * 1024 * 1024  # fakeapi's bound on a webhook's answer, as on a request's body
 
 
@@ -109,11 +112,12 @@ class Webhooks:
             self._session = None
 
     def _request(self, rt: ResourceType, operation: str, obj: dict[str, Any] | None, old: dict[str, Any] | None,
-                 subresource: str, user: UserInfo | None, dry_run: bool) -> _Request:
+                 subresource: str, user: UserInfo | None, dry_run: bool, options: Options) -> _Request:
         attrs = rt.admission_attributes(operation, subresource, obj, old)
         judging = attrs.judging_namespace
         namespace = self._registry.reads.find(self._registry.kinds.namespaces, "", judging) if judging else None
-        return _Request(attrs, obj, old, namespace, cel_variables(attrs, obj, old, namespace, api_form(user), dry_run))
+        return _Request(attrs, obj, old, namespace,
+                        cel_variables(attrs, obj, old, namespace, api_form(user), dry_run, options))
 
     def _hooks(self, rt: ResourceType) -> list[dict[str, Any]]:
         """The webhooks of the stored configurations, by configuration name, then in order."""
@@ -121,11 +125,11 @@ class Webhooks:
 
     async def mutate(self, rt: ResourceType, operation: str, obj: dict[str, Any] | None,
                      old: dict[str, Any] | None, subresource: str, user: UserInfo | None,
-                     dry_run: bool) -> tuple[dict[str, Any] | None, list[str]]:
+                     dry_run: bool, options: Options = None) -> tuple[dict[str, Any] | None, list[str]]:
         """Run the mutating webhooks one after the other, each on the object as the one before left
         it; then, once, those with ``reinvocationPolicy: IfNeeded`` that ran before a later one
         changed it.  Returns the object if any webhook changed it (else None) and the warnings;
-        raises the Status of a refusal."""
+        raises the Status of a refusal.  ``options``: the request's options as it sent them."""
         hooks = self._hooks(self._mutating)
         current, changed, warnings = obj, False, []
         invoked: list[int] = []
@@ -136,7 +140,7 @@ class Webhooks:
                 if second_round and index not in again:
                     continue
                 if request is None or request.obj is not current:
-                    request = self._request(rt, operation, current, old, subresource, user, dry_run)
+                    request = self._request(rt, operation, current, old, subresource, user, dry_run, options)
                 if not request.applies(hook):
                     continue
                 said, operations = await self._call(hook, request, mutating=True)
@@ -155,10 +159,10 @@ class Webhooks:
 
     async def validate(self, rt: ResourceType, operation: str, obj: dict[str, Any] | None,
                        old: dict[str, Any] | None, subresource: str, user: UserInfo | None,
-                       dry_run: bool) -> list[str]:
+                       dry_run: bool, options: Options = None) -> list[str]:
         """Judge one write by every validating webhook at once; returns their warnings, raises the
         Status of the first refusal (in configuration and webhook order)."""
-        request = self._request(rt, operation, obj, old, subresource, user, dry_run)
+        request = self._request(rt, operation, obj, old, subresource, user, dry_run, options)
         calls = [self._call(hook, request, mutating=False) for hook in self._hooks(self._validating)
                  if request.applies(hook)]
         warnings: list[str] = []

@@ -607,3 +607,29 @@ async def test_subresources_are_judged_by_the_policies_before_the_webhooks(http:
     assert [(r["subResource"], r["object"]["spec"]) for r in webhook.reviews] == [
         ("scale", {"replicas": 3}), ("token", {"audiences": ["api"]})]
     assert webhook.reviews[0]["object"]["status"] == webhook.reviews[0]["oldObject"]["status"]
+
+
+async def test_request_options_are_the_ones_the_request_sent(http: aiohttp.ClientSession,
+                                                             webhook: WebhookServer) -> None:
+    # As upstream's AdmissionReview: CreateOptions and UpdateOptions with the fieldManager and
+    # fieldValidation the query set, DeleteOptions with what the delete set; policies read the same.
+    await install_policy(http, "foreground", on("", "configmaps", "DELETE")[0],
+                         "has(request.options.propagationPolicy) && request.options.propagationPolicy == 'Foreground'",
+                         "delete in the foreground")
+    await install(http, hook("warn.example.com", by_url(webhook, "/warn")))
+
+    created, _, _ = await send(http, "POST", f"{CONFIGMAPS}?fieldManager=builder&fieldValidation=Strict",
+                               configmap("opts"))
+    patched, _, _ = await send(http, "PATCH", f"{CONFIGMAPS}/opts?fieldManager=patcher&dryRun=All",
+                               {"data": {"k": "w"}}, "application/merge-patch+json")
+    refused, refusal, _ = await send(http, "DELETE", f"{CONFIGMAPS}/opts")
+    deleted, _, _ = await send(http, "DELETE", f"{CONFIGMAPS}/opts",
+                               {"propagationPolicy": "Foreground", "gracePeriodSeconds": 0})
+
+    assert (created, patched, refused, deleted) == (201, 200, 422, 200)
+    assert "delete in the foreground" in refusal["message"]
+    meta = {"apiVersion": "meta.k8s.io/v1"}
+    assert [r["options"] for r in webhook.reviews] == [
+        {**meta, "kind": "CreateOptions", "fieldManager": "builder", "fieldValidation": "Strict"},
+        {**meta, "kind": "UpdateOptions", "fieldManager": "patcher", "dryRun": ["All"]},
+        {**meta, "kind": "DeleteOptions", "propagationPolicy": "Foreground", "gracePeriodSeconds": 0}]

@@ -12,9 +12,12 @@ from fakeapi.server.handlers import write_options
 
 CASES = [
     ("", "kubectl/v1.37.0 (linux/amd64)", WriteOptions("kubectl", False, "Warn", False, "")),
-    ("?fieldManager=me", "kubectl/v1.37.0", WriteOptions("me", False, "Warn", False, "")),
-    ("?dryRun=All&fieldValidation=Strict", "client-go/1.37", WriteOptions("client-go", True, "Strict", False, "")),
-    ("?force=true&fieldValidation=Ignore", "python", WriteOptions("python", False, "Ignore", True, "")),
+    ("?fieldManager=me", "kubectl/v1.37.0", WriteOptions("me", False, "Warn", False, "",
+                                                         sent=(("fieldManager", "me"),))),
+    ("?dryRun=All&fieldValidation=Strict", "client-go/1.37",
+     WriteOptions("client-go", True, "Strict", False, "", sent=(("fieldValidation", "Strict"),))),
+    ("?force=true&fieldValidation=Ignore", "python",
+     WriteOptions("python", False, "Ignore", True, "", sent=(("fieldValidation", "Ignore"),))),
 ]
 
 
