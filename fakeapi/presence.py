@@ -8,13 +8,12 @@ from collections.abc import Callable, Collection
 
 from fakeapi.registry.rest import Registry
 from fakeapi.registry.writes import WriteOptions
+from fakeapi.scheduler.client import CONTROL_PLANE_AGENT
+from fakeapi.scheduler.informers.presence import Resource
 from fakeapi.store.eventlog import Event
 from fakeapi.store.objects import StorageKey
 
-Resource = tuple[str, str, str]  # (API group, version, plural)
 Pending = Callable[[], None]
-# The serviceaccount loop's writes, as the control plane's client makes them.
-SERVICE_ACCOUNT_MANAGER = "fakeapi-control-plane"
 
 
 class StorePresence:
@@ -88,4 +87,4 @@ def seed_default_service_accounts(registry: Registry) -> None:
         if not terminating and registry.reads.find(accounts, name, "default") is None:
             registry.writes.create(accounts, name, {"apiVersion": "v1", "kind": "ServiceAccount",
                                                     "metadata": {"name": "default"}},
-                                   WriteOptions(manager=SERVICE_ACCOUNT_MANAGER))
+                                   WriteOptions(manager=CONTROL_PLANE_AGENT))  # as the loop's client writes

@@ -25,6 +25,9 @@ from fakeapi.scheduler.http import HTTPClient
 from fakeapi.errors import StatusError
 from fakeapi.machinery.deadlines import TaskDeadlines
 
+# The control plane's User-Agent, which the API server also makes its field manager.
+CONTROL_PLANE_AGENT = "fakeapi-control-plane"
+
 
 @dataclass(frozen=True)
 class GVR:
@@ -118,7 +121,7 @@ class ApiClient:
     """Kubernetes API requests to one server over keep-alive HTTP/1.1 connections
     (:mod:`fakeapi.scheduler.http`); use as ``async with``."""
 
-    def __init__(self, server: str | Connection, *, user_agent: str = "fakeapi-control-plane") -> None:
+    def __init__(self, server: str | Connection, *, user_agent: str = CONTROL_PLANE_AGENT) -> None:
         self.connection = server if isinstance(server, Connection) else Connection(server)
         self._user_agent = user_agent
         self._http: HTTPClient | None = None

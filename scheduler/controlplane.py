@@ -15,7 +15,7 @@ import logging
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any
 
-from fakeapi.scheduler.client import ApiClient
+from fakeapi.scheduler.client import CONTROL_PLANE_AGENT, ApiClient
 from fakeapi.scheduler.clock import Clock
 from fakeapi.scheduler.connection import Connection
 from fakeapi.scheduler.controllers import names
@@ -91,7 +91,7 @@ class ControlPlane:
         """Build every loop, sync the informers, then run the loops as background tasks (with a
         :class:`~fakeapi.scheduler.informers.presence.Presence`, the loops of ``TRIGGERS``
         whose objects do not exist yet are built, synced and run once one does)."""
-        api = self._api = ApiClient(self._connection, user_agent="fakeapi-control-plane")
+        api = self._api = ApiClient(self._connection, user_agent=CONTROL_PLANE_AGENT)
         api.open()
         factory = self._factory = InformerFactory(api, self._presence)
         loops: dict[str, Loop] = {}

@@ -76,8 +76,7 @@ class InformerFactory:
             informer.assume_empty()
             self._deferred[gvr] = self._presence.when_present([resource], lambda: self._start_deferred(gvr))
             return
-        name = f"informer-{gvr.plural}.{gvr.group or 'core'}/{gvr.version}"
-        self._tasks[gvr] = asyncio.create_task(informer.run(), name=name)
+        self._run(gvr, informer)
 
     def _start_deferred(self, gvr: GVR) -> None:
         """The resource's first object was committed (called from the server's commit)."""
@@ -85,5 +84,8 @@ class InformerFactory:
             return
         informer = self._informers[gvr]
         informer.expect_list()
+        self._run(gvr, informer)
+
+    def _run(self, gvr: GVR, informer: Informer) -> None:
         name = f"informer-{gvr.plural}.{gvr.group or 'core'}/{gvr.version}"
         self._tasks[gvr] = asyncio.create_task(informer.run(), name=name)
