@@ -1,6 +1,6 @@
 """API server benchmarks: start-up, request throughput, watch fan-out, a slow watcher.
 
-    python bench/bench_api.py [--quick] [--runs N] [--profile] [--write] [--uvloop] [--throughput]
+    python bench/bench_api.py [--quick] [--runs N] [--profile] [--write] [--uvloop] [--throughput | --fanout]
 
 Everything runs in this process and on one event loop, as ``FakeCluster`` is used in tests: the
 HTTP client's own cost is inside every figure.  That is why throughput is compared, in the same
@@ -12,14 +12,17 @@ ratio (and the extra CPU microseconds per request) is the cost fakeapi adds over
    keep-alive connections, against fakeapi and against the bare server.
 3. watch fan-out: 100 and then 1,000 watches on ConfigMaps (``Mode.fanout_watchers``); one writer
    creates ConfigMaps in sequence, each stamped with ``time.perf_counter_ns()``; the latency is
-   stamp → line parsed by a watcher.
+   stamp → line parsed by a watcher.  Then the 1,000 watchers in a child process, read once with
+   aiohttp and once with lean readers (``LeanWatch``), so the server's delivery is seen apart from
+   one Python process's parsing of 1,000 lines.
 4. slow watcher: concurrent writers create ConfigMaps while one watcher never reads.  Runs with
    and without it, each in a fresh child process (``--slow-run``) so RSS growth is its own; the
    slow one must end with a 410 ERROR, and the other watchers' latency is compared across runs.
 
 ``--write`` replaces the generated part of the "API server" section of BENCHMARKS.md; ``--uvloop``
 runs everything (the child processes too) on uvloop's event loop instead of asyncio's;
-``--throughput`` runs phase 2 alone and adds each fakeapi load's collections per 1,000 requests.
+``--throughput`` runs phase 2 alone and adds each fakeapi load's collections per 1,000 requests;
+``--fanout`` runs phase 3 alone.
 
 ``--instructions`` measures something else, deterministically: valgrind's callgrind counts the
 instructions of one request (client included) on one keep-alive connection, for the bare server
@@ -36,6 +39,7 @@ import argparse
 import asyncio
 import cProfile
 import dataclasses
+import functools
 import gc
 import io
 import os
@@ -51,6 +55,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 import orjson
@@ -80,7 +85,6 @@ PODS = "/api/v1/namespaces/default/pods"
 JSON = {"Content-Type": "application/json", "Accept": "application/json"}
 BENCHMARKS_MD = Path(__file__).resolve().parents[1] / "BENCHMARKS.md"
 BEGIN, END = "<!-- bench_api:begin -->", "<!-- bench_api:end -->"
-CHILD_PAUSE = 0.2  # seconds between writes when the watchers run in a child process
 DEADLINE = 120.0  # seconds any one phase may take before the benchmark fails loudly
 
 
@@ -93,18 +97,19 @@ class Mode:
     requests: int
     fanout_writes: int
     fanout_watchers: tuple[int, ...]
+    child_pause: float  # seconds between writes when the watchers run in a child process
     slow_writes: int
     slow_limit: int  # the server's per-watcher backlog limit in the slow-watcher phase
     slow_others: int
     slow_pairs: int  # runs without and with the slow watcher, alternating order
 
 
-FULL = Mode(runs=5, startup_runs=15, requests=3000, fanout_writes=200, fanout_watchers=(100, 1000),
+FULL = Mode(runs=5, startup_runs=15, requests=3000, fanout_writes=200, fanout_watchers=(100, 1000), child_pause=0.2,
             slow_writes=20_000, slow_limit=10_000, slow_others=10, slow_pairs=2)
 # The smoke (make bench-smoke, beside the test suite in make test) proves every phase still runs;
 # its figures mean nothing, so the fan-out opens 10 and 100 watches rather than 100 and 1,000
 # (about 2 s of CPU and 4 s of wall time less).
-QUICK = Mode(runs=1, startup_runs=3, requests=300, fanout_writes=10, fanout_watchers=(10, 100),
+QUICK = Mode(runs=1, startup_runs=3, requests=300, fanout_writes=10, fanout_watchers=(10, 100), child_pause=0.02,
              slow_writes=2_000, slow_limit=300, slow_others=10, slow_pairs=1)
 
 
@@ -273,23 +278,76 @@ class WatchReader:
     error: dict[str, Any] | None = None
     done: asyncio.Event = field(default_factory=asyncio.Event)
 
+    def take(self, line: bytes, now: int) -> bool:
+        """Record one watch line read at ``now``; True when the stream has given all it will."""
+        self.line_bytes += len(line)
+        event = orjson.loads(line)
+        if event["type"] == "ERROR":
+            self.error = event["object"]
+            return True
+        meta = event["object"]["metadata"]
+        stamp = meta.get("annotations", {}).get(STAMP)
+        if stamp is not None:
+            self.latencies_ns[meta["name"]] = now - int(stamp)
+        return len(self.latencies_ns) >= self.expected
+
     async def read(self, resp: aiohttp.ClientResponse) -> None:
         try:
             async for line in resp.content:
-                now = time.perf_counter_ns()
-                self.line_bytes += len(line)
-                event = orjson.loads(line)
-                if event["type"] == "ERROR":
-                    self.error = event["object"]
-                    break
-                meta = event["object"]["metadata"]
-                stamp = meta.get("annotations", {}).get(STAMP)
-                if stamp is not None:
-                    self.latencies_ns[meta["name"]] = now - int(stamp)
-                if len(self.latencies_ns) >= self.expected:
+                if self.take(line, time.perf_counter_ns()):
                     break
         finally:
             self.done.set()
+
+
+class LeanWatch(asyncio.Protocol):
+    """A watch read without a task: the chunked framing and each line's JSON are decoded in the
+    connection's callback, which costs a few µs per line where aiohttp's stream reader and task
+    wake-up cost ~30.  A compiled client (client-go) reads at about this cost, so a child process of
+    these measures the server's delivery rather than one Python process's parsing."""
+
+    def __init__(self, reader: WatchReader, request: bytes) -> None:
+        self.reader = reader
+        self.request = request
+        self.opened: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.transport: asyncio.Transport | None = None
+        self._buffer = b""
+        self._head = True
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        transport.write(self.request)
+
+    def data_received(self, data: bytes) -> None:
+        now = time.perf_counter_ns()
+        buffer = self._buffer + data
+        if self._head:
+            end = buffer.find(b"\r\n\r\n")
+            if end < 0:
+                self._buffer = buffer
+                return
+            status = int(buffer.split(b" ", 2)[1])
+            if status != 200:
+                self.opened.set_exception(RuntimeError(f"watch answered {status}"))
+                self.transport.close()
+                return
+            self._head, buffer = False, buffer[end + 4:]
+            self.opened.set_result(None)
+        while (end := buffer.find(b"\r\n")) >= 0:
+            size = int(buffer[:end], 16)
+            if len(buffer) < end + size + 4:
+                break
+            for line in buffer[end + 2:end + 2 + size].splitlines():
+                if self.reader.take(line, now):
+                    self.reader.done.set()
+            buffer = buffer[end + size + 4:]
+        self._buffer = buffer
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.opened.done():
+            self.opened.set_exception(exc or ConnectionResetError("watch closed before its answer"))
+        self.reader.done.set()
 
 
 async def open_watch(session: aiohttp.ClientSession, url: str, rv: str) -> aiohttp.ClientResponse:
@@ -337,7 +395,7 @@ class Latency:
 
 async def read_watches(url: str, rv: str, watchers: int, writes: int,
                        ready: Callable[[], Awaitable[None]]) -> list[WatchReader]:
-    """Open ``watchers`` watches from ``rv``, await ``ready()`` (the writes), read every event."""
+    """Open ``watchers`` watches from ``rv`` with aiohttp, await ``ready()`` (the writes), read every event."""
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
         responses = await asyncio.gather(*(open_watch(session, url, rv) for _ in range(watchers)))
         readers = [WatchReader(writes) for _ in responses]
@@ -349,19 +407,53 @@ async def read_watches(url: str, rv: str, watchers: int, writes: int,
         finally:
             for resp in responses:
                 resp.close()
+    return _complete(readers, writes)
+
+
+async def read_lean_watches(url: str, rv: str, watchers: int, writes: int,
+                            ready: Callable[[], Awaitable[None]]) -> list[WatchReader]:
+    """:func:`read_watches` with :class:`LeanWatch` readers."""
+    loop = asyncio.get_running_loop()
+    address = urlsplit(url)
+    request = f"GET {CONFIGMAPS}?watch=1&resourceVersion={rv} HTTP/1.1\r\nHost: {address.netloc}\r\n\r\n".encode()
+    readers = [WatchReader(writes) for _ in range(watchers)]
+    watches = [LeanWatch(reader, request) for reader in readers]
+    try:
+        async with asyncio.timeout(DEADLINE):
+            for watch in watches:
+                await loop.create_connection(functools.partial(_same, watch), address.hostname, address.port)
+            await asyncio.gather(*(w.opened for w in watches))  # each answered: each is registered
+            await ready()
+            await asyncio.gather(*(r.done.wait() for r in readers))
+    finally:
+        for watch in watches:
+            if watch.transport is not None:
+                watch.transport.close()
+    return _complete(readers, writes)
+
+
+def _same(watch: LeanWatch) -> LeanWatch:
+    return watch
+
+
+def _complete(readers: list[WatchReader], writes: int) -> list[WatchReader]:
     missing = [r for r in readers if len(r.latencies_ns) < writes]
     if missing:
         raise RuntimeError(f"{len(missing)} watchers missed events")
     return readers
 
 
-async def watch_fanout(mode: Mode, watchers: int, child: bool = False) -> Latency:
+# How a child process reads its watches (``--fanout-child``).
+CHILD_READERS = {"aiohttp": read_watches, "lean": read_lean_watches}
+
+
+async def watch_fanout(mode: Mode, watchers: int, child: str | None = None) -> Latency:
     """``watchers`` watchers, one sequential writer of ``fanout_writes`` stamped ConfigMaps; the
-    watchers run in this process, or with ``child`` in a child process (``--fanout-child``), as
-    an informer's client would (``perf_counter_ns`` is the system's monotonic clock in both).
-    There the writes are ``CHILD_PAUSE`` apart: one Python process parses a line per watcher
-    and write more slowly than the server sends them, so unpaced writes would measure its backlog
-    rather than one write's fan-out."""
+    watchers run in this process, or in a child process (``--fanout-child``) reading with
+    ``child`` (a :data:`CHILD_READERS` key), as an informer's client would (``perf_counter_ns`` is
+    the system's monotonic clock in both).  There the writes are ``child_pause`` apart: one Python
+    process parses a line per watcher and write more slowly than the server sends them, so unpaced
+    writes would measure its backlog rather than one write's fan-out."""
     names = [f"fan-{i}" for i in range(mode.fanout_writes)]
     async with FakeCluster(control_plane=False) as cluster, aiohttp.ClientSession() as session:
         rv = await current_rv(session, cluster.url)
@@ -370,7 +462,7 @@ async def watch_fanout(mode: Mode, watchers: int, child: bool = False) -> Latenc
 
         async def write() -> None:
             cpu[0] = -time.process_time()
-            await write_stamped(session, cluster.url, names, pause=CHILD_PAUSE if child else 0.0)
+            await write_stamped(session, cluster.url, names, pause=mode.child_pause if child else 0.0)
 
         def per_delivery(latency: Latency) -> Latency:
             latency.cpu_us_per_delivery = cpu[0] * 1e6 / (watchers * mode.fanout_writes)
@@ -382,7 +474,7 @@ async def watch_fanout(mode: Mode, watchers: int, child: bool = False) -> Latenc
             return per_delivery(Latency.of(readers))
         # The figures come back in a file: uvloop may close a child's pipe before it is drained.
         with tempfile.NamedTemporaryFile(prefix="fanout-", suffix=".json") as figures:
-            argv = [__file__, "--fanout-child", cluster.url, rv, str(watchers), str(mode.fanout_writes),
+            argv = [__file__, "--fanout-child", child, cluster.url, rv, str(watchers), str(mode.fanout_writes),
                     figures.name, *_loop_flags()]
             proc = await asyncio.create_subprocess_exec(sys.executable, *argv, stdout=asyncio.subprocess.PIPE)
             assert proc.stdout is not None
@@ -402,13 +494,13 @@ async def watch_fanout(mode: Mode, watchers: int, child: bool = False) -> Latenc
     return per_delivery(Latency.of(readers))
 
 
-async def fanout_child(url: str, rv: str, watchers: int, writes: int) -> list[dict[str, int]]:
+async def fanout_child(readers: str, url: str, rv: str, watchers: int, writes: int) -> list[dict[str, int]]:
     """The child's side: say ``ready`` once the watches are open, return each one's latencies."""
     async def ready() -> None:
         sys.stdout.buffer.write(b"ready\n")
         sys.stdout.buffer.flush()
 
-    return [r.latencies_ns for r in await read_watches(url, rv, watchers, writes, ready)]
+    return [r.latencies_ns for r in await CHILD_READERS[readers](url, rv, watchers, writes, ready)]
 
 
 def _small_rcvbuf_socket(addr_info: tuple[Any, ...]) -> socket.socket:
@@ -619,16 +711,25 @@ def _slow_endings(slow: list[SlowRun]) -> str:
     return "; ".join(endings)
 
 
+def fanout_report(mode: Mode, fanouts: dict[str, Latency]) -> str:
+    """The fan-out tables, with what they measure."""
+    parts = [f"**Watch fan-out**: watches on ConfigMaps, {mode.fanout_writes} creates by one sequential writer; "
+             f"latency runs from the `perf_counter_ns` stamp taken before the POST to the watch line being parsed "
+             f"by the watcher. In a child process the watchers read with aiohttp (a stream reader and a task "
+             f"per watch) or with lean readers (`LeanWatch`: a protocol decoding each line in its callback, at "
+             f"about a compiled client's cost), and the writes are {mode.child_pause:g} s apart.", ""]
+    for label, latency in fanouts.items():
+        whose = "server and writer" if "child" in label else "server, writer and watchers"
+        parts += [f"{label} (CPU of the {whose}: {latency.cpu_us_per_delivery:.1f} µs per delivery):", "",
+                  _fanout_table(latency), ""]
+    return "\n".join(parts)
+
+
 def report(mode: Mode, startup: list[float], tp: Throughput, fanouts: dict[str, Latency],
            base: list[SlowRun], slow: list[SlowRun], loop: str) -> str:
     """The markdown written to stdout and, with ``--write``, into BENCHMARKS.md."""
     per_write_kib = statistics.median(r.rss_growth_mib for r in base) * 1024 / mode.slow_writes
     flags = (" --quick" if mode is QUICK else "") + (" --uvloop" if loop == "uvloop" else "")
-    fanout_parts = []
-    for label, fanout in fanouts.items():
-        whose = "server and writer" if "child" in label else "server, writer and watchers"
-        fanout_parts += [f"{label} (CPU of the {whose}: {fanout.cpu_us_per_delivery:.1f} µs per delivery):", "",
-                         _fanout_table(fanout), ""]
     return "\n".join([
         f"Measured with `python bench/bench_api.py{flags}` ({loop} event loop) on {machine_description()}, "
         f"a shared machine where other work was running: compare figures within one run. Client and server "
@@ -645,11 +746,7 @@ def report(mode: Mode, startup: list[float], tp: Throughput, fanouts: dict[str, 
         "",
         _throughput_table(tp),
         "",
-        f"**Watch fan-out**: watches on ConfigMaps, {mode.fanout_writes} creates by one sequential "
-        f"writer; latency runs from the `perf_counter_ns` stamp taken before the POST to the watch line being "
-        f"parsed by the watcher.",
-        "",
-        *fanout_parts,
+        fanout_report(mode, fanouts),
         f"**Slow watcher**: {mode.slow_writes} creates of {SLOW_PAYLOAD // 1024} KiB ConfigMaps from {CONCURRENCY} "
         f"writers, {mode.slow_others} reading watchers, server backlog limit {mode.slow_limit} events per watcher; "
         f"each run in a fresh process, RSS growth measured over the writes, median of {mode.slow_pairs} "
@@ -676,14 +773,23 @@ def write_section(text: str, path: Path = BENCHMARKS_MD) -> None:
     path.write_text(content)
 
 
+async def fanout(mode: Mode) -> dict[str, Latency]:
+    """Phase 3: the watchers in this process, then the most of them in a child process with each
+    kind of reader."""
+    fanouts = {f"{watchers} watchers": await watch_fanout(mode, watchers) for watchers in mode.fanout_watchers}
+    watchers = max(mode.fanout_watchers)
+    for readers in CHILD_READERS:
+        fanouts[f"{watchers} watchers in a child process, {readers} readers"] = await watch_fanout(
+            mode, watchers, child=readers)
+    return fanouts
+
+
 async def main(mode: Mode, profile: bool, write: bool, uvloop: bool) -> None:
     profiler = cProfile.Profile() if profile else None
     async with aiohttp.ClientSession() as session:
         startup = (await median_of(mode.startup_runs, lambda: startup_ms(session)))[1]
     tp = await throughput(mode, profiler)
-    fanouts = {f"{watchers} watchers": await watch_fanout(mode, watchers) for watchers in mode.fanout_watchers}
-    watchers = max(mode.fanout_watchers)
-    fanouts[f"{watchers} watchers in a child process"] = await watch_fanout(mode, watchers, child=True)
+    fanouts = await fanout(mode)
     base: list[SlowRun] = []
     slow: list[SlowRun] = []
     for pair in range(mode.slow_pairs):
@@ -713,10 +819,12 @@ def _parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="with --instructions: simulate this machine's L1 and L2 caches and count their misses too")
     parser.add_argument("--throughput", action="store_true",
                         help="run only the throughput loads (with --runs, --quick, --uvloop)")
+    parser.add_argument("--fanout", action="store_true", help="run only the watch fan-out (with --quick, --uvloop)")
     parser.add_argument("--loads", default=",".join(INSTRUCTION_LOADS),
                         help="with --instructions: the loads to count, comma-separated")
     parser.add_argument("--slow-run", choices=("with", "without"), help=argparse.SUPPRESS)  # child process
-    parser.add_argument("--fanout-child", nargs=5, help=argparse.SUPPRESS)  # child: URL RV WATCHERS WRITES FILE
+    # child: READERS URL RV WATCHERS WRITES FILE
+    parser.add_argument("--fanout-child", nargs=6, help=argparse.SUPPRESS)
     parser.add_argument("--count-child", nargs=2, help=argparse.SUPPRESS)  # child: LOAD N
     return parser.parse_args(argv)
 
@@ -725,8 +833,9 @@ if __name__ == "__main__":
     args = _parse_args()
     chosen = QUICK if args.quick else FULL
     if args.fanout_child:
-        url, rv, watchers, writes, path = args.fanout_child
-        Path(path).write_bytes(orjson.dumps(run_loop(fanout_child(url, rv, int(watchers), int(writes)), args.uvloop)))
+        readers, url, rv, watchers, writes, path = args.fanout_child
+        figures = run_loop(fanout_child(readers, url, rv, int(watchers), int(writes)), args.uvloop)
+        Path(path).write_bytes(orjson.dumps(figures))
     elif args.count_child:
         load, n = args.count_child
         run_loop(counted_requests(load, int(n)), args.uvloop)
@@ -744,5 +853,7 @@ if __name__ == "__main__":
             chosen = dataclasses.replace(chosen, runs=args.runs)
         if args.throughput:
             print(throughput_report(chosen, run_loop(throughput(chosen, None), args.uvloop)))
+        elif args.fanout:
+            print(fanout_report(chosen, run_loop(fanout(chosen), args.uvloop)))
         else:
             run_loop(main(chosen, args.profile, args.write, args.uvloop), args.uvloop)

@@ -8,8 +8,9 @@ that cannot take the lines (its connection's buffer is full) wakes the reader in
 writes wait for the client; the backlog limit below then applies as before.
 
 A committed event is offered to every watcher of its storage key in commit order, so all
-watchers see one order.  Filtering (namespace, label and field selectors) happens at offer
-time; selector transitions become ADDED/DELETED as upstream's watch cache does.  A watcher that
+watchers see one order; the hub keeps them by namespace, so a namespaced watch is offered only
+its namespace's events.  Selectors (label, field) are applied at offer time; their transitions
+become ADDED/DELETED as upstream's watch cache makes them.  A watcher that
 falls more than ``limit`` events behind is closed with 410 so its client re-lists, instead of
 holding memory or slowing the writer.
 """
@@ -93,8 +94,9 @@ class Watcher:
     def translate(self, event: Event) -> bytes | None:
         """The line this watcher should see for ``event``, or None."""
         flt = self.filter
-        if flt.namespace is None and flt.predicate is None:
-            return self._line(event)
+        if flt.predicate is None:
+            # A namespace alone: objects never change namespace, so no selector transitions.
+            return self._line(event) if flt.namespace is None or flt.namespace == event.key[0] else None
         if event.type == DELETED:
             return self._line(event) if flt.matches(event.obj) else None
         now = flt.matches(event.obj)
@@ -215,21 +217,32 @@ def _flush_batch(loop: asyncio.AbstractEventLoop) -> None:
 
 
 class WatchHub:
-    """Watchers per storage key."""
+    """Watchers per storage key and namespace (None: every namespace), so that an event is
+    offered only to the watches of its own namespace, as upstream's watch cache indexes them."""
 
     def __init__(self) -> None:
-        self._by_storage: dict[tuple[str, str], set[Watcher]] = {}
+        self._by_storage: dict[tuple[str, str], dict[str | None, set[Watcher]]] = {}
 
     def add(self, storage: tuple[str, str], watcher: Watcher) -> None:
-        self._by_storage.setdefault(storage, set()).add(watcher)
+        self._by_storage.setdefault(storage, {}).setdefault(watcher.filter.namespace, set()).add(watcher)
 
     def remove(self, storage: tuple[str, str], watcher: Watcher) -> None:
-        watchers = self._by_storage.get(storage)
-        if watchers is not None:
-            watchers.discard(watcher)
+        groups = self._by_storage.get(storage)
+        watchers = groups.get(watcher.filter.namespace) if groups is not None else None
+        if watchers is None:
+            return
+        watchers.discard(watcher)
+        if not watchers:
+            del groups[watcher.filter.namespace]
+            if not groups:
+                del self._by_storage[storage]
 
     def publish(self, event: Event) -> None:
-        for watcher in tuple(self._by_storage.get(event.storage, ())):
+        groups = self._by_storage.get(event.storage)
+        if not groups:
+            return
+        everywhere, here = groups.get(None, ()), groups.get(event.key[0], ())
+        for watcher in (*everywhere, *here) if here else tuple(everywhere):
             try:
                 watcher.offer(event)
             except Exception:  # one watcher's failing filter must not keep the event from the others
@@ -238,13 +251,14 @@ class WatchHub:
 
     def watching(self, storage: tuple[str, str]) -> bool:
         """Whether any watcher is open on ``storage``."""
-        return bool(self._by_storage.get(storage))
+        return storage in self._by_storage
 
     def close_all(self) -> None:
-        for watchers in self._by_storage.values():
-            for watcher in watchers:
-                watcher.close()
+        for groups in self._by_storage.values():
+            for watchers in groups.values():
+                for watcher in watchers:
+                    watcher.close()
         self._by_storage.clear()
 
     def count(self) -> int:
-        return sum(len(w) for w in self._by_storage.values())
+        return sum(len(w) for groups in self._by_storage.values() for w in groups.values())

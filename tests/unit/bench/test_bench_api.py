@@ -1,13 +1,26 @@
-"""The API benchmark's pure parts: latency aggregation and the BENCHMARKS.md section update."""
+"""The API benchmark's pure parts: latency aggregation, the lean watch reader, the BENCHMARKS.md section update."""
 
 from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
 
+import orjson
 import pytest
 
-from bench.bench_api import BEGIN, END, QUICK, Latency, Rate, Throughput, WatchReader, throughput_report, write_section
+from bench.bench_api import (
+    BEGIN,
+    END,
+    QUICK,
+    STAMP,
+    Latency,
+    LeanWatch,
+    Rate,
+    Throughput,
+    WatchReader,
+    throughput_report,
+    write_section,
+)
 
 
 def reader(**latencies_ns: int) -> WatchReader:
@@ -45,3 +58,39 @@ def test_throughput_report_gives_collections_per_thousand_requests() -> None:
     assert "create Pod: collections (gen 0/1/2) per 1,000 requests 50.0/5.0/1.0" in report
     assert "bare POST: collections" not in report
     assert "| create ConfigMap | 1000 | bare POST | 1000 | 100% | 100% (100%–100%) | 0 |" in report
+
+
+def _chunk(*events: dict) -> bytes:
+    data = b"".join(orjson.dumps(e) + b"\n" for e in events)
+    return b"%x\r\n%b\r\n" % (len(data), data)
+
+
+def _added(name: str, stamp: int) -> dict:
+    return {"type": "ADDED", "object": {"metadata": {"name": name, "annotations": {STAMP: str(stamp)}}}}
+
+
+async def test_a_lean_watch_reads_chunks_split_anywhere_and_is_done_after_the_expected_events() -> None:
+    reader = WatchReader(expected=3)
+    watch = LeanWatch(reader, b"GET / HTTP/1.1\r\n\r\n")
+    wire = (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + _chunk(_added("a", 0))
+            + _chunk(_added("b", 0), _added("c", 0)))
+    for i in range(0, len(wire), 7):  # the head and the chunks arrive in pieces
+        watch.data_received(wire[i:i + 7])
+    assert watch.opened.done() and watch.opened.exception() is None
+    assert sorted(reader.latencies_ns) == ["a", "b", "c"] and all(ns > 0 for ns in reader.latencies_ns.values())
+    assert reader.done.is_set()
+
+
+async def test_a_lean_watch_answered_with_an_error_fails_its_opening() -> None:
+    class Transport:
+        closed = False
+
+        def close(self) -> None:
+            self.closed = True
+
+    watch = LeanWatch(WatchReader(expected=1), b"")
+    watch.transport = Transport()  # type: ignore[assignment]
+    watch.data_received(b"HTTP/1.1 410 Gone\r\nContent-Length: 0\r\n\r\n")
+    with pytest.raises(RuntimeError, match="410"):
+        watch.opened.result()
+    assert watch.transport.closed  # type: ignore[attr-defined]

@@ -72,6 +72,27 @@ async def test_namespace_filter_and_deletions() -> None:
     assert await drain(watcher) == [(ADDED, "x", "1"), (DELETED, "x", "3")]
 
 
+async def test_a_namespace_s_watchers_get_its_events_and_unscoped_watchers_get_every_event() -> None:
+    store = ObjectStore()
+    store.commit(CM, ADDED, obj("early", "a"))
+    everywhere = store.open_watch(CM, WatchFilter(), since=None)
+    in_a = store.open_watch(CM, WatchFilter(namespace="a"), since=None)
+    blue_in_a = store.open_watch(CM, WatchFilter(namespace="a", predicate=blue), since=None)
+    resumed_in_b = store.open_watch(CM, WatchFilter(namespace="b"), since=0)  # replays the log first
+    store.commit(CM, ADDED, obj("x", "a", color="blue"))
+    store.commit(CM, ADDED, obj("y", "b"))
+    store.commit(CM, MODIFIED, obj("x", "a"))
+    assert await drain(everywhere) == [(ADDED, "x", "2"), (ADDED, "y", "3"), (MODIFIED, "x", "4")]
+    assert await drain(in_a) == [(ADDED, "x", "2"), (MODIFIED, "x", "4")]
+    assert await drain(blue_in_a) == [(ADDED, "x", "2"), (DELETED, "x", "4")]
+    assert await drain(resumed_in_b) == [(ADDED, "y", "3")]
+    for watcher in (in_a, blue_in_a, everywhere):
+        store.close_watch(CM, watcher)
+    assert store.hub.count() == 1 and store.hub.watching(CM)
+    store.close_watch(CM, resumed_in_b)
+    assert store.hub.count() == 0 and not store.hub.watching(CM)
+
+
 async def test_resume_replays_the_log_then_goes_live() -> None:
     store = ObjectStore()
     for name in "abc":
