@@ -157,7 +157,7 @@ class Reader:
         predicate = make_predicate(rt, opts)
         # Most watches (every informer's) take a kind's objects as stored: one filter for all.
         flt = _EVERYTHING if scope is None and predicate is None and rt.read_view is None else WatchFilter(
-            scope, predicate, rt.read_view)
+            scope, predicate, rt.read_view, opts.field_selector.requires_exact_match("metadata.name"))
         storage = rt.storage_key
         rv_text = opts.resource_version
         if opts.send_initial_events:

@@ -8,9 +8,10 @@ that cannot take the lines (its connection's buffer is full) wakes the reader in
 writes wait for the client; the backlog limit below then applies as before.
 
 A committed event is offered to every watcher of its storage key in commit order, so all
-watchers see one order; the hub keeps them by namespace, so a namespaced watch is offered only
-its namespace's events.  Selectors (label, field) are applied at offer time; their transitions
-become ADDED/DELETED as upstream's watch cache makes them.  A watcher that
+watchers see one order; the hub files them by the namespace and the name they are limited to, so
+a namespaced or single-object watch is offered only its own objects' events.  Selectors (label,
+field) are applied at offer time; their transitions become ADDED/DELETED as upstream's watch cache
+makes them.  A watcher that
 falls more than ``limit`` events behind is closed with 410 so its client re-lists, instead of
 holding memory or slowing the writer.
 """
@@ -42,6 +43,9 @@ class WatchFilter:
     predicate: Filter | None = None
     # How objects read for this watch (a custom resource's version); None: as stored.
     view: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    # The one name the field selector allows (``metadata.name=``), if it fixes one: where the hub
+    # files the watch.  The predicate still checks it.
+    name: str | None = None
 
     def matches(self, obj: dict[str, Any] | None) -> bool:
         if obj is None:
@@ -194,6 +198,10 @@ def _expire(waiter: asyncio.Future[None]) -> None:
 _pending: dict[asyncio.AbstractEventLoop, list[Watcher]] = {}
 
 
+def _scope(watcher: Watcher) -> Scope:
+    return watcher.filter.namespace, watcher.filter.name
+
+
 def _schedule_flush(watcher: Watcher, loop: asyncio.AbstractEventLoop) -> None:
     batch = _pending.get(loop)
     if batch is None:
@@ -216,24 +224,30 @@ def _flush_batch(loop: asyncio.AbstractEventLoop) -> None:
             watcher._wake()
 
 
+# Where the hub files a watch: the namespace and the name it is limited to (None: any).
+Scope = tuple[str | None, str | None]
+
+
 class WatchHub:
-    """Watchers per storage key and namespace (None: every namespace), so that an event is
-    offered only to the watches of its own namespace, as upstream's watch cache indexes them."""
+    """Watchers per storage key and scope, so that an event is offered only to the watches that
+    can see it: those of its namespace, of its name, of both, and the unscoped ones, as upstream's
+    watch cache indexes them."""
 
     def __init__(self) -> None:
-        self._by_storage: dict[tuple[str, str], dict[str | None, set[Watcher]]] = {}
+        self._by_storage: dict[tuple[str, str], dict[Scope, set[Watcher]]] = {}
 
     def add(self, storage: tuple[str, str], watcher: Watcher) -> None:
-        self._by_storage.setdefault(storage, {}).setdefault(watcher.filter.namespace, set()).add(watcher)
+        self._by_storage.setdefault(storage, {}).setdefault(_scope(watcher), set()).add(watcher)
 
     def remove(self, storage: tuple[str, str], watcher: Watcher) -> None:
         groups = self._by_storage.get(storage)
-        watchers = groups.get(watcher.filter.namespace) if groups is not None else None
+        scope = _scope(watcher)
+        watchers = groups.get(scope) if groups is not None else None
         if watchers is None:
             return
         watchers.discard(watcher)
         if not watchers:
-            del groups[watcher.filter.namespace]
+            del groups[scope]
             if not groups:
                 del self._by_storage[storage]
 
@@ -241,8 +255,13 @@ class WatchHub:
         groups = self._by_storage.get(event.storage)
         if not groups:
             return
-        everywhere, here = groups.get(None, ()), groups.get(event.key[0], ())
-        for watcher in (*everywhere, *here) if here else tuple(everywhere):
+        namespace, name = event.key
+        watchers: tuple[Watcher, ...] = ()
+        for scope in ((None, None), (namespace, None), (None, name), (namespace, name)):
+            group = groups.get(scope)
+            if group:
+                watchers += tuple(group)
+        for watcher in watchers:
             try:
                 watcher.offer(event)
             except Exception:  # one watcher's failing filter must not keep the event from the others

@@ -40,6 +40,32 @@ async def test_label_filtered_watchers_see_only_their_objects(api: Api) -> None:
     assert got_ab == [("ADDED", "a"), ("MODIFIED", "a"), ("ADDED", "b"), ("DELETED", "a"), ("DELETED", "b")]
 
 
+async def test_watches_of_one_namespace_or_one_name_see_only_their_objects(api: Api) -> None:
+    await api.ok("POST", "/api/v1/namespaces", {"metadata": {"name": "other"}})
+    other = CM.replace("/default/", "/other/")
+    everywhere = "/api/v1/configmaps?watch=1"
+    async with api.watch(f"{CM}?watch=1") as here, \
+            api.watch(f"{CM}?watch=1&fieldSelector=metadata.name%3Dx") as x_here, \
+            api.watch(f"{everywhere}&fieldSelector=metadata.name%3Dx") as x_anywhere, \
+            api.watch(everywhere) as every:
+        await api.ok("POST", CM, configmap("x"))
+        await api.ok("POST", CM, configmap("y"))
+        await api.ok("POST", other, configmap("x"))
+        await api.ok("DELETE", f"{CM}/x")
+
+        def seen(events: list[dict]) -> list[tuple[str, str, str]]:
+            return [(e["type"], e["object"]["metadata"]["namespace"], e["object"]["metadata"]["name"]) for e in events]
+
+        assert seen(await here.events(3)) == [("ADDED", "default", "x"), ("ADDED", "default", "y"),
+                                              ("DELETED", "default", "x")]
+        assert seen(await x_here.events(2)) == [("ADDED", "default", "x"), ("DELETED", "default", "x")]
+        assert seen(await x_anywhere.events(3)) == [("ADDED", "default", "x"), ("ADDED", "other", "x"),
+                                                    ("DELETED", "default", "x")]
+        assert len(await every.events(4)) == 4
+        for watch in (here, x_here, x_anywhere):
+            await watch.expect_silence(0.1)
+
+
 async def test_watch_from_resource_version_sees_only_later_changes(api: Api) -> None:
     await api.ok("POST", CM, configmap("c", data={"mutation": "0"}))
     first = await api.ok("PUT", f"{CM}/c", configmap("c", data={"mutation": "1"}))

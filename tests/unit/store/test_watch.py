@@ -93,6 +93,24 @@ async def test_a_namespace_s_watchers_get_its_events_and_unscoped_watchers_get_e
     assert store.hub.count() == 0 and not store.hub.watching(CM)
 
 
+async def test_a_watch_limited_to_one_name_is_filed_under_it_and_gets_that_object_s_events() -> None:
+    store = ObjectStore()
+
+    def named_x(o: dict) -> bool:
+        return o["metadata"]["name"] == "x"
+
+    x_in_a = store.open_watch(CM, WatchFilter(namespace="a", predicate=named_x, name="x"), since=None)
+    x_anywhere = store.open_watch(CM, WatchFilter(predicate=named_x, name="x"), since=None)
+    for namespace, name in (("a", "x"), ("a", "y"), ("b", "x")):
+        store.commit(CM, ADDED, obj(name, namespace))
+    store.commit(CM, DELETED, obj("x", "a"))
+    assert await drain(x_in_a) == [(ADDED, "x", "1"), (DELETED, "x", "4")]
+    assert await drain(x_anywhere) == [(ADDED, "x", "1"), (ADDED, "x", "3"), (DELETED, "x", "4")]
+    store.close_watch(CM, x_in_a)
+    store.close_watch(CM, x_anywhere)
+    assert store.hub.count() == 0 and not store.hub.watching(CM)
+
+
 async def test_resume_replays_the_log_then_goes_live() -> None:
     store = ObjectStore()
     for name in "abc":
