@@ -321,6 +321,8 @@ class LeanWatch(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         now = time.perf_counter_ns()
+        if self._head and self.opened.done():
+            return  # answered with an error: the rest is its body
         buffer = self._buffer + data
         if self._head:
             end = buffer.find(b"\r\n\r\n")
@@ -330,7 +332,9 @@ class LeanWatch(asyncio.Protocol):
             status = int(buffer.split(b" ", 2)[1])
             if status != 200:
                 self.opened.set_exception(RuntimeError(f"watch answered {status}"))
-                self.transport.close()
+                self._buffer = b""
+                if self.transport is not None:
+                    self.transport.close()
                 return
             self._head, buffer = False, buffer[end + 4:]
             self.opened.set_result(None)

@@ -90,7 +90,8 @@ async def test_a_lean_watch_answered_with_an_error_fails_its_opening() -> None:
 
     watch = LeanWatch(WatchReader(expected=1), b"")
     watch.transport = Transport()  # type: ignore[assignment]
-    watch.data_received(b"HTTP/1.1 410 Gone\r\nContent-Length: 0\r\n\r\n")
+    watch.data_received(b"HTTP/1.1 410 Gone\r\nContent-Length: 2\r\n\r\n")
+    watch.data_received(b"{}")  # its body is not taken for chunks
     with pytest.raises(RuntimeError, match="410"):
         watch.opened.result()
     assert watch.transport.closed  # type: ignore[attr-defined]
