@@ -153,11 +153,14 @@ class Reader:
         ``initial-events-end`` bookmark at the revision they reflect, then live events.
         """
         store = self._store
-        scope = namespace if rt.namespaced else None
+        fields = opts.field_selector
+        # A watch across namespaces whose field selector fixes one is scoped to it, as upstream's
+        # watch cache scopes it (the predicate checks it all the same).
+        scope = (namespace or fields.requires_exact_match("metadata.namespace")) if rt.namespaced else None
         predicate = make_predicate(rt, opts)
         # Most watches (every informer's) take a kind's objects as stored: one filter for all.
         flt = _EVERYTHING if scope is None and predicate is None and rt.read_view is None else WatchFilter(
-            scope, predicate, rt.read_view, opts.field_selector.requires_exact_match("metadata.name"))
+            scope, predicate, rt.read_view, fields.requires_exact_match("metadata.name"))
         storage = rt.storage_key
         rv_text = opts.resource_version
         if opts.send_initial_events:

@@ -47,6 +47,7 @@ async def test_watches_of_one_namespace_or_one_name_see_only_their_objects(api: 
     async with api.watch(f"{CM}?watch=1") as here, \
             api.watch(f"{CM}?watch=1&fieldSelector=metadata.name%3Dx") as x_here, \
             api.watch(f"{everywhere}&fieldSelector=metadata.name%3Dx") as x_anywhere, \
+            api.watch(f"{everywhere}&fieldSelector=metadata.namespace%3Dother") as in_other, \
             api.watch(everywhere) as every:
         await api.ok("POST", CM, configmap("x"))
         await api.ok("POST", CM, configmap("y"))
@@ -61,8 +62,9 @@ async def test_watches_of_one_namespace_or_one_name_see_only_their_objects(api: 
         assert seen(await x_here.events(2)) == [("ADDED", "default", "x"), ("DELETED", "default", "x")]
         assert seen(await x_anywhere.events(3)) == [("ADDED", "default", "x"), ("ADDED", "other", "x"),
                                                     ("DELETED", "default", "x")]
+        assert seen(await in_other.events(1)) == [("ADDED", "other", "x")]
         assert len(await every.events(4)) == 4
-        for watch in (here, x_here, x_anywhere):
+        for watch in (here, x_here, x_anywhere, in_other):
             await watch.expect_silence(0.1)
 
 
