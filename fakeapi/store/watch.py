@@ -11,9 +11,8 @@ A committed event is offered to every watcher of its storage key in commit order
 watchers see one order; the hub files them by the namespace and the name they are limited to, so
 a namespaced or single-object watch is offered only its own objects' events.  Selectors (label,
 field) are applied at offer time; their transitions become ADDED/DELETED as upstream's watch cache
-makes them.  A watcher that
-falls more than ``limit`` events behind is closed with 410 so its client re-lists, instead of
-holding memory or slowing the writer.
+makes them.  A watcher that falls more than ``limit`` events behind is closed with 410 so its
+client re-lists, instead of holding memory or slowing the writer.
 """
 
 from __future__ import annotations
@@ -198,10 +197,6 @@ def _expire(waiter: asyncio.Future[None]) -> None:
 _pending: dict[asyncio.AbstractEventLoop, list[Watcher]] = {}
 
 
-def _scope(watcher: Watcher) -> Scope:
-    return watcher.filter.namespace, watcher.filter.name
-
-
 def _schedule_flush(watcher: Watcher, loop: asyncio.AbstractEventLoop) -> None:
     batch = _pending.get(loop)
     if batch is None:
@@ -226,6 +221,10 @@ def _flush_batch(loop: asyncio.AbstractEventLoop) -> None:
 
 # Where the hub files a watch: the namespace and the name it is limited to (None: any).
 Scope = tuple[str | None, str | None]
+
+
+def _scope(watcher: Watcher) -> Scope:
+    return watcher.filter.namespace, watcher.filter.name
 
 
 class WatchHub:
