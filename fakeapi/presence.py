@@ -38,7 +38,7 @@ class StorePresence:
         for resource in resources:
             rt = self._registry.kinds.resource(*resource)
             if rt is not None and any(int(obj["metadata"]["resourceVersion"]) > self._since
-                                      for obj in self._registry.reads.items(rt)):
+                                      for obj in self._registry.store.items(rt.storage_key)):
                 return True
         return False
 

@@ -428,7 +428,7 @@ async def _delete_collection(request: web.Request, registry: Registry, target: T
         meta = item["metadata"]
         try:
             obj, _, said = await _deleted(request, registry, rt, meta.get("namespace", ""), meta["name"],
-                                          dict(options), dry_run, user)
+                                          options, dry_run, user)
         except StatusError as exc:
             if exc.code != 404 and failure is None:
                 failure = exc
