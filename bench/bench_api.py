@@ -59,7 +59,6 @@ from urllib.parse import urlsplit
 
 import aiohttp
 import orjson
-from aiohttp import web
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -72,6 +71,7 @@ from bench.common import (
     median_of,
     percentile,
     run_loop,
+    start_bare_server,
 )
 from fakeapi.cluster import FakeCluster
 from fakeapi.config import ServerOptions
@@ -174,22 +174,6 @@ async def drive(session: aiohttp.ClientSession, base: str, requests: list[Reques
         for first in range(CONCURRENCY):
             tasks.create_task(worker(first))
     return Rate(len(requests) / (time.perf_counter() - start), len(requests) / (time.process_time() - cpu_start))
-
-
-async def _bare_handler(request: web.Request) -> web.Response:
-    return web.Response(body=b'{"kind":"Status","apiVersion":"v1","status":"Success"}',
-                        content_type="application/json")
-
-
-async def start_bare_server() -> tuple[web.AppRunner, str]:
-    """An aiohttp server, configured like fakeapi's, whose only handler returns a fixed body."""
-    app = web.Application()
-    app.router.add_route("*", "/{tail:.*}", _bare_handler)
-    runner = web.AppRunner(app, access_log=None, handle_signals=False, handler_cancellation=True)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", 0).start()
-    host, port = runner.addresses[0][:2]
-    return runner, f"http://{host}:{port}"
 
 
 @dataclass

@@ -7,6 +7,9 @@
   kubelet emulation).  The client shares the cluster's process and event loop, as a test's does.
   CPU per pod is this process's (server, client, and an in-process control plane) and the
   control-plane child's, which do not grow while a process waits for a core on a busy machine.
+- **the baseline**: batches of POSTs to a bare aiohttp server in this process, one at a time
+  (:class:`~bench.common.BareProbe`), around each run of pods and before each round of enters; each
+  figure is also given in bare POSTs of its minutes, a ratio the host's speed moves far less.
 - **enter + exit**: ``async with FakeCluster(...)`` around one loop turn (as any test body has),
   the fixed cost of a test that gets a fresh cluster.
 
@@ -57,7 +60,9 @@ from fakeapi.scheduler.client import (
 
 from bench.common import (
     DEVICE_CLASS,
+    PROBE_REQUESTS,
     TEMPLATE,
+    BareProbe,
     RunningWatch,
     callgrind_counting,
     callgrind_instructions,
@@ -84,6 +89,8 @@ LAYOUTS: dict[str, dict[str, Any]] = {
     "in-process": {}, "in-process, DRA only": {"controllers": ["resourceclaim-controller"]},
     "process": {"control_plane": "process"}, "none": {"control_plane": False}}
 POD_LAYOUTS = ("in-process", "in-process, DRA only", "process")
+# Bare POSTs of the baseline before each round of enters (around each run of pods: BareProbe.around's).
+PROBE_PER_ROUND = 10
 
 
 class MeasuredPart(Protocol):
@@ -156,34 +163,39 @@ def _ms(value: float) -> float:
 async def measure(args: argparse.Namespace, profiler: cProfile.Profile | None) -> str:
     """Run both measurements; the markdown that reports them."""
     await enter_exit("in-process")  # imports and first-use costs, not a test's
-    enters: dict[str, list[tuple[float, float]]] = {layout: [] for layout in LAYOUTS}
-    # The in-process layouts alternate back to back, as a suite's tests follow each other; the
-    # child layout runs after them, since its ~0.3 s of waiting for the child leaves this process
-    # idle, and on an idle-then-busy virtual CPU the next few milliseconds of work run slower
-    # (an in-process enter + exit: ~5.5 ms of CPU back to back, ~8 ms right after a child
-    # layout's, ~13 ms after a 0.3 s sleep).
-    for batch in ([layout for layout in LAYOUTS if layout != "process"], ["process"]):
-        for _ in range(args.enters):
-            for layout in batch:
-                enters[layout].append(await enter_exit(layout))
-    runs: dict[str, list[PodRun]] = {layout: [] for layout in POD_LAYOUTS}
-    for run in range(args.runs):
-        for layout, done in runs.items():
-            profiled = profiler if (layout, run) == ("in-process", 0) else None
-            done.append(await pod_latencies(layout, args.pods, profiled))
+    async with BareProbe() as probe:
+        # Each figure with the median µs of the baseline batch taken just before it.
+        enters: dict[str, list[tuple[float, float, float]]] = {layout: [] for layout in LAYOUTS}
+        # The in-process layouts alternate back to back, as a suite's tests follow each other; the
+        # child layout runs after them, since its ~0.3 s of waiting for the child leaves this process
+        # idle, and on an idle-then-busy virtual CPU the next few milliseconds of work run slower
+        # (an in-process enter + exit: ~5.5 ms of CPU back to back, ~8 ms right after a child
+        # layout's, ~13 ms after a 0.3 s sleep).
+        for batch in ([layout for layout in LAYOUTS if layout != "process"], ["process"]):
+            for _ in range(args.enters):
+                bare = await probe.batch(PROBE_PER_ROUND)
+                for layout in batch:
+                    enters[layout].append((*await enter_exit(layout), bare))
+        runs: dict[str, list[tuple[PodRun, float]]] = {layout: [] for layout in POD_LAYOUTS}
+        for run in range(args.runs):
+            for layout, done in runs.items():
+                profiled = profiler if (layout, run) == ("in-process", 0) else None
+                done.append(await probe.around(pod_latencies(layout, args.pods, profiled)))
 
     enter_rows = []
-    for layout, pairs in enters.items():
-        wall = [w for w, _ in pairs]
+    for layout, measured in enters.items():
+        wall = [w for w, _, _ in measured]
         enter_rows.append([layout, _ms(statistics.median(wall)), _ms(percentile(wall, 90)), _ms(min(wall)),
-                           _ms(statistics.median(c for _, c in pairs))])
+                           _ms(statistics.median(c for _, c, _ in measured)),
+                           round(statistics.median(w * 1000 / bare for w, _, bare in measured), 1)])
     pod_rows = []
     for layout, done in runs.items():
-        latencies = [ms for run in done for ms in run.latencies_ms]
+        latencies = [ms for run, _ in done for ms in run.latencies_ms]
         pod_rows.append([layout, len(latencies), _ms(percentile(latencies, 50)), _ms(percentile(latencies, 90)),
                          _ms(percentile(latencies, 99)), _ms(max(latencies)),
-                         _ms(statistics.median(r.cpu_ms_per_pod for r in done)),
-                         _ms(statistics.median(r.child_cpu_ms_per_pod for r in done))])
+                         _ms(statistics.median(r.cpu_ms_per_pod for r, _ in done)),
+                         _ms(statistics.median(r.child_cpu_ms_per_pod for r, _ in done)),
+                         round(statistics.median(percentile(r.latencies_ms, 50) * 1000 / bare for r, bare in done), 1)])
     loop = "uvloop" if args.uvloop else "asyncio"
     command = "python bench/bench_latency.py" + " --quick" * args.quick + " --uvloop" * args.uvloop
     return "\n".join([
@@ -192,13 +204,21 @@ async def measure(args: argparse.Namespace, profiler: cProfile.Profile | None) -
         f"**FakeCluster enter + exit**, one loop turn inside, {args.enters} runs per layout, the in-process ones "
         "alternating back to back, then the child process's:",
         "",
-        markdown_table(["control plane", "median ms", "p90 ms", "min ms", "CPU ms, this process"], enter_rows),
+        markdown_table(["control plane", "median ms", "p90 ms", "min ms", "CPU ms, this process",
+                        "median in bare POSTs"], enter_rows),
         "",
         f"**One DRA pod, create → Running and Ready**, pods one at a time, {args.runs} run(s) of {args.pods} pods "
         f"per layout, {NODES_COUNT}+ nodes x {DEVICES_PER_NODE} devices:",
         "",
         markdown_table(["control plane", "pods", "p50 ms", "p90 ms", "p99 ms", "max ms", "CPU ms per pod, this process",
-                        "CPU ms per pod, control-plane process"], pod_rows),
+                        "CPU ms per pod, control-plane process", "p50 in bare POSTs"], pod_rows),
+        "",
+        f"**Baseline in the same run**: POSTs from aiohttp's client to a bare aiohttp server in this process, one "
+        f"at a time, {PROBE_PER_ROUND} before each round of enters and {PROBE_REQUESTS} before and after each run "
+        "of pods: "
+        f"**{statistics.median(probe.batches):.0f} µs** each (median of the {len(probe.batches)} batches' medians, "
+        f"{min(probe.batches):.0f}–{max(probe.batches):.0f} µs). *In bare POSTs*: each round's figure divided by "
+        "the batch before it, each run's by the mean of its two; median over the rounds (runs).",
     ])
 
 

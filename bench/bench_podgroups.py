@@ -51,7 +51,16 @@ from fakeapi.scheduler.client import (
 from fakeapi.scheduler.scheduler import Scheduler
 
 from bench.bench_scheduler import BoundCounter
-from bench.common import DEVICE_CLASS, DRIVER, TEMPLATE, create_all, machine_description, markdown_table, percentile
+from bench.common import (
+    DEVICE_CLASS,
+    DRIVER,
+    TEMPLATE,
+    BareProbe,
+    create_all,
+    machine_description,
+    markdown_table,
+    percentile,
+)
 from fakeapi.cluster import FakeCluster
 
 BLOCK = f"{DRIVER}/block"
@@ -120,9 +129,16 @@ class CycleTimer:
         self.samples.clear()
 
 
-async def run_shape(timer: CycleTimer, *, nodes: int, devices: int, blocks: int, groups: int, size: int,
-                    claims: str, workload: bool = False, separate: bool = False) -> dict[str, Any]:
-    """One shape on a fresh cluster: pods/s and the cycle durations (none with ``separate``)."""
+async def run_shape(timer: CycleTimer, **shape: Any) -> dict[str, Any]:
+    """One shape on a fresh cluster: pods/s and the cycle durations (none with ``separate``), and
+    the shape's time in bare POSTs timed around it."""
+    async with BareProbe() as probe:
+        result, bare_us = await probe.around(_run_shape(timer, **shape))
+    return {**result, "bare_us": bare_us, "bare_posts": result["seconds"] * 1e6 / bare_us}
+
+
+async def _run_shape(timer: CycleTimer, *, nodes: int, devices: int, blocks: int, groups: int, size: int,
+                     claims: str, workload: bool = False, separate: bool = False) -> dict[str, Any]:
     timer.reset()
     async with FakeCluster(control_plane="process" if separate else True) as cluster, ApiClient(cluster.url) as api:
         await create_all(api, NODES, None, [_node(i) for i in range(nodes)])
@@ -196,13 +212,14 @@ def main() -> None:
         result = asyncio.run(run_shape(timer, **params, separate=args.control_plane_process))
         rows.append([name, result["pods"], round(result["seconds"], 2), round(result["pods_per_s"], 1),
                      result["cycles"], round(result["p50_ms"], 2), round(result["p99_ms"], 2),
-                     round(result["ms_per_member"], 3)])
+                     round(result["ms_per_member"], 3), round(result["bare_us"]), round(result["bare_posts"])])
         print(f"{name}: {result['pods']} pods in {result['seconds']:.2f} s = {result['pods_per_s']:.1f} pods/s, "
               f"{result['cycles']} cycles p50 {result['p50_ms']:.2f} ms p99 {result['p99_ms']:.2f} ms, "
-              f"{result['ms_per_member']:.3f} ms per member", flush=True)
+              f"{result['ms_per_member']:.3f} ms per member; {result['bare_posts']:.0f} bare POSTs of "
+              f"{result['bare_us']:.0f} µs", flush=True)
     print(machine_description())
     print(markdown_table(["shape", "pods", "s", "pods/s", "cycles", "cycle p50 ms", "cycle p99 ms",
-                          "ms per member"], rows))
+                          "ms per member", "bare POST µs", "s in bare POSTs"], rows))
 
 
 if __name__ == "__main__":

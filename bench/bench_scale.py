@@ -40,6 +40,7 @@ from fakeapi.scheduler.client import EVENTS, GVR, PODS, RESOURCE_CLAIMS, ApiClie
 
 from bench.bench_scheduler import BoundCounter
 from bench.common import (
+    BareProbe,
     child_pids,
     cpu_seconds,
     create_all,
@@ -109,7 +110,14 @@ async def _progress(counter: BoundCounter, total: int, changes: ChangeCounter | 
 
 
 async def run(nodes: int, devices: int, pods: int, run_for: str, writes: bool = False) -> dict[str, Any]:
-    """One fresh cluster: set it up, then time ``pods`` pods from the first create to the last bind."""
+    """One fresh cluster: set it up, then time ``pods`` pods from the first create to the last bind;
+    with the wall time per pod in bare POSTs timed around it."""
+    async with BareProbe() as probe:
+        result, bare_us = await probe.around(_run(nodes, devices, pods, run_for, writes))
+    return {**result, "bare_us": bare_us, "bare_posts_per_pod": result["seconds"] * 1e6 / pods / bare_us}
+
+
+async def _run(nodes: int, devices: int, pods: int, run_for: str, writes: bool) -> dict[str, Any]:
     async with FakeCluster(control_plane="process") as cluster, ApiClient(cluster.url) as api:
         [control_plane] = child_pids()
         processes = {"API server (+ client)": os.getpid(), "control plane": control_plane}
@@ -163,6 +171,8 @@ def main() -> None:
     for name, ms in result["cpu_ms_per_pod"].items():
         print(f"  {name}: {ms:.2f} ms CPU per pod, peak RSS {result['peak_rss_mib'][name]:.0f} MiB")
     print(f"  peak RSS together: {sum(result['peak_rss_mib'].values()):.0f} MiB")
+    print(f"  baseline: a bare POST took {result['bare_us']:.0f} µs around the run (BareProbe); "
+          f"{result['bare_posts_per_pod']:.2f} bare POSTs of wall time per pod")
     print(machine_description())
 
 

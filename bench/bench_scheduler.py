@@ -12,7 +12,10 @@ Reports pods/s for the measured phase (median over runs in full mode) and the CP
 process spent per measured pod (this process: API server and client; with
 ``--control-plane-process`` the child: scheduler, controllers, kubelet).  CPU per pod is what to
 compare on a busy machine: it does not count time spent waiting for a core.  ``--profile`` prints
-the top functions of a cProfile of the measured phase of the last run.  ``--serve`` sets this
+the top functions of a cProfile of the measured phase of the last run.  Batches of POSTs to a
+bare aiohttp server in this process, timed just before and after each run
+(:meth:`~bench.common.BareProbe.around`), give the wall time per pod in bare POSTs too: a ratio
+to a baseline of the same minutes, which the shared host's speed moves far less.  ``--serve`` sets this
 process up as ``fakeapi serve`` sets up its own (control plane in a child, uvloop, the collector
 tuning of ``tune_gc_for_server``); the benchmark's client still shares this process.
 """
@@ -35,21 +38,24 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fakeapi.scheduler.client import PODS, ApiClient
 
-from bench.common import child_pids, cpu_seconds, create_all, create_dra_workload, dra_pod, run_loop
+from bench.common import BareProbe, child_pids, cpu_seconds, create_all, create_dra_workload, dra_pod, run_loop
 from fakeapi.cluster import FakeCluster
 from fakeapi.config import tune_gc_for_server
 
 
 class Measured(NamedTuple):
-    """One run's measured phase: throughput and CPU milliseconds per pod in each process."""
+    """One run's measured phase: throughput and CPU milliseconds per pod in each process, and the
+    wall time per pod in bare POSTs timed around its run."""
 
     pods_per_s: float
     server_cpu_ms: float          # this process: API server (and client; and control plane if in-process)
     control_plane_cpu_ms: float   # the control plane's child process, 0 when in-process
+    bare_posts_per_pod: float = 0.0  # (1 / pods_per_s) / a bare POST's wall time
 
     def __str__(self) -> str:
         return (f"{self.pods_per_s:.1f} pods/s, CPU per pod: server process {self.server_cpu_ms:.2f} ms, "
-                f"control-plane process {self.control_plane_cpu_ms:.2f} ms")
+                f"control-plane process {self.control_plane_cpu_ms:.2f} ms; "
+                f"{self.bare_posts_per_pod:.2f} bare POSTs of wall time per pod")
 
 
 class BoundCounter:
@@ -82,9 +88,14 @@ class BoundCounter:
 
 async def run_once(nodes: int, devices: int, init_pods: int, measure_pods: int,
                    profiler: cProfile.Profile | None, separate: bool = False) -> Measured:
-    async with FakeCluster(control_plane="process" if separate else True) as cluster, \
-            ApiClient(cluster.url) as api:
-        return await _measure(api, nodes, devices, init_pods, measure_pods, profiler)
+    async def measured() -> Measured:
+        async with FakeCluster(control_plane="process" if separate else True) as cluster, \
+                ApiClient(cluster.url) as api:
+            return await _measure(api, nodes, devices, init_pods, measure_pods, profiler)
+
+    async with BareProbe() as probe:
+        result, bare_us = await probe.around(measured())
+    return result._replace(bare_posts_per_pod=1e6 / result.pods_per_s / bare_us)
 
 
 async def _measure(api: ApiClient, nodes: int, devices: int, init_pods: int, measure_pods: int,

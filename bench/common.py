@@ -1,5 +1,6 @@
 """Helpers shared by the benchmarks: repetition, percentiles, markdown output, process memory,
-the generated blocks of BENCHMARKS.md, a pod watch that times pods to Running, and instruction
+the generated blocks of BENCHMARKS.md, a pod watch that times pods to Running, the bare aiohttp
+server that is the baseline of every ratio (and its probe of the host's speed), and instruction
 counts under valgrind's callgrind.
 
 Nothing here imports fakeapi, so the unit tests check these helpers without a server.
@@ -21,7 +22,11 @@ import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+import aiohttp
+from aiohttp import web
+from aiohttp.typedefs import Handler
 
 
 def percentile(samples: Sequence[float], q: float) -> float:
@@ -140,6 +145,84 @@ class RunningWatch:
             while len(self.running_at) < count:
                 self._changed.clear()
                 await self._changed.wait()
+
+
+# -- the baseline: a bare aiohttp server ------------------------------------------------------
+
+BARE_BODY = b'{"kind":"Status","apiVersion":"v1","status":"Success"}'
+# BareProbe.before_phase: the POSTs it times, after the ones it does not.
+PROBE_REQUESTS = 200
+PROBE_WARM_UP = 10
+T = TypeVar("T")
+
+
+async def bare_handler(request: web.Request) -> web.Response:
+    """The bare server's only handler: a fixed JSON body, nothing read or checked."""
+    return web.Response(body=BARE_BODY, content_type="application/json")
+
+
+async def start_bare_server(handler: Handler = bare_handler) -> tuple[web.AppRunner, str]:
+    """An aiohttp server, configured like fakeapi's, answering every path with ``handler``;
+    returns its runner (to clean up) and base URL."""
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", handler)
+    runner = web.AppRunner(app, access_log=None, handle_signals=False, handler_cancellation=True)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", 0).start()
+    host, port = runner.addresses[0][:2]
+    return runner, f"http://{host}:{port}"
+
+
+class BareProbe:
+    """The host's speed in the minutes a figure is measured: POSTs from aiohttp's client to the
+    bare server, one at a time, in this process (``async with``).
+
+    This shared machine's speed moves by half within an hour (bench_latency's p50 measured 5.0 and
+    8.9 ms ten minutes apart), so a benchmark with an absolute target times batches around each
+    run it measures (:meth:`around`) and reports its figures also in bare POSTs of those minutes:
+    a ratio to a baseline measured in the same run, which the hour's speed moves far less.
+    """
+
+    def __init__(self, handler: Handler = bare_handler) -> None:
+        self._handler = handler
+        self.batches: list[float] = []  # the median µs of each batch, in order
+
+    async def __aenter__(self) -> BareProbe:
+        self._runner, self._url = await start_bare_server(self._handler)
+        self._session = aiohttp.ClientSession()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._session.close()
+        await self._runner.cleanup()
+
+    async def batch(self, requests: int) -> float:
+        """Send ``requests`` POSTs one after another; the median wall-clock µs of one (also kept
+        in :attr:`batches`)."""
+        self.batches.append(statistics.median(await self._timed(requests)))
+        return self.batches[-1]
+
+    async def around(self, run: Awaitable[T]) -> tuple[T, float]:
+        """Await ``run`` between two batches of :data:`PROBE_REQUESTS` POSTs; its result and the
+        mean of the two batches' medians (µs).  Outside the run, so that the batches time the host
+        and not the run's own processes; each after a few POSTs not kept (the keep-alive
+        connection may have been closed while idle)."""
+        await self._timed(PROBE_WARM_UP)
+        before = await self.batch(PROBE_REQUESTS)
+        result = await run
+        await self._timed(PROBE_WARM_UP)
+        return result, (before + await self.batch(PROBE_REQUESTS)) / 2
+
+    async def _timed(self, requests: int) -> list[float]:
+        took = []
+        for _ in range(requests):
+            start = time.perf_counter()
+            async with self._session.post(self._url + "/probe", data=BARE_BODY) as resp:
+                await resp.read()
+                if resp.status != 200:
+                    raise RuntimeError(f"the bare server answered {resp.status}")
+            took.append((time.perf_counter() - start) * 1e6)
+        return took
 
 
 # The DRA template workload of scheduler_perf's SchedulingWithResourceClaimTemplate, shared by the

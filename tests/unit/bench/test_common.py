@@ -12,9 +12,13 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from aiohttp import web
 
+from bench import common
 from bench.common import (
+    BareProbe,
     RunningWatch,
+    bare_handler,
     callgrind_cache_counts,
     child_pids,
     cpu_cache,
@@ -178,6 +182,47 @@ async def test_running_watch_stamps_each_pod_once_when_it_first_runs() -> None:
             await watch.wait_for(3, timeout=0.05)
     finally:
         task.cancel()
+
+
+async def test_bare_probe_times_one_post_at_a_time_to_its_server() -> None:
+    async def slow(request: web.Request) -> web.Response:
+        await asyncio.sleep(0.004)
+        return await bare_handler(request)
+
+    async with BareProbe() as bare, BareProbe(slow) as slowed:
+        fast_us, slow_us = await bare.batch(9), await slowed.batch(9)
+        assert slow_us >= 4000 and 0 < fast_us < slow_us  # the server's time is in each figure
+        await bare.batch(3)
+    assert bare.batches[0] == fast_us and len(bare.batches) == 2 and slowed.batches == [slow_us]
+
+
+async def test_bare_probe_around_a_run_is_the_mean_of_a_batch_before_and_one_after(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(common, "PROBE_REQUESTS", 5)
+    delay = [0.002]
+
+    async def handler(request: web.Request) -> web.Response:
+        await asyncio.sleep(delay[0])
+        return await bare_handler(request)
+
+    async def run() -> str:  # the host slows down while it runs
+        delay[0] = 0.006
+        return "measured"
+
+    async with BareProbe(handler) as probe:
+        result, bare_us = await probe.around(run())
+    before, after = probe.batches
+    assert result == "measured" and 2000 <= before < 6000 <= after and bare_us == (before + after) / 2
+
+
+async def test_bare_probe_refuses_an_answer_that_is_not_ok() -> None:
+    async def failing(request: web.Request) -> web.Response:
+        return web.Response(status=503)
+
+    async with BareProbe(failing) as probe:
+        with pytest.raises(RuntimeError, match="answered 503"):
+            await probe.batch(1)
+    assert probe.batches == []
 
 
 def test_cpu_cache_reads_sysfs(tmp_path: Path) -> None:
