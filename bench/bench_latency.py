@@ -164,7 +164,7 @@ async def measure(args: argparse.Namespace, profiler: cProfile.Profile | None) -
     """Run both measurements; the markdown that reports them."""
     await enter_exit("in-process")  # imports and first-use costs, not a test's
     async with BareProbe() as probe:
-        # Each figure with the median µs of the baseline batch taken just before it.
+        # Each figure with a bare POST's µs in its minutes: the batch before it, or the two around it.
         enters: dict[str, list[tuple[float, float, float]]] = {layout: [] for layout in LAYOUTS}
         # The in-process layouts alternate back to back, as a suite's tests follow each other; the
         # child layout runs after them, since its ~0.3 s of waiting for the child leaves this process

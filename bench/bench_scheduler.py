@@ -15,9 +15,9 @@ compare on a busy machine: it does not count time spent waiting for a core.  ``-
 the top functions of a cProfile of the measured phase of the last run.  Batches of POSTs to a
 bare aiohttp server in this process, timed just before and after each run
 (:meth:`~bench.common.BareProbe.around`), give the wall time per pod in bare POSTs too: a ratio
-to a baseline of the same minutes, which the shared host's speed moves far less.  ``--serve`` sets this
-process up as ``fakeapi serve`` sets up its own (control plane in a child, uvloop, the collector
-tuning of ``tune_gc_for_server``); the benchmark's client still shares this process.
+to a baseline of the same minutes, which the shared host's speed moves far less.  ``--serve``
+sets this process up as ``fakeapi serve`` sets up its own (control plane in a child, uvloop, the
+collector tuning of ``tune_gc_for_server``); the benchmark's client still shares this process.
 """
 
 from __future__ import annotations

@@ -150,7 +150,7 @@ class RunningWatch:
 # -- the baseline: a bare aiohttp server ------------------------------------------------------
 
 BARE_BODY = b'{"kind":"Status","apiVersion":"v1","status":"Success"}'
-# BareProbe.before_phase: the POSTs it times, after the ones it does not.
+# BareProbe.around: the POSTs of each batch it times, after a few it does not.
 PROBE_REQUESTS = 200
 PROBE_WARM_UP = 10
 T = TypeVar("T")
