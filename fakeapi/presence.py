@@ -8,7 +8,7 @@ from collections.abc import Callable, Collection
 
 from fakeapi.registry.rest import Registry
 from fakeapi.registry.writes import WriteOptions
-from fakeapi.scheduler.client import CONTROL_PLANE_AGENT
+from fakeapi.scheduler.client import CONTROLLER_MANAGER
 from fakeapi.scheduler.informers.presence import Resource
 from fakeapi.store.eventlog import Event
 from fakeapi.store.objects import StorageKey
@@ -87,4 +87,4 @@ def seed_default_service_accounts(registry: Registry) -> None:
         if not terminating and registry.reads.find(accounts, name, "default") is None:
             registry.writes.create(accounts, name, {"apiVersion": "v1", "kind": "ServiceAccount",
                                                     "metadata": {"name": "default"}},
-                                   WriteOptions(manager=CONTROL_PLANE_AGENT))  # as the loop's client writes
+                                   WriteOptions(manager=CONTROLLER_MANAGER))  # as the loop's client writes

@@ -27,6 +27,9 @@ from fakeapi.machinery.deadlines import TaskDeadlines
 
 # The control plane's User-Agent, which the API server also makes its field manager.
 CONTROL_PLANE_AGENT = "fakeapi-control-plane"
+# Its components' field managers: what upstream's apiserver makes of their User-Agents (the part
+# before the first "/"), sent as their writes' fieldManager (ApiClient.as_manager) under that one.
+KUBELET_MANAGER, SCHEDULER_MANAGER, CONTROLLER_MANAGER = "kubelet", "kube-scheduler", "kube-controller-manager"
 
 
 @dataclass(frozen=True)
@@ -126,6 +129,17 @@ class ApiClient:
         self._user_agent = user_agent
         self._http: HTTPClient | None = None
         self._deadlines = TaskDeadlines(REQUEST_TIMEOUT)
+        self._field_manager: str | None = None  # the writes' fieldManager when a call names none
+
+    def as_manager(self, manager: str) -> ApiClient:
+        """This open client's connections, its creates, updates and patches made as field manager
+        ``manager``: how the control plane's components write under their upstream names
+        (``kubelet``, ``kube-scheduler``, ``kube-controller-manager``, which upstream's apiserver
+        takes from their User-Agents) over one connection pool and one User-Agent.  Closing the
+        client closes the view's connections too."""
+        view = ApiClient.__new__(ApiClient)  # copy.copy costs a few times more, on every start
+        view.__dict__.update(self.__dict__, _field_manager=manager)
+        return view
 
     async def __aenter__(self) -> ApiClient:
         self.open()
@@ -242,13 +256,14 @@ class ApiClient:
                      field_manager: str | None = None, result: bool = True) -> dict | None:
         """POST; ``result=False`` for a caller that does not read the created object (None then)."""
         return await self._request("POST", gvr.path(namespace), body=body,
-                                   params=_query(fieldManager=field_manager), result=result)
+                                   params=_query(fieldManager=field_manager or self._field_manager), result=result)
 
     async def update(self, gvr: GVR, namespace: str | None, body: dict, *,
                      subresource: str | None = None) -> dict:
         """PUT; optimistic concurrency through the body's ``metadata.resourceVersion``."""
         name = body["metadata"]["name"]
-        return await self._request("PUT", gvr.path(namespace, name, subresource), body=body)
+        return await self._request("PUT", gvr.path(namespace, name, subresource), body=body,
+                                   params=_query(fieldManager=self._field_manager))
 
     @overload
     async def patch(self, gvr: GVR, namespace: str | None, name: str, body: Any, *,
@@ -267,7 +282,8 @@ class ApiClient:
         for a caller that does not read the patched object (None then)."""
         return await self._request("PATCH", gvr.path(namespace, name, subresource), body=body,
                                    content_type=_PATCH_CONTENT_TYPES[patch_type],
-                                   params=_query(fieldManager=field_manager, force=force), result=result)
+                                   params=_query(fieldManager=field_manager or self._field_manager, force=force),
+                                   result=result)
 
     async def delete(self, gvr: GVR, namespace: str | None, name: str, *,
                      preconditions: dict | None = None, propagation_policy: str | None = None,

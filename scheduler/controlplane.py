@@ -15,7 +15,13 @@ import logging
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any
 
-from fakeapi.scheduler.client import CONTROL_PLANE_AGENT, ApiClient
+from fakeapi.scheduler.client import (
+    CONTROL_PLANE_AGENT,
+    CONTROLLER_MANAGER,
+    KUBELET_MANAGER,
+    SCHEDULER_MANAGER,
+    ApiClient,
+)
 from fakeapi.scheduler.clock import Clock
 from fakeapi.scheduler.connection import Connection
 from fakeapi.scheduler.controllers import names
@@ -48,6 +54,8 @@ SCHEDULER_COMPONENT = "default-scheduler"
 CLAIM_CONTROLLER_COMPONENT = "resource_claim"
 KUBELET_COMPONENT = "kubelet"
 NODE_CONTROLLER_COMPONENT = "node-controller"
+_MANAGERS = (KUBELET_MANAGER, SCHEDULER_MANAGER, CONTROLLER_MANAGER)
+_COMPONENT_MANAGERS = {SCHEDULER_COMPONENT: SCHEDULER_MANAGER, KUBELET_COMPONENT: KUBELET_MANAGER}
 
 _DEFAULT_GATES = FeatureGates()
 Loop = Coroutine[Any, Any, None]
@@ -74,6 +82,7 @@ class ControlPlane:
         self._with_kubelet = kubelet
         self._sync_timeout = sync_timeout
         self._api: ApiClient | None = None
+        self._as: dict[str, ApiClient] = {}  # the client as each component's field manager
         self._factory: InformerFactory | None = None
         self._recorders: list[EventRecorder] = []
         self._tasks: list[asyncio.Task[None]] = []
@@ -93,11 +102,12 @@ class ControlPlane:
         whose objects do not exist yet are built, synced and run once one does)."""
         api = self._api = ApiClient(self._connection, user_agent=CONTROL_PLANE_AGENT)
         api.open()
+        self._as = {manager: api.as_manager(manager) for manager in _MANAGERS}
         factory = self._factory = InformerFactory(api, self._presence)
         loops: dict[str, Loop] = {}
         presence = self._presence
         try:
-            for name, build in self._builders(api, factory).items():
+            for name, build in self._builders(factory).items():
                 triggers = TRIGGERS.get(name)
                 if presence is not None and triggers is not None and not presence.present(triggers):
                     start = functools.partial(self._start_late, name, build)
@@ -114,12 +124,16 @@ class ControlPlane:
         for name, coro in loops.items():
             self._run(name, coro)
 
-    def _builders(self, api: ApiClient, factory: InformerFactory) -> dict[str, Callable[[], Loop]]:
+    def _builders(self, factory: InformerFactory) -> dict[str, Callable[[], Loop]]:
         """name -> a function that builds the loop (registering its informers and handlers) and
-        returns its ``run()``, for every loop this control plane runs."""
+        returns its ``run()``, for every loop this control plane runs; each writes as its
+        component's field manager."""
         enabled, gates, clock, recorder = self.controllers, self.gates, self.clock, self._recorder
+        scheduler_api, kubelet_api = self._as[SCHEDULER_MANAGER], self._as[KUBELET_MANAGER]
+        api = self._as[CONTROLLER_MANAGER]  # every controller's
         builders: dict[str, Callable[[], Loop]] = {
-            "scheduler": lambda: Scheduler(api, factory, gates, recorder(SCHEDULER_COMPONENT), clock=clock).run()}
+            "scheduler": lambda: Scheduler(scheduler_api, factory, gates, recorder(SCHEDULER_COMPONENT),
+                                           clock=clock).run()}
         if names.RESOURCE_CLAIM in enabled:
             builders[names.RESOURCE_CLAIM] = lambda: ResourceClaimController(
                 api, factory, gates, recorder(CLAIM_CONTROLLER_COMPONENT)).run()
@@ -144,8 +158,8 @@ class ControlPlane:
             builders[names.NODE_LIFECYCLE] = lambda: NodeLifecycleController(
                 api, factory, recorder(NODE_CONTROLLER_COMPONENT), clock).run()
         if self._with_kubelet:
-            builders["kubelet"] = lambda: Kubelet(api, factory, recorder(KUBELET_COMPONENT), clock=clock).run()
-            builders["node-lease"] = lambda: NodeLeases(api, factory, clock=clock).run()
+            builders["kubelet"] = lambda: Kubelet(kubelet_api, factory, recorder(KUBELET_COMPONENT), clock=clock).run()
+            builders["node-lease"] = lambda: NodeLeases(kubelet_api, factory, clock=clock).run()
         return builders
 
     def _run(self, name: str, coro: Loop) -> None:
@@ -183,6 +197,7 @@ class ControlPlane:
         recorders, self._recorders = self._recorders, []
         for recorder in recorders:
             await recorder.close()
+        self._as = {}
         if self._api is not None:
             await self._api.close()
             self._api = None
@@ -190,7 +205,8 @@ class ControlPlane:
     def _recorder(self, component: str) -> EventRecorder:
         assert self._api is not None
         # kube-scheduler records through events.k8s.io (series); the controllers and the kubelet through core/v1.
-        recorder = EventRecorder(self._api, component, series=component == SCHEDULER_COMPONENT)
+        api = self._as[_COMPONENT_MANAGERS.get(component, CONTROLLER_MANAGER)]
+        recorder = EventRecorder(api, component, series=component == SCHEDULER_COMPONENT)
         self._recorders.append(recorder)
         return recorder
 

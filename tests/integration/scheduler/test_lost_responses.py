@@ -77,7 +77,7 @@ async def test_lost_allocation_response_does_not_free_the_device(api: ApiClient,
     await create(api, claim_obj("claim-a"))
     await create(api, claim_obj("claim-b"))
     async with ControlPlane(proxy.url, sync_timeout=5.0):   # its first list holds both claims
-        lost = proxy.drop_response("PUT", r"/resourceclaims/claim-a/status$")
+        lost = proxy.drop_response("PUT", r"/resourceclaims/claim-a/status(\?|$)")
         lagging_watch = proxy.hold_responses("GET", CLAIM_WATCH)
         await create(api, pod_obj("a", claim="claim-a", nodeSelector=NODE_1))
         await wait_for(lost.fired.is_set, message="the allocation of claim-a written and its answer dropped")
@@ -98,7 +98,7 @@ async def test_lost_claim_create_response_does_not_create_a_second_claim(
         api: ApiClient, proxy: FaultProxy, control_plane: ControlPlane) -> None:
     """The generated claim is committed but the controller never hears so: it must find it."""
     await create(api, template_obj("tmpl"))
-    lost = proxy.drop_response("POST", r"/namespaces/default/resourceclaims$")
+    lost = proxy.drop_response("POST", r"/namespaces/default/resourceclaims(\?|$)")
     lagging_watch = proxy.hold_responses("GET", CLAIM_WATCH)
     pod = await create(api, pod_obj("p", template="tmpl"))
     await wait_for(lost.fired.is_set, message="the claim created and the answer dropped")
@@ -133,7 +133,7 @@ async def test_failed_allocation_write_is_retried_not_given_up(
     """The allocation write never reaches the server: the scheduler re-reads, writes again."""
     await create(api, template_obj("tmpl"))
     # Twice: aiohttp resends a PUT once by itself when the connection breaks.
-    failed = proxy.fail_request("PUT", r"/resourceclaims/[^/]+/status$", times=2)
+    failed = proxy.fail_request("PUT", r"/resourceclaims/[^/?]+/status(\?|$)", times=2)
     await create(api, pod_obj("p", template="tmpl"))
     await wait_for(failed.fired.is_set, message="the allocation write reset before it was forwarded")
     pod = await wait_running(api, "p")
@@ -144,7 +144,7 @@ async def test_failed_allocation_write_is_retried_not_given_up(
 async def test_failed_pod_group_status_write_is_retried(
         api: ApiClient, proxy: FaultProxy, control_plane: ControlPlane) -> None:
     """The PodGroupInitiallyScheduled write never reaches the server: it is written again."""
-    failed = proxy.fail_request("PATCH", r"/podgroups/pg/status$")
+    failed = proxy.fail_request("PATCH", r"/podgroups/pg/status(\?|$)")
     await api.create(PODGROUPS, "default", {
         "apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup", "metadata": {"name": "pg"},
         "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}}})

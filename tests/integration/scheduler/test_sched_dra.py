@@ -58,19 +58,28 @@ async def test_template_claim_generated_allocated_bound_running(api: ApiClient) 
 async def test_control_plane_writes_keep_every_managers_fields(api: ApiClient) -> None:
     """The control plane's informers hold objects without managedFields (as upstream's trim them);
     its writes of those objects (claim finalizer and status, pod status) leave the stored entries
-    of other managers in place, as a write without managedFields does upstream."""
+    of other managers in place, as a write without managedFields does upstream.  Each component
+    writes under its upstream name (what the apiserver makes of its User-Agent): the claim
+    controller as kube-controller-manager, the scheduler as kube-scheduler, the kubelet as kubelet."""
     await apply_manifest(api, "gpu-cluster.yaml")
     await create(api, template_obj("tmpl", claim_spec()))
     await api.create(PODS, "default", pod_obj("p", template="tmpl"), field_manager="test-creator")
     pod = await wait_running(api, "p")
     claim = await pod_claim(api, pod)
-    managers = {(m["manager"], m["operation"], m.get("subresource", "")) for m in pod["metadata"]["managedFields"]}
-    assert ("test-creator", "Update", "") in managers
-    assert any(sub == "status" for _, _, sub in managers)   # the kubelet's, beside the creator's
-    claim_entries = claim["metadata"]["managedFields"]
-    assert {m.get("subresource", "") for m in claim_entries} == {"", "status"}
-    assert any("f:finalizers" in m["fieldsV1"].get("f:metadata", {}) for m in claim_entries)
-    assert any("f:spec" in m["fieldsV1"] for m in claim_entries)   # the controller's create entry
+
+    def owners(obj: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+        return {(m["manager"], m.get("subresource", "")): m["fieldsV1"] for m in obj["metadata"]["managedFields"]}
+
+    pod_owners = owners(pod)
+    assert set(pod_owners) == {("test-creator", ""), ("kube-controller-manager", "status"), ("kubelet", "status")}
+    assert set(pod_owners["kube-controller-manager", "status"]["f:status"]) == {"f:resourceClaimStatuses"}
+    assert {"f:phase", "f:conditions", "f:podIP"} <= set(pod_owners["kubelet", "status"]["f:status"])
+    claim_owners = owners(claim)
+    assert set(claim_owners) == {("kube-controller-manager", ""), ("kube-scheduler", ""), ("kube-scheduler", "status")}
+    assert "f:spec" in claim_owners["kube-controller-manager", ""]   # the controller's create
+    assert claim_owners["kube-scheduler", ""] == {"f:metadata": {"f:finalizers": {
+        ".": {}, f'v:"{DELETE_PROTECTION_FINALIZER}"': {}}}}   # PreBind's finalizer
+    assert set(claim_owners["kube-scheduler", "status"]["f:status"]) == {"f:allocation", "f:reservedFor"}
 
 
 @pytest.mark.parametrize(("selector", "want_devices"), [
