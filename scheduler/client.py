@@ -25,7 +25,7 @@ from fakeapi.scheduler.http import HTTPClient
 from fakeapi.errors import StatusError
 from fakeapi.machinery.deadlines import TaskDeadlines
 
-# The control plane's User-Agent, which the API server also makes its field manager.
+# The control plane's User-Agent, the field manager of a write that names none (as upstream's).
 CONTROL_PLANE_AGENT = "fakeapi-control-plane"
 # Its components' field managers: what upstream's apiserver makes of their User-Agents (the part
 # before the first "/"), sent as their writes' fieldManager (ApiClient.as_manager) under that one.
