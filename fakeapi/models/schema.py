@@ -200,18 +200,22 @@ class _IllegalBase64(_DecodeError):
 
 # Paths are built lazily as (parent, key) links and only rendered for an error or an unknown
 # field: decoding runs on every write, and formatting each path eagerly dominated its cost.
-# List indexes are links "[i]" and map keys "\0key"; Go's paths leave both out.
-LazyPath = tuple[Any, str] | None
+# List indexes are int links and map keys "\0key"; Go's paths leave both out.
+LazyPath = tuple[Any, str | int] | None
 
 
 def _render(path: LazyPath, go: bool = False) -> str:
     parts: list[str] = []
     while path is not None:
         path, key = path
-        if key[:1] in ("[", "\0"):  # a list index or a map key (a field's name may be "")
+        if type(key) is int:  # a list index
+            if not go:  # Go's field paths name struct fields only
+                parts.append(f"[{key}]")
+            continue
+        if key[:1] == "\0":  # a map key (a field's name may be "")
             if go:
-                continue  # Go's field paths name struct fields only
-            key = key.removeprefix("\0")
+                continue
+            key = key[1:]
         parts.append(key)
     text = ""
     for key in reversed(parts):
@@ -244,13 +248,26 @@ def _verbatim_string(node: Node) -> bool:
     return isinstance(node, Scalar) and _accepted(node.go)[0] is str and node.go not in _CHECKED_STRINGS
 
 
+def _kept_type(node: Node) -> type | None:
+    """The JSON type whose values of ``node`` are kept as they are, without a call: strings that
+    need no check, integers of Go's integer types, bools, floats of ``float64``; None for others."""
+    if not isinstance(node, Scalar) or node.go in _CHECKED_STRINGS:
+        return None
+    if node.go == "float64":
+        return float  # (an integer there takes the checked path)
+    return _accepted(node.go)[0]  # str, int or bool; the first of IntOrString's is str
+
+
 def _fast_path(node: Node, patch: str) -> tuple[type | None, Decoder | None]:
     """The JSON type a well-typed value of ``node`` has, if one type says it is well-typed, and
-    what decodes it then without checking its type again: None keeps the value (a string)."""
-    if _verbatim_string(node):
-        return str, None
+    what decodes it then without checking its type again: None keeps the value."""
+    kept = _kept_type(node)
+    if kept is not None:
+        return kept, None
     if isinstance(node, Struct):
         return dict, _struct_decoder(node.model, patch)
+    if isinstance(node, Scalar) and node.go in _TIMES:
+        return str, _time_normalizer(node.go)
     return None, None
 
 
@@ -287,8 +304,8 @@ def _compile(node: Node, struct: str, patch: str) -> Decoder:
                 raise mismatch(value, path)
             # null list items are zero values even in patches (lists are replaced whole, a null
             # item deletes nothing); null map values in a patch delete the key.
-            return [(x if fast is None else fast(x, (path, f"[{i}]"), unknown)) if type(x) is fast_type else
-                    _zero_value(item_node) if x is None else item(x, (path, f"[{i}]"), unknown)
+            return [(x if fast is None else fast(x, (path, i), unknown)) if type(x) is fast_type else
+                    _zero_value(item_node) if x is None else item(x, (path, i), unknown)
                     for i, x in enumerate(value)]
         return decode_list
     if isinstance(node, MapOf):
@@ -328,18 +345,11 @@ def _compile_scalar(go: str, mismatch: Callable[[Any, LazyPath], _TypeMismatch])
             raise mismatch(value, path)
 
     if go in _TIMES:
-        micro, seen = go == "v1.MicroTime", _NORMALIZED_TIMES[go]
+        normalize = _time_normalizer(go)
 
         def decode_time(value: Any, path: LazyPath, unknown: list[str]) -> Any:
             check(value, path)
-            normalized = seen.get(value)
-            if normalized is None:
-                try:
-                    normalized = normalize_go_time(value, micro=micro)
-                except TimeParseError as exc:
-                    raise _DecodeError(str(exc)) from None
-                seen.keep(value, normalized)
-            return normalized
+            return normalize(value, path, unknown)
         return decode_time
     if go == "[]byte":
         def decode_bytes(value: Any, path: LazyPath, unknown: list[str]) -> Any:
@@ -367,6 +377,24 @@ def _compile_scalar(go: str, mismatch: Callable[[Any, LazyPath], _TypeMismatch])
     return decode_scalar
 
 
+@cache
+def _time_normalizer(go: str) -> Decoder:
+    """The decoder of a string known to be one into the time type ``go``: stored in UTC, to the
+    second (``v1.Time``) or microsecond (``v1.MicroTime``)."""
+    micro, seen = go == "v1.MicroTime", _NORMALIZED_TIMES[go]
+
+    def normalize_time(value: str, path: LazyPath, unknown: list[str]) -> str:
+        normalized = seen.get(value)
+        if normalized is None:
+            try:
+                normalized = normalize_go_time(value, micro=micro)
+            except TimeParseError as exc:
+                raise _DecodeError(str(exc)) from None
+            seen.keep(value, normalized)
+        return normalized
+    return normalize_time
+
+
 def _struct_decoder(model: type[BaseModel], patch: str) -> Decoder:
     """The decoder of a JSON object known to be a dict into ``model``'s fields (compiled once)."""
     found = _STRUCTS.get((model, patch))
@@ -374,6 +402,8 @@ def _struct_decoder(model: type[BaseModel], patch: str) -> Decoder:
         return found
     # key -> (the fast path's JSON type and decoder, the field's decoder); filled below
     fields: dict[str, tuple[type | None, Decoder | None, Decoder]] = {}
+    # key -> the JSON type of values kept as they are (most fields): one lookup decides them
+    kept: dict[str, type] = {}
     # A patch keeps its empty maps and lists: merging one changes nothing, and what a merge patch
     # leaves empty is left out of its result by drop_emptied.
     omit_empty = {} if patch else omitted_when_empty(model)
@@ -383,6 +413,9 @@ def _struct_decoder(model: type[BaseModel], patch: str) -> Decoder:
     def decode_fields(obj: dict[str, Any], path: LazyPath, unknown: list[str]) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for key, value in obj.items():
+            if kept.get(key) is type(value):
+                out[key] = value
+                continue
             field = fields.get(key)
             if patch and (value is None or (directives and key.startswith("$"))):
                 out[key] = value  # a deletion or a strategic-merge directive, applied later
@@ -404,7 +437,10 @@ def _struct_decoder(model: type[BaseModel], patch: str) -> Decoder:
 
     _STRUCTS[model, patch] = decode_fields  # registered first: models may be recursive
     for key, spec in struct_fields(model).items():
-        fields[key] = (*_fast_path(spec.node, patch), _compile(spec.node, model.__name__, patch))
+        fast_type, fast = _fast_path(spec.node, patch)
+        fields[key] = (fast_type, fast, _compile(spec.node, model.__name__, patch))
+        if fast_type is not None and fast is None:
+            kept[key] = fast_type
     return decode_fields
 
 

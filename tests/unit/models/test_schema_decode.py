@@ -67,6 +67,15 @@ GOOD = [
                     "containers": [{"name": "c", "$patch": "replace", "env": []}]}}, "merge",
      {"spec": {"nodeSelector": {"c": None}, "tolerations": [{"key": "k"}], "containers": [{"name": "c"}]}},
      ['unknown field "spec.containers[0].$patch"']),
+    # Values of one well-typed JSON type are kept without a call: an integer in a float64 field
+    # takes the checked path and is kept too; times in list items are normalized there.
+    (CRD, _schema({"a": {"minimum": 1, "maximum": 2.5, "nullable": True, "maxLength": 3}}), "",
+     _schema({"a": {"minimum": 1, "maximum": 2.5, "nullable": True, "maxLength": 3}}), []),
+    (POD, {"status": {"conditions": [{"type": "Ready", "lastTransitionTime": "2026-12-01T10:00:00+01:00"},
+                                     {"type": "x", "lastTransitionTime": "2026-12-01T09:00:00Z", "q": 1}]}}, "merge",
+     {"status": {"conditions": [{"type": "Ready", "lastTransitionTime": "2026-12-01T09:00:00Z"},
+                                {"type": "x", "lastTransitionTime": "2026-12-01T09:00:00Z"}]}},
+     ['unknown field "status.conditions[1].q"']),
 ]
 
 
@@ -75,7 +84,8 @@ GOOD = [
     "time-to-utc-seconds", "microtime-keeps-microseconds", "base64-with-padding-and-newline",
     "numeric-quantity-to-string-null-to-zero", "opaque-kept-verbatim", "patch-keeps-directives-and-nulls",
     "directive-outside-patch-is-unknown", "recursive-model-unknown-paths", "open-maps-kept-with-their-nulls",
-    "open-map-in-patch-keeps-nulls", "opaque-list-kept-with-its-nulls", "merge-patch-lists-are-whole"])
+    "open-map-in-patch-keeps-nulls", "opaque-list-kept-with-its-nulls", "merge-patch-lists-are-whole",
+    "numbers-and-bools-kept", "times-in-list-items"])
 def test_good_bodies_decode(model: Any, body: dict, patch: str, decoded: dict, warnings: list[str]) -> None:
     assert decode(model, body, "Warn", patch=patch) == (decoded, warnings)
 
@@ -121,6 +131,15 @@ BAD = [
     (POD, {"status": {"containerStatuses": {"name": "c"}}},
      "json: cannot unmarshal object into Go struct field PodStatus.status.containerStatuses of type "
      "[]map[string]interface {}"),
+    (CRD, _schema({"a": {"minimum": True}}),
+     "json: cannot unmarshal bool into Go struct field JSONSchemaProps.spec.versions.schema.openAPIV3Schema"
+     ".properties.minimum of type float64"),
+    (CRD, _schema({"a": {"nullable": "yes"}}),
+     "json: cannot unmarshal string into Go struct field JSONSchemaProps.spec.versions.schema.openAPIV3Schema"
+     ".properties.nullable of type bool"),
+    (POD, {"status": {"conditions": [{"type": "Ready"}, {"type": "x", "lastTransitionTime": 5}]}},
+     "json: cannot unmarshal number into Go struct field PodCondition.status.conditions.lastTransitionTime "
+     "of type v1.Time"),
     (CRD, _schema({"a": {"enum": {"x": 1}}}),
      "json: cannot unmarshal object into Go struct field JSONSchemaProps.spec.versions.schema.openAPIV3Schema"
      ".properties.enum of type []runtime.RawExtension"),
@@ -131,7 +150,8 @@ BAD = [
     "string-for-int32", "bool-for-int32", "fraction-for-int32", "number-in-string-list", "number-in-string-map",
     "array-in-string-map", "string-for-list", "array-for-struct", "array-for-quantity", "bool-for-quantity",
     "bad-time", "microtime-too-precise", "bad-base64", "number-for-bytes", "recursive-model-type-error",
-    "array-for-object", "string-for-open-map", "object-for-list-of-open-maps", "object-for-opaque-list"])
+    "array-for-object", "string-for-open-map", "object-for-list-of-open-maps", "bool-for-float64",
+    "string-for-bool", "number-for-time-in-list", "object-for-opaque-list"])
 @pytest.mark.parametrize("patch", ["", "merge", "strategic"], ids=["body", "merge-patch", "strategic-patch"])
 def test_bad_bodies_name_the_field(model: Any, body: Any, message: str, patch: str) -> None:
     kind = model.gvk[2]
