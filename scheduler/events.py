@@ -15,8 +15,10 @@ A recorder that is not a ``series`` one (below) also correlates as client-go's `
   minutes (a token bucket); a repeat beyond that is counted but not written until a token comes.
 
 A ``series`` recorder writes as client-go's events.k8s.io broadcaster (``tools/events``, which
-kube-scheduler uses): an Event once, its series (count 2) once, then the growing count only
-every :data:`SERIES_REFRESH_SECONDS` at the next repeat, and when the series finishes
+kube-scheduler uses): events.k8s.io/v1 Events (``eventTime``, ``action``, ``note``,
+``regarding``, ``reportingController`` and ``reportingInstance`` ``<component>-<hostname>``),
+each written once, its series (count 2) once as a merge patch of ``series``, then the growing
+count only every :data:`SERIES_REFRESH_SECONDS` at the next repeat, and when the series finishes
 (:data:`SERIES_FINISH_SECONDS` without a repeat: the final count is written and the next repeat
 starts a new Event).
 """
@@ -26,16 +28,18 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
+import socket
 from collections import OrderedDict
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from time import monotonic
 from typing import TypeVar
 
-from fakeapi.scheduler.client import EVENTS, TRANSPORT_ERRORS, ApiClient
+from fakeapi.scheduler.client import EVENTS, EVENTS_V1, TRANSPORT_ERRORS, ApiClient
 from fakeapi.scheduler.workqueue import ShutDown, WorkQueue
 
 from fakeapi.errors import NotFound, StatusError
-from fakeapi.machinery.timestamps import now_rfc3339
+from fakeapi.machinery.timestamps import format_micro_rfc3339, now_rfc3339
 
 log = logging.getLogger(__name__)
 
@@ -58,9 +62,18 @@ AGGREGATE_MAX_EVENTS = 10
 AGGREGATE_INTERVAL_SECONDS = 600.0
 SPAM_BURST = 25
 SPAM_REFILL_SECONDS = 300.0
+# events.k8s.io/v1 validation's limits: reportingInstance (and action, reason) and note.
+REPORTING_INSTANCE_LIMIT = 128
+NOTE_LIMIT = 1024
 COMBINED = "(combined from similar events): "
 # The key of an object's aggregated Event: its message, which changes with every write, is none.
 _AGGREGATED = "\0aggregated"
+
+
+def truncated_note(message: str) -> str:
+    """``message`` cut to fit an events.k8s.io/v1 note, ending " ..." when cut (kube-scheduler's
+    ``truncateMessage``)."""
+    return message if len(message) <= NOTE_LIMIT else message[:NOTE_LIMIT - 4] + " ..."
 
 
 @dataclass
@@ -78,6 +91,11 @@ class _Record:
     written_at: float = 0.0  # loop time of the last write (series recorders)
     last_seen: float = 0.0  # loop time of the last repeat (series recorders)
     finish: asyncio.TimerHandle | None = None
+    # Series recorders (events.k8s.io/v1): what was done, and the first and last occurrence as
+    # MicroTimes (eventTime, series.lastObservedTime).
+    action: str = ""
+    first_micro: str = ""
+    last_micro: str = ""
 
 
 def _keep_recent(cache: OrderedDict[K, V], key: K, value: V) -> None:
@@ -106,6 +124,8 @@ class EventRecorder:
         self._api = api
         self._component = component
         self._series = series
+        # tools/events' reportingInstance: the controller and the host it runs on.
+        self._instance = f"{component}-{socket.gethostname()}"[:REPORTING_INSTANCE_LIMIT]
         self._records: OrderedDict[_EventKey, _Record] = OrderedDict()
         # Finished series whose final count is still to be written.
         self._finishing: dict[_EventKey, _Record] = {}
@@ -118,8 +138,9 @@ class EventRecorder:
         # Per object: the spam filter's tokens and when they were counted.
         self._tokens: OrderedDict[tuple[str, ...], tuple[float, float]] = OrderedDict()
 
-    def event(self, obj: dict, type_: str, reason: str, message: str) -> None:
-        """Record that ``reason``/``message`` happened to ``obj``; written asynchronously."""
+    def event(self, obj: dict, type_: str, reason: str, message: str, *, action: str = "") -> None:
+        """Record that ``reason``/``message`` happened to ``obj``; written asynchronously.  A series
+        recorder's Events also say what was done (``action``)."""
         if self._closed:
             return
         involved = involved_object(obj)
@@ -138,6 +159,10 @@ class EventRecorder:
         record.last = now
         record.involved = involved
         record.message = message
+        if self._series:
+            record.action = action
+            record.last_micro = format_micro_rfc3339(datetime.now(UTC))
+            record.first_micro = record.first_micro or record.last_micro
         queue = self._queue
         if queue is None:
             queue = self._queue = WorkQueue()
@@ -228,6 +253,9 @@ class EventRecorder:
         count = record.due
         record.written_at = asyncio.get_running_loop().time()
         namespace = record.involved.get("namespace") or "default"
+        if self._series:
+            await self._write_series(record, namespace, count)
+            return
         if record.name is not None:
             try:
                 # The message too, as client-go's patch carries it: an aggregated Event's changes.
@@ -248,5 +276,30 @@ class EventRecorder:
             "firstTimestamp": record.first, "lastTimestamp": record.last, "count": count,
         }
         await self._api.create(EVENTS, namespace, body, result=False)
+        record.name = name
+        record.written_count = count
+
+    async def _write_series(self, record: _Record, namespace: str, count: int) -> None:
+        """tools/events' ``recordEvent``: a repeat's series as a merge patch of the Event, which is
+        created (whole, with its series) when it does not exist yet or no longer does."""
+        series = {"count": count, "lastObservedTime": record.last_micro} if count > 1 else None
+        if series is not None and record.name is not None:
+            try:
+                await self._api.patch(EVENTS_V1, namespace, record.name, {"series": series}, result=False)
+                record.written_count = count
+                return
+            except NotFound:
+                record.name = None  # someone deleted it; write it afresh
+        name = f"{record.involved['name']}.{secrets.token_hex(8)}"
+        body = {
+            "apiVersion": "events.k8s.io/v1", "kind": "Event",
+            "metadata": {"name": name, "namespace": namespace},
+            "eventTime": record.first_micro, "reportingController": self._component,
+            "reportingInstance": self._instance, "action": record.action, "reason": record.reason,
+            "regarding": record.involved, "note": record.message, "type": record.type,
+        }
+        if series is not None:
+            body["series"] = series
+        await self._api.create(EVENTS_V1, namespace, body, result=False)
         record.name = name
         record.written_count = count

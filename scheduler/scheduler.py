@@ -38,7 +38,7 @@ from fakeapi.scheduler.client import (
 )
 from fakeapi.scheduler.clock import Clock
 from fakeapi.scheduler.dra.allocator import DeviceIndex, Features
-from fakeapi.scheduler.events import NORMAL, WARNING, EventRecorder
+from fakeapi.scheduler.events import NORMAL, WARNING, EventRecorder, truncated_note
 from fakeapi.scheduler.framework.cycle_state import CycleState
 from fakeapi.scheduler.framework.interface import (
     ActionType,
@@ -577,7 +577,7 @@ class Scheduler:
             status, stage = Status(Code.ERROR, (str(exc),)), "Bind"
         if status.is_success:
             self._recorder.event(_as_pod(pod), NORMAL, "Scheduled",
-                                 f"Successfully assigned {object_key(pod)} to {node_name}")
+                                 f"Successfully assigned {object_key(pod)} to {node_name}", action="Binding")
             self.queue.done(info.uid)
             return
         self._revert(state, pod, node_name)
@@ -600,7 +600,8 @@ class Scheduler:
                 self.nominator.nominate(pod, nominated)
             else:
                 self.nominator.remove(info.uid)
-        self._recorder.event(pod, WARNING, "FailedScheduling", message)
+        # The note is cut to the Event's limit; the pod's condition keeps the whole message.
+        self._recorder.event(pod, WARNING, "FailedScheduling", truncated_note(message), action="Scheduling")
         self._explain(pod, reason, message, nominated)
 
     def _explain(self, pod: dict[str, Any], reason: str, message: str, nominated: str | None = None) -> None:

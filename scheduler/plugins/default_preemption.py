@@ -303,7 +303,7 @@ class DefaultPreemption:
             self.victim_gone(uid)   # the preemptor may try again
             return
         self._recorder.event({**pod, "kind": "Pod", "apiVersion": "v1"}, NORMAL, "Preempted",
-                             f"Preempted by {kind} {preemptor_uid} on node {node}")
+                             f"Preempted by {kind} {preemptor_uid} on node {node}", action="Preempting")
 
     def close(self) -> None:
         for task in self._tasks:

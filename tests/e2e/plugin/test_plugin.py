@@ -26,6 +26,12 @@ async def test_passes(fake_api):
             assert resp.status == 200
 
 
+async def test_fails_with_a_pod_that_fits_nowhere(fake_cluster):
+    [pod] = await fake_cluster.apply({"apiVersion": "v1", "kind": "Pod", **POD, "metadata": {"name": "nowhere"}})
+    await fake_cluster.events(pod, reason="FailedScheduling")
+    assert False, "no node for the pod"
+
+
 @pytest.mark.fakeapi(feature_gates="DRAWorkloadResourceClaims=false")
 async def test_marker_sets_feature_gates(fake_cluster):
     assert fake_cluster.gates.DRAWorkloadResourceClaims is False
@@ -36,7 +42,10 @@ def test_failing_test_reports_the_cluster_state_and_passing_ones_do_not(pytester
     pytester.makeini(INI)
     pytester.makepyfile(test_user=USER_TESTS)
     result = pytester.runpytest_subprocess("-rA")
-    result.assert_outcomes(passed=2, failed=1)
+    result.assert_outcomes(passed=2, failed=2)
     out = result.stdout.str()
-    assert out.count("fakeapi cluster") == 1
+    assert out.count("fakeapi cluster") == 2
     result.stdout.fnmatch_lines(["*pods (1):*", "*default/stuck  Pending  node=-*", "*resourceclaims (0):*"])
+    # The scheduler's events.k8s.io/v1 Event, read back as the core Event the report lists.
+    result.stdout.fnmatch_lines(["*events (last *):*",
+                                 "*Warning Pod/nowhere FailedScheduling: no nodes available to schedule pods"])

@@ -1,9 +1,13 @@
-"""EventRecorder: fire-and-forget Events, repeats aggregated into one Event with a count."""
+"""EventRecorder: fire-and-forget Events, repeats aggregated into one Event with a count, or
+(kube-scheduler's) events.k8s.io/v1 Events with a series."""
+
+import re
+import socket
 
 import pytest
 from fakeapi.fixtures import wait_for
 from fakeapi.scheduler import events
-from fakeapi.scheduler.client import EVENTS, NODES, PODS
+from fakeapi.scheduler.client import EVENTS, EVENTS_V1, NODES, PODS
 from fakeapi.scheduler.events import NORMAL, WARNING, EventRecorder
 
 
@@ -64,13 +68,16 @@ async def failing(api):
                                            "spec": {"containers": [{"name": "c", "image": "busybox"}]}})
     recorder = EventRecorder(api, "default-scheduler", series=True)
     try:
-        yield recorder, lambda: recorder.event(p, WARNING, "FailedScheduling", "0/1 nodes are available")
+        yield recorder, lambda: recorder.event(p, WARNING, "FailedScheduling", "0/1 nodes are available",
+                                               action="Scheduling")
     finally:
         await recorder.close()
 
 
 async def _counts(api, reason="FailedScheduling"):
-    return sorted(e["count"] for e in (await api.list(EVENTS, "default"))["items"] if e["reason"] == reason)
+    """The occurrences of each events.k8s.io/v1 Event with ``reason``: its series' count, else 1."""
+    return sorted((e.get("series") or {}).get("count", 1) for e in (await api.list(EVENTS_V1, "default"))["items"]
+                  if e["reason"] == reason)
 
 
 async def _wait_counts(api, counts, message):
@@ -87,9 +94,48 @@ async def test_series_writes_the_event_and_its_series_once(api, failing):
     for _ in range(5):
         record()
     pod = await api.get(PODS, "default", "p")
-    recorder.event(pod, WARNING, "Other", "after the series")
+    recorder.event(pod, WARNING, "Other", "after the series", action="Waiting")
     await wait_for(lambda: _counts(api, "Other"), message="the event written after the series")
     assert await _counts(api) == [2]
+    [event] = [e for e in (await api.list(EVENTS_V1, "default"))["items"] if e["reason"] == "FailedScheduling"]
+    assert event["action"] == "Scheduling" and event["type"] == WARNING
+    assert event["note"] == "0/1 nodes are available"
+    assert event["reportingController"] == "default-scheduler"
+    assert event["reportingInstance"] == f"default-scheduler-{socket.gethostname()}"
+    assert event["regarding"]["uid"] == pod["metadata"]["uid"] and event["regarding"]["kind"] == "Pod"
+    micro = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z"
+    assert re.fullmatch(micro, event["eventTime"]) and re.fullmatch(micro, event["series"]["lastObservedTime"])
+    assert event["eventTime"] <= event["series"]["lastObservedTime"]
+    # The same Event read as core/v1, as kubectl describe reads it: no deprecated fields set.
+    core = await api.get(EVENTS, "default", event["metadata"]["name"])
+    assert core["involvedObject"] == event["regarding"] and core["message"] == event["note"]
+    assert core["reportingComponent"] == "default-scheduler" and core["series"]["count"] == 2
+    assert not core.get("count") and not core.get("firstTimestamp") and not core["source"]
+
+
+async def test_series_notes_are_cut_to_the_events_limit():
+    assert events.truncated_note("x" * 1024) == "x" * 1024
+    assert events.truncated_note("x" * 1025) == "x" * 1020 + " ..."
+    assert len(events.truncated_note("y" * 5000)) == events.NOTE_LIMIT
+
+
+async def test_a_series_whose_event_was_deleted_is_written_afresh(api, failing):
+    _, record = failing
+    record()
+    [first] = await wait_for(lambda: _v1_events(api), message="the first Event")
+    await api.delete(EVENTS_V1, "default", first["metadata"]["name"])
+    record()
+
+    async def recreated():
+        items = await _v1_events(api)
+        return [e for e in items if (e.get("series") or {}).get("count") == 2]
+
+    [again] = await wait_for(recreated, message="the Event created again with its series")
+    assert again["metadata"]["name"] != first["metadata"]["name"] and again["eventTime"] == first["eventTime"]
+
+
+async def _v1_events(api):
+    return (await api.list(EVENTS_V1, "default"))["items"]
 
 
 async def test_finished_series_writes_its_final_count_and_starts_afresh(api, failing, monkeypatch):

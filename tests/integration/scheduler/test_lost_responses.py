@@ -59,7 +59,7 @@ async def scheduled_without_failures(api: ApiClient, pod: str) -> None:
     """The scheduler's Events for ``pod`` (written in order) end in Scheduled, none failed."""
     async def reasons() -> list[str]:
         return [e["reason"] for e in (await api.list(EVENTS, "default"))["items"]
-                if e["involvedObject"]["name"] == pod and e["source"]["component"] == "default-scheduler"]
+                if e["involvedObject"]["name"] == pod and e.get("reportingComponent") == "default-scheduler"]
 
     async def scheduled() -> bool:
         return "Scheduled" in await reasons()

@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 from fakeapi.fixtures.plugin import wait_for
-from fakeapi.scheduler.client import EVENTS, GVR, PODGROUPS, PODS, ApiClient
+from fakeapi.scheduler.client import EVENTS_V1, GVR, PODGROUPS, PODS, ApiClient
 from sched_helpers import (
     apply_manifest,
     create,
@@ -52,8 +52,9 @@ async def _gone(api: ApiClient, name: str) -> bool:
 
 
 async def _preempted_events(api: ApiClient) -> dict[str, str]:
-    return {e["involvedObject"]["name"]: e["message"] for e in (await api.list(EVENTS, "default"))["items"]
-            if e["reason"] == "Preempted"}
+    """Victim name -> note of the scheduler's Preempted Events (events.k8s.io/v1, action Preempting)."""
+    return {e["regarding"]["name"]: e["note"] for e in (await api.list(EVENTS_V1, "default"))["items"]
+            if e["reason"] == "Preempted" and e["action"] == "Preempting" and e["type"] == "Normal"}
 
 
 async def test_a_lower_priority_pod_is_preempted_for_cpu(api: ApiClient) -> None:

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 from fakeapi.fixtures.plugin import wait_for
-from fakeapi.scheduler.client import EVENTS, PODGROUPS, PODS, RESOURCE_CLAIMS, ApiClient
+from fakeapi.scheduler.client import EVENTS, EVENTS_V1, PODGROUPS, PODS, RESOURCE_CLAIMS, ApiClient
 from sched_helpers import (
     GPU_CLASS,
     apply_manifest,
@@ -47,12 +47,16 @@ async def test_template_claim_generated_allocated_bound_running(api: ApiClient) 
     node_terms = claim["status"]["allocation"]["nodeSelector"]["nodeSelectorTerms"]
     assert node_terms[0]["matchFields"][0]["values"] == [pod["spec"]["nodeName"]]
 
-    async def scheduled_event() -> bool:
+    async def scheduled_event() -> list[dict[str, Any]]:
         events = (await api.list(EVENTS, "default"))["items"]
-        return any(e["reason"] == "Scheduled" and e["involvedObject"]["name"] == "p"
-                   and e["message"] == f"Successfully assigned default/p to {pod['spec']['nodeName']}"
-                   for e in events)
-    await wait_for(scheduled_event, message="Scheduled event")
+        return [e for e in events if e["reason"] == "Scheduled" and e["involvedObject"]["name"] == "p"
+                and e["message"] == f"Successfully assigned default/p to {pod['spec']['nodeName']}"]
+    [event] = await wait_for(scheduled_event, message="Scheduled event")
+    # Written as kube-scheduler writes it: an events.k8s.io/v1 Event of the Binding action.
+    v1 = await api.get(EVENTS_V1, "default", event["metadata"]["name"])
+    assert (v1["action"], v1["type"], v1["reportingController"]) == ("Binding", "Normal", "default-scheduler")
+    assert v1["regarding"]["uid"] == pod["metadata"]["uid"] and v1["note"] == event["message"]
+    assert v1["eventTime"] and "series" not in v1 and not event.get("count")
 
 
 async def test_control_plane_writes_keep_every_managers_fields(api: ApiClient) -> None:
@@ -148,10 +152,11 @@ async def test_exhaustion_pending_until_a_pod_finishes(api: ApiClient) -> None:
                                     "no new claims to deallocate, preemption: 0/2 nodes are available: "
                                     "2 Preemption is not helpful for scheduling..")
 
-    async def failed_event() -> bool:
-        events = (await api.list(EVENTS, "default"))["items"]
-        return any(e["reason"] == "FailedScheduling" and e["involvedObject"]["name"] == "extra" for e in events)
-    await wait_for(failed_event, message="FailedScheduling event")
+    async def failed_event() -> list[dict[str, Any]]:
+        events = (await api.list(EVENTS_V1, "default"))["items"]
+        return [e for e in events if e["reason"] == "FailedScheduling" and e["regarding"]["name"] == "extra"]
+    failed = await wait_for(failed_event, message="FailedScheduling event")
+    assert {(e["action"], e["type"], e["note"]) for e in failed} == {("Scheduling", "Warning", condition["message"])}
 
     done = await get_pod(api, "p3")
     await api.patch(PODS, "default", "p3", {"status": {"phase": "Succeeded"}}, subresource="status")
