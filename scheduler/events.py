@@ -91,9 +91,10 @@ class _Record:
     written_at: float = 0.0  # loop time of the last write (series recorders)
     last_seen: float = 0.0  # loop time of the last repeat (series recorders)
     finish: asyncio.TimerHandle | None = None
-    # Series recorders (events.k8s.io/v1): what was done, and the first and last occurrence as
-    # MicroTimes (eventTime, series.lastObservedTime).
+    # Series recorders (events.k8s.io/v1): what was done, the secondary object, and the first and
+    # last occurrence as MicroTimes (eventTime, series.lastObservedTime).
     action: str = ""
+    related: dict | None = None
     first_micro: str = ""
     last_micro: str = ""
 
@@ -138,9 +139,10 @@ class EventRecorder:
         # Per object: the spam filter's tokens and when they were counted.
         self._tokens: OrderedDict[tuple[str, ...], tuple[float, float]] = OrderedDict()
 
-    def event(self, obj: dict, type_: str, reason: str, message: str, *, action: str = "") -> None:
+    def event(self, obj: dict, type_: str, reason: str, message: str, *, action: str = "",
+              related: dict | None = None) -> None:
         """Record that ``reason``/``message`` happened to ``obj``; written asynchronously.  A series
-        recorder's Events also say what was done (``action``)."""
+        recorder's Events also say what was done (``action``) and may name a ``related`` object."""
         if self._closed:
             return
         involved = involved_object(obj)
@@ -161,6 +163,7 @@ class EventRecorder:
         record.message = message
         if self._series:
             record.action = action
+            record.related = None if related is None else involved_object(related)
             record.last_micro = format_micro_rfc3339(datetime.now(UTC))
             record.first_micro = record.first_micro or record.last_micro
         queue = self._queue
@@ -298,6 +301,8 @@ class EventRecorder:
             "reportingInstance": self._instance, "action": record.action, "reason": record.reason,
             "regarding": record.involved, "note": record.message, "type": record.type,
         }
+        if record.related is not None:
+            body["related"] = record.related
         if series is not None:
             body["series"] = series
         await self._api.create(EVENTS_V1, namespace, body, result=False)

@@ -177,7 +177,8 @@ class DefaultPreemption:
                                         also={NOT_HELPFUL: not_helpful} if not_helpful else None)
             return unschedulable(NAME, "preemption: " + message)
         best = pick_node(candidates)
-        self._evict(best.victims, uid, "pod", uid, best.node, _scheduler_name(pod))
+        self._evict(best.victims, uid, "pod", uid, best.node, _scheduler_name(pod),
+                    {**pod, "kind": "Pod", "apiVersion": "v1"})
         self._nominate(pod, best.node)
         state.write(NOMINATION, best.node)
         return SUCCESS
@@ -271,20 +272,21 @@ class DefaultPreemption:
         self._nominator.nominate(pod, node_name)
 
     def _evict(self, victims: Iterable[Victim], preemptor: str, kind: str, preemptor_uid: str, node: str,
-               scheduler_name: str) -> None:
+               scheduler_name: str, preemptor_pod: dict[str, Any] | None = None) -> None:
         """Preempt every pod of ``victims`` in the background for ``preemptor``; ``node`` is what
-        the Events name (a group preemptor's domain is the whole ``cluster``)."""
+        the Events name (a group preemptor's domain is the whole ``cluster``), and a pod preemptor
+        their related object, as upstream's."""
         for victim in victims:
             for pod in victim.pods:
                 self._pending.setdefault(preemptor, set()).add(pod["metadata"]["uid"])
                 self._preemptor_of[pod["metadata"]["uid"]] = preemptor
                 task = asyncio.get_running_loop().create_task(
-                    self._preempt_pod(pod, kind, preemptor_uid, node, scheduler_name))
+                    self._preempt_pod(pod, kind, preemptor_uid, node, scheduler_name, preemptor_pod))
                 self._tasks.add(task)
                 task.add_done_callback(self._tasks.discard)
 
     async def _preempt_pod(self, pod: dict[str, Any], kind: str, preemptor_uid: str, node: str,
-                           scheduler_name: str) -> None:
+                           scheduler_name: str, preemptor_pod: dict[str, Any] | None) -> None:
         """``PreemptPod``: mark the victim a disruption target, delete it, record an Event."""
         meta = pod["metadata"]
         namespace, name, uid = meta.get("namespace", ""), meta["name"], meta["uid"]
@@ -303,7 +305,8 @@ class DefaultPreemption:
             self.victim_gone(uid)   # the preemptor may try again
             return
         self._recorder.event({**pod, "kind": "Pod", "apiVersion": "v1"}, NORMAL, "Preempted",
-                             f"Preempted by {kind} {preemptor_uid} on node {node}", action="Preempting")
+                             f"Preempted by {kind} {preemptor_uid} on node {node}", action="Preempting",
+                             related=preemptor_pod)
 
     def close(self) -> None:
         for task in self._tasks:

@@ -81,6 +81,10 @@ async def test_a_lower_priority_pod_is_preempted_for_cpu(api: ApiClient) -> None
     assert (await wait_running(api, "high"))["spec"]["nodeName"] == "n1"
     events = await wait_for(lambda: _preempted_events(api), message="the Preempted event")
     assert events == {"low": f"Preempted by pod {high['metadata']['uid']} on node n1"}
+    # The preemptor is the Event's related object, as upstream's recorder names it.
+    [event] = [e for e in (await api.list(EVENTS_V1, "default"))["items"] if e["reason"] == "Preempted"]
+    assert {k: event["related"][k] for k in ("kind", "name", "uid")} == {
+        "kind": "Pod", "name": "high", "uid": high["metadata"]["uid"]}
 
 
 async def _second_pod_on_a_full_node(api: ApiClient, first: str, second: str) -> dict[str, Any]:
