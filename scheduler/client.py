@@ -24,6 +24,7 @@ from fakeapi.scheduler.http import HTTPClient
 
 from fakeapi.errors import StatusError
 from fakeapi.machinery.deadlines import TaskDeadlines
+from fakeapi.machinery.managedfields import OMIT_MANAGED_FIELDS_HEADER
 
 # The control plane's User-Agent, the field manager of a write that names none (as upstream's).
 CONTROL_PLANE_AGENT = "fakeapi-control-plane"
@@ -125,9 +126,14 @@ class ApiClient:
     """Kubernetes API requests to one server over keep-alive HTTP/1.1 connections
     (:mod:`fakeapi.scheduler.http`); use as ``async with``."""
 
-    def __init__(self, server: str | Connection, *, user_agent: str = CONTROL_PLANE_AGENT) -> None:
+    def __init__(self, server: str | Connection, *, user_agent: str = CONTROL_PLANE_AGENT,
+                 omit_managed_fields: bool = False) -> None:
+        """``omit_managed_fields``: read every object without ``metadata.managedFields`` (fakeapi's
+        extension header, see :data:`~fakeapi.machinery.managedfields.OMIT_MANAGED_FIELDS_HEADER`),
+        for a client that drops them anyway, as the control plane's informers do."""
         self.connection = server if isinstance(server, Connection) else Connection(server)
         self._user_agent = user_agent
+        self._extra_headers = {OMIT_MANAGED_FIELDS_HEADER: "true"} if omit_managed_fields else {}
         self._http: HTTPClient | None = None
         self._deadlines = TaskDeadlines(REQUEST_TIMEOUT)
         self._field_manager: str | None = None  # the writes' fieldManager when a call names none
@@ -154,7 +160,8 @@ class ApiClient:
         if self._http is None:
             self._http = HTTPClient(
                 self.connection.server,
-                {"User-Agent": self._user_agent, "Accept": "application/json", **self.connection.headers()},
+                {"User-Agent": self._user_agent, "Accept": "application/json", **self._extra_headers,
+                 **self.connection.headers()},
                 ssl_context=self.connection.ssl_context(), connect=self.connection.connect)
 
     async def close(self) -> None:

@@ -100,7 +100,7 @@ class ControlPlane:
         """Build every loop, sync the informers, then run the loops as background tasks (with a
         :class:`~fakeapi.scheduler.informers.presence.Presence`, the loops of ``TRIGGERS``
         whose objects do not exist yet are built, synced and run once one does)."""
-        api = self._api = ApiClient(self._connection, user_agent=CONTROL_PLANE_AGENT)
+        api = self._api = ApiClient(self._connection, user_agent=CONTROL_PLANE_AGENT, omit_managed_fields=True)
         api.open()
         self._as = {manager: api.as_manager(manager) for manager in _MANAGERS}
         factory = self._factory = InformerFactory(api, self._presence)

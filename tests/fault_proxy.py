@@ -28,6 +28,7 @@ import ipaddress
 import random
 import re
 import socket
+from collections import deque
 import struct
 from collections.abc import AsyncIterator, Coroutine
 from dataclasses import dataclass, field
@@ -37,6 +38,7 @@ from urllib.parse import urlsplit
 _LOOPBACK_NAMES = ("localhost",)
 _MAX_HEAD = 64 * 1024
 _CHUNK = 64 * 1024
+_KEPT_HEADS = 1000  # request heads kept for tests to read
 _WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 _WATCH = re.compile(r"[?&]watch=(true|1)(&|$)")
 
@@ -110,6 +112,7 @@ class FaultProxy:
         self.url = ""
         self.resets = 0
         self.dropped: list[str] = []          # request lines whose response was dropped
+        self.heads: deque[bytes] = deque(maxlen=_KEPT_HEADS)   # the latest request heads, as sent
 
     async def __aenter__(self) -> FaultProxy:
         await self.start()
@@ -231,6 +234,7 @@ class FaultProxy:
                 conn.upstream.close()   # client went away
                 return
             method, target, length, chunked = _parse_head(head)
+            self.heads.append(head)
             conn.request = (method, target)
             conn.holds = [h for h in self._holds if not h.released.is_set() and h.rule.matches(method, target)]
             if _fire(self._fails, method, target):

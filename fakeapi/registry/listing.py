@@ -36,6 +36,8 @@ class ListOptions(NamedTuple):
     allow_bookmarks: bool = False
     send_initial_events: bool | None = None
     timeout_seconds: int | None = None
+    # Objects without managedFields (the fakeapi extension header OMIT_MANAGED_FIELDS_HEADER).
+    omit_managed_fields: bool = False
 
     @property
     def has_selectors(self) -> bool:

@@ -14,12 +14,15 @@ from typing import Any
 import orjson
 
 from fakeapi.errors import Expired, Timeout, not_found
+from fakeapi.machinery.managedfields import without_managed_fields
 from fakeapi.registry.listing import ListOptions, make_predicate
 from fakeapi.registry.resource import ResourceType
 from fakeapi.store.eventlog import Event
 
-# ``encoded`` is re-exported for the HTTP layer, which reaches objects only through the registry:
-# an object's JSON, reusing the bytes its commit serialized when it is the object just written.
+# ``encoded`` and ``encoded_without_managed_fields`` are re-exported for the HTTP layer, which
+# reaches objects only through the registry: an object's JSON, reusing the bytes its commit (or its
+# watch line without managedFields) serialized when it is the object just written.
+from fakeapi.store.eventlog import encoded_without_managed_fields as encoded_without_managed_fields
 from fakeapi.store.objects import ObjectStore, object_key
 from fakeapi.store.objects import encoded as encoded
 from fakeapi.store.pagination import ContinueToken
@@ -142,6 +145,8 @@ class Reader:
             meta["continue"] = ContinueToken(list_rv, object_key(items[-1])).encode()
             if predicate is None:
                 meta["remainingItemCount"] = len(items_all) - opts.limit
+        if opts.omit_managed_fields:
+            items = [without_managed_fields(o) for o in items]
         return {"kind": f"{rt.kind}List", "apiVersion": rt.api_version, "metadata": meta, "items": items}
 
     # -- watches -------------------------------------------------------------------------------
@@ -159,23 +164,29 @@ class Reader:
         scope = (namespace or fields.requires_exact_match("metadata.namespace")) if rt.namespaced else None
         predicate = make_predicate(rt, opts)
         # Most watches (every informer's) take a kind's objects as stored: one filter for all.
-        flt = _EVERYTHING if scope is None and predicate is None and rt.read_view is None else WatchFilter(
-            scope, predicate, rt.read_view, fields.requires_exact_match("metadata.name"))
+        flt = _EVERYTHING if (scope is None and predicate is None and rt.read_view is None
+                              and not opts.omit_managed_fields) else WatchFilter(
+            scope, predicate, rt.read_view, fields.requires_exact_match("metadata.name"), opts.omit_managed_fields)
         storage = rt.storage_key
         rv_text = opts.resource_version
         if opts.send_initial_events:
             if rv_text and rv_text != "0":
                 await self.wait_not_older_than(int(rv_text))
-            watcher = store.open_watch(storage, flt, since=None, initial=self.items(rt, flt.namespace))
+            watcher = store.open_watch(storage, flt, since=None, initial=self._initial(rt, flt.namespace, opts))
             watcher.push_line(orjson.dumps(bookmark_line(rt, store.rv, True)) + b"\n")
             return watcher
         if not rv_text or rv_text == "0":
-            initial = self.items(rt, flt.namespace) if opts.send_initial_events is not False else []
+            initial = self._initial(rt, flt.namespace, opts) if opts.send_initial_events is not False else []
             return store.open_watch(storage, flt, since=None, initial=initial)
         rv = int(rv_text)
         if rv > store.rv:
             await self.wait_not_older_than(rv)
         return store.open_watch(storage, flt, since=rv)
+
+    def _initial(self, rt: ResourceType, namespace: str | None, opts: ListOptions) -> list[dict[str, Any]]:
+        """A watch's synthetic ADDED objects, as it reads them."""
+        objects = self.items(rt, namespace)
+        return [without_managed_fields(o) for o in objects] if opts.omit_managed_fields else objects
 
     def bookmark(self, rt: ResourceType) -> dict[str, Any]:
         """A BOOKMARK at the current revision."""

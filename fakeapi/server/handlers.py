@@ -30,12 +30,13 @@ from fakeapi.errors import (
 )
 from fakeapi.machinery.goparse import parse_int64
 from fakeapi.machinery.listtypes import ListTypes
+from fakeapi.machinery.managedfields import OMIT_MANAGED_FIELDS_HEADER, without_managed_fields
 from fakeapi.machinery.memo import Memo
 from fakeapi.models.options import DeleteOptions
 from fakeapi.models.schema import decode
 from fakeapi.registry import listing, patching
 from fakeapi.registry.patching import PATCH_MEDIA, PATCH_TYPES
-from fakeapi.registry.reads import encoded
+from fakeapi.registry.reads import encoded, encoded_without_managed_fields
 from fakeapi.registry.resource import ResourceType, Subresource
 from fakeapi.registry.rest import Registry
 from fakeapi.registry.subresources import named_as
@@ -54,11 +55,18 @@ FIELD_VALIDATION = ("Ignore", "Warn", "Strict")
 METHOD_VERBS = {"GET": "get", "POST": "create", "PUT": "update", "PATCH": "patch"}
 
 
-def json_response(body: Any, status: int = 200, warnings: list[str] | None = None) -> web.Response:
+def json_response(body: Any, status: int = 200, warnings: list[str] | None = None, *,
+                  omit_managed_fields: bool = False) -> web.Response:
+    """``body`` as JSON; ``omit_managed_fields``: an object without its managedFields."""
     headers = {"Warning": ", ".join(f'299 - "{_escape(w)}"' for w in bounded_warnings(warnings))} \
         if warnings else None
-    return JSONResponse(body=encoded(body), status=status, content_type="application/json",
-                        headers=headers)
+    return JSONResponse(body=encoded_without_managed_fields(body) if omit_managed_fields else encoded(body),
+                        status=status, content_type="application/json", headers=headers)
+
+
+def _omits_managed_fields(request: web.Request) -> bool:
+    """Whether the request reads objects without managedFields (a fakeapi extension)."""
+    return request.headers.get(OMIT_MANAGED_FIELDS_HEADER) == "true"
 
 
 # Upstream's warning recorder bounds what one response carries: 4 Ki runes of warning text in all;
@@ -194,6 +202,8 @@ async def _get(request: web.Request, registry: Registry, target: Target) -> web.
     metadata_only = partial.requested(accept) if "Partial" in accept else None  # (no call on nearly every GET)
     if target.name is None:
         opts = listing.parse_list_options(request.query, rt)
+        if _omits_managed_fields(request):
+            opts = opts._replace(omit_managed_fields=True)
         if opts.watch:
             if opts.send_initial_events and tables.accepts_only_table(accept):
                 raise NotAcceptable("only the following media types are accepted: application/json, "
@@ -216,7 +226,8 @@ async def _get(request: web.Request, registry: Registry, target: Target) -> web.
     if "Table" in accept and tables.wants_table(accept):  # (the check without a call: nearly every GET)
         return json_response(tables.to_table(rt, [obj], {"resourceVersion": obj["metadata"]["resourceVersion"]},
                                              request.query.get("includeObject", "Metadata")))
-    return json_response(metadata_only.object(obj) if metadata_only else obj)
+    return json_response(metadata_only.object(obj) if metadata_only else obj,
+                         omit_managed_fields=_omits_managed_fields(request))
 
 
 def _with_user(request: web.Request, registry: Registry, target: Target, opts: WriteOptions) -> WriteOptions:
@@ -306,7 +317,7 @@ async def _create(request: web.Request, registry: Registry, target: Target) -> w
         obj, _, warnings = await _judged(request, registry, target, opts, write)
     else:
         obj, _, warnings = _created(registry, target, body, opts)
-    return json_response(obj, 201, warnings)
+    return json_response(obj, 201, warnings, omit_managed_fields=_omits_managed_fields(request))
 
 
 async def _update(request: web.Request, registry: Registry, target: Target) -> web.Response:
@@ -318,7 +329,7 @@ async def _update(request: web.Request, registry: Registry, target: Target) -> w
         obj, _, warnings = await _judged(request, registry, target, opts, write)
     else:
         obj, _, warnings = _updated(registry, target, body, opts)
-    return json_response(obj, 200, warnings)
+    return json_response(obj, 200, warnings, omit_managed_fields=_omits_managed_fields(request))
 
 
 def _patch_type(request: web.Request, allowed: tuple[str, ...]) -> str:
@@ -343,7 +354,7 @@ async def _patch(request: web.Request, registry: Registry, target: Target) -> we
         obj, created, warnings = await _judged(request, registry, target, opts, write)
     else:
         obj, created, warnings = _patched(registry, target, patch_type, body, opts)
-    return json_response(obj, 201 if created else 200, warnings)
+    return json_response(obj, 201 if created else 200, warnings, omit_managed_fields=_omits_managed_fields(request))
 
 
 async def _delete_options(request: web.Request) -> tuple[dict[str, Any], bool]:
@@ -373,7 +384,7 @@ async def _delete(request: web.Request, registry: Registry, target: Target) -> w
     obj, gone, warnings = await _deleted(request, registry, rt, target.namespace or "", target.name or "",
                                          options, dry_run, user)
     if not gone or rt.returns_deleted_object:
-        return json_response(obj, warnings=warnings)
+        return json_response(obj, warnings=warnings, omit_managed_fields=_omits_managed_fields(request))
     details: dict[str, Any] = {"name": target.name, "kind": rt.plural, "uid": obj["metadata"]["uid"]}
     if rt.group:
         details["group"] = rt.group
@@ -433,7 +444,7 @@ async def _delete_collection(request: web.Request, registry: Registry, target: T
             if exc.code != 404 and failure is None:
                 failure = exc
             continue
-        deleted.append(obj)
+        deleted.append(without_managed_fields(obj) if _omits_managed_fields(request) else obj)
         warnings += said
     if failure is not None:
         raise failure
@@ -483,7 +494,7 @@ async def _own_subresource(request: web.Request, registry: Registry, target: Tar
         body, said = await _admitted(request, registry, target, sub, body, view, opts)
         warnings += said
     answer = sub.handler(registry.writes, rt, namespace, name, body, opts)
-    return json_response(answer, 201 if creating else 200, warnings)
+    return json_response(answer, 201 if creating else 200, warnings, omit_managed_fields=_omits_managed_fields(request))
 
 
 async def _admitted(request: web.Request, registry: Registry, target: Target, sub: Subresource,

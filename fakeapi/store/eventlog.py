@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 
 from fakeapi.errors import Expired
+from fakeapi.machinery.managedfields import without_managed_fields
 
 # Watch event types, as the wire spells them.
 ADDED, MODIFIED, DELETED = "ADDED", "MODIFIED", "DELETED"
@@ -37,6 +38,23 @@ def line_around(event_type: str, body: bytes) -> bytes:
     """:func:`watch_line` of an ADDED, MODIFIED or DELETED event from its object's JSON ``body``
     (the same bytes, without serializing the object again)."""
     return _LINE_HEADS[event_type] + body + b"}\n"
+
+
+# The object last written without managedFields, and those bytes: a client that reads objects
+# without them (the control plane) is answered for its write with what its watch line carried just
+# before, at the commit.  One slot for the process, checked by identity (the slot keeps the object
+# alive, so no other object can take its id).
+_last_without: tuple[Any, bytes] = (None, b"")
+
+
+def encoded_without_managed_fields(obj: Any) -> bytes:
+    """``orjson.dumps`` of ``obj`` without ``metadata.managedFields``, serialized once per object."""
+    global _last_without
+    last, body = _last_without
+    if last is not obj:
+        body = orjson.dumps(without_managed_fields(obj))
+        _last_without = (obj, body)
+    return body
 
 
 @dataclass(eq=False)

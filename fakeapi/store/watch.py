@@ -26,7 +26,8 @@ from typing import Any
 
 import orjson
 
-from fakeapi.store.eventlog import ADDED, DELETED, Event
+from fakeapi.machinery.managedfields import without_managed_fields
+from fakeapi.store.eventlog import ADDED, DELETED, Event, encoded_without_managed_fields, line_around
 
 Filter = Callable[[dict[str, Any]], bool]
 # Writes lines to a watch's connection now, returning False when it cannot take them.
@@ -45,6 +46,8 @@ class WatchFilter:
     # The one name the field selector allows (``metadata.name=``), if it fixes one: where the hub
     # files the watch.  The predicate still checks it.
     name: str | None = None
+    # Objects written without managedFields (fakeapi's extension header).
+    omit_managed_fields: bool = False
 
     def matches(self, obj: dict[str, Any] | None) -> bool:
         if obj is None:
@@ -114,11 +117,18 @@ class Watcher:
 
     def _line(self, event: Event, event_type: str = "", obj: dict[str, Any] | None = None) -> bytes:
         """The event's shared line, unless the type changes or this watch reads objects its own way."""
-        view = self.filter.view
+        flt = self.filter
+        view = flt.view
         if view is None and not event_type:
+            if flt.omit_managed_fields:
+                return line_around(event.type, encoded_without_managed_fields(event.obj))
             return event.line()
         obj = event.obj if obj is None else obj
-        return orjson.dumps({"type": event_type or event.type, "object": obj if view is None else view(obj)}) + b"\n"
+        if view is not None:
+            obj = view(obj)
+        if flt.omit_managed_fields:
+            obj = without_managed_fields(obj)
+        return orjson.dumps({"type": event_type or event.type, "object": obj}) + b"\n"
 
     def push_line(self, line: bytes) -> None:
         """Queue a line produced outside the event stream (initial state, bookmarks)."""
