@@ -350,7 +350,9 @@ def _decode(raw: bytes) -> Any:
 def trim_managed_fields(obj: dict) -> dict:
     """``obj`` (freshly decoded, so not shared yet) without ``metadata.managedFields``, as
     kube-scheduler's and kube-controller-manager's informers keep objects: no loop reads them, and
-    a write of such an object leaves the stored ones in place."""
+    a write of such an object leaves the stored ones in place.  The control plane's client asks the
+    server to leave them out already (``omit_managed_fields``); this keeps any that come anyway
+    (a client without the option) out of the caches."""
     meta = obj.get("metadata")
     if meta:
         meta.pop("managedFields", None)

@@ -28,8 +28,8 @@ import ipaddress
 import random
 import re
 import socket
-from collections import deque
 import struct
+from collections import deque
 from collections.abc import AsyncIterator, Coroutine
 from dataclasses import dataclass, field
 from typing import Any

@@ -48,7 +48,8 @@ _last_without: tuple[Any, bytes] = (None, b"")
 
 
 def encoded_without_managed_fields(obj: Any) -> bytes:
-    """``orjson.dumps`` of ``obj`` without ``metadata.managedFields``, serialized once per object."""
+    """``orjson.dumps`` of ``obj`` without ``metadata.managedFields``, serialized once per object
+    in a row: for objects no one edits once written (stored objects, answers)."""
     global _last_without
     last, body = _last_without
     if last is not obj:
