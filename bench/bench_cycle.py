@@ -48,7 +48,7 @@ from fakeapi.config import FeatureGates
 
 
 class _Recorder:
-    def event(self, *args: Any) -> None:
+    def event(self, *args: Any, **kwargs: Any) -> None:
         pass
 
 

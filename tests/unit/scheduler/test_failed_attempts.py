@@ -27,7 +27,7 @@ TAINT = {"key": "dedicated", "value": "x", "effect": "NoSchedule"}
 
 
 class _Recorder:
-    def event(self, *args: Any) -> None:
+    def event(self, *args: Any, **kwargs: Any) -> None:
         pass
 
 

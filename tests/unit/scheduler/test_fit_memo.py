@@ -22,7 +22,7 @@ BIG = {**ALLOC, "cpu": "4"}   # scores better: a node the memo would wrongly kee
 
 
 class _Recorder:
-    def event(self, *args: Any) -> None:
+    def event(self, *args: Any, **kwargs: Any) -> None:
         pass
 
 

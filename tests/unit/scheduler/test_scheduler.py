@@ -47,7 +47,7 @@ class _Factory:
 
 
 class _Recorder:
-    def event(self, *args: Any) -> None:
+    def event(self, *args: Any, **kwargs: Any) -> None:
         pass
 
 
