@@ -16,8 +16,8 @@ as the HTTP layer would.  Operations:
   template), ``pod-claims-patch`` (its merge patch of a new pod's ``status.resourceClaimStatuses``),
   ``claim-finalizer`` (the scheduler's PreBind PUT adding the finalizer, alternating with one
   without it), ``binding`` (``pods/binding`` of a fresh pod each call), ``create-event`` (the
-  Scheduled Event, events.k8s.io/v1) and ``pod-status-patch`` (the kubelet's first merge patch of a bound pod's
-  whole status, with a resourceVersion precondition).
+  Scheduled Event, events.k8s.io/v1) and ``pod-status-patch`` (the kubelet's first merge patch
+  of a bound pod's whole status, with a resourceVersion precondition).
 
 Figures: CPU µs per operation (median of ``--runs``), or with ``--callgrind`` instructions per
 operation, each operation in its own process under valgrind's callgrind with counting switched
