@@ -16,8 +16,10 @@ A recorder that is not a ``series`` one (below) also correlates as client-go's `
 
 A ``series`` recorder writes as client-go's events.k8s.io broadcaster (``tools/events``, which
 kube-scheduler uses): events.k8s.io/v1 Events (``eventTime``, ``action``, ``note``,
-``regarding``, ``reportingController`` and ``reportingInstance`` ``<component>-<hostname>``),
-each written once, its series (count 2) once as a merge patch of ``series``, then the growing
+``regarding``, ``reportingController`` and ``reportingInstance`` ``<component>-<hostname>``).
+Repeats about one object at one resourceVersion with one type, action, reason and related object
+are one series, whatever their notes (the Event keeps the first): the Event is written once, its
+series (count 2) once as a merge patch of ``series``, then the growing
 count only every :data:`SERIES_REFRESH_SECONDS` at the next repeat, and when the series finishes
 (:data:`SERIES_FINISH_SECONDS` without a repeat: the final count is written and the next repeat
 starts a new Event).
@@ -53,7 +55,7 @@ _MAX_RECORDS = 4096
 SERIES_REFRESH_SECONDS = 30 * 60.0
 SERIES_FINISH_SECONDS = 6 * 60.0
 
-_EventKey = tuple[str, str, str, str, str, str]
+_EventKey = tuple[str, ...]
 K = TypeVar("K")
 V = TypeVar("V")
 
@@ -148,10 +150,18 @@ class EventRecorder:
         involved = involved_object(obj)
         loop = asyncio.get_running_loop()
         similar = (involved.get("namespace", ""), involved["name"], involved["uid"], type_, reason)
-        key = (*similar, message)
         seen_at = monotonic()
-        if not self._series and self._aggregated(similar, message, seen_at):
-            key, message = (*similar, _AGGREGATED), COMBINED + message
+        reference = None if related is None else involved_object(related)
+        if self._series:
+            # tools/events' getKey: the type, action, reason and objects (their resourceVersions
+            # too), not the note: a repeat with another note joins the series, whose Event keeps
+            # the first note.
+            key: _EventKey = (*similar, action, involved["resourceVersion"],
+                              *((reference["uid"], reference["resourceVersion"]) if reference else ()))
+        else:
+            key = (*similar, message)
+            if self._aggregated(similar, message, seen_at):
+                key, message = (*similar, _AGGREGATED), COMBINED + message
         now = now_rfc3339()
         record = self._records.get(key)
         if record is None:
@@ -160,12 +170,13 @@ class EventRecorder:
         record.count += 1
         record.last = now
         record.involved = involved
-        record.message = message
         if self._series:
             record.action = action
-            record.related = None if related is None else involved_object(related)
+            record.related = reference
             record.last_micro = format_micro_rfc3339(datetime.now(UTC))
             record.first_micro = record.first_micro or record.last_micro
+        else:
+            record.message = message
         queue = self._queue
         if queue is None:
             queue = self._queue = WorkQueue()

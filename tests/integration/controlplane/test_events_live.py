@@ -113,6 +113,24 @@ async def test_series_writes_the_event_and_its_series_once(api, failing):
     assert not core.get("count") and not core.get("firstTimestamp") and not core["source"]
 
 
+async def test_a_series_is_one_object_version_and_action_whatever_the_note(api, failing):
+    # tools/events' getKey: another note joins the series (the Event keeps the first note);
+    # a newer resourceVersion of the object, or another action, starts an Event of its own.
+    recorder, record = failing
+    record()
+    pod = await api.get(PODS, "default", "p")
+    recorder.event(pod, WARNING, "FailedScheduling", "0/2 nodes are available", action="Scheduling")
+    await _wait_counts(api, [2], "one series for both notes")
+    [event] = await _v1_events(api)
+    assert event["note"] == "0/1 nodes are available"
+    newer = await api.patch(PODS, "default", "p", {"metadata": {"labels": {"changed": "yes"}}})
+    recorder.event(newer, WARNING, "FailedScheduling", "0/1 nodes are available", action="Scheduling")
+    recorder.event(newer, WARNING, "FailedScheduling", "0/1 nodes are available", action="Retrying")
+    await _wait_counts(api, [1, 1, 2], "an Event for the newer version and one for the other action")
+    assert {e["regarding"]["resourceVersion"] for e in await _v1_events(api)} == {
+        pod["metadata"]["resourceVersion"], newer["metadata"]["resourceVersion"]}
+
+
 async def test_series_notes_are_cut_to_the_events_limit():
     assert events.truncated_note("x" * 1024) == "x" * 1024
     assert events.truncated_note("x" * 1025) == "x" * 1020 + " ..."
