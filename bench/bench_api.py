@@ -62,17 +62,8 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import (
-    callgrind_cache_counts,
-    callgrind_counting,
-    callgrind_instructions,
-    machine_description,
-    markdown_table,
-    median_of,
-    percentile,
-    run_loop,
-    start_bare_server,
-)
+from bench.callgrind import callgrind_cache_counts, callgrind_counting, callgrind_instructions
+from bench.common import machine_description, markdown_table, median_of, percentile, run_loop, start_bare_server
 from fakeapi.cluster import FakeCluster
 from fakeapi.config import ServerOptions
 

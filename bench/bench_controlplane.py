@@ -30,15 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fakeapi.scheduler.client import PODS, ApiClient
 
-from bench.common import (
-    RunningWatch,
-    callgrind_counting,
-    cpu_seconds,
-    create_dra_workload,
-    dra_pod,
-    machine_description,
-    run_loop,
-)
+from bench.callgrind import callgrind_counting
+from bench.common import RunningWatch, cpu_seconds, create_dra_workload, dra_pod, machine_description, run_loop
 from fakeapi.cluster import FakeCluster
 
 DEVICES_PER_NODE = 8

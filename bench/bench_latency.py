@@ -58,14 +58,13 @@ from fakeapi.scheduler.client import (
     ApiClient,
 )
 
+from bench.callgrind import callgrind_counting, callgrind_instructions
 from bench.common import (
     DEVICE_CLASS,
     PROBE_REQUESTS,
     TEMPLATE,
     BareProbe,
     RunningWatch,
-    callgrind_counting,
-    callgrind_instructions,
     child_pids,
     cpu_seconds,
     dra_node,

@@ -39,7 +39,8 @@ import orjson
 if __package__ in (None, ""):  # run as a script: make `bench.` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import callgrind_counting, callgrind_instructions, machine_description
+from bench.callgrind import callgrind_counting, callgrind_instructions
+from bench.common import machine_description
 
 FULL = (50, 10, 100, 200)   # nodes, devices per node, init pods, measured pods
 QUICK = (20, 4, 20, 40)

@@ -43,7 +43,8 @@ import orjson
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.bench_api import configmap, pod
-from bench.common import callgrind_counting, callgrind_instructions, machine_description, markdown_table
+from bench.callgrind import callgrind_counting, callgrind_instructions
+from bench.common import machine_description, markdown_table
 
 WARM_UP = 200
 N = 300
