@@ -97,6 +97,8 @@ class _Record:
     # last occurrence as MicroTimes (eventTime, series.lastObservedTime).
     action: str = ""
     related: dict | None = None
+    # Core recorders: the host of the Event's source (tools/record's EventSource.Host).
+    host: str = ""
     first_micro: str = ""
     last_micro: str = ""
 
@@ -142,9 +144,10 @@ class EventRecorder:
         self._tokens: OrderedDict[tuple[str, ...], tuple[float, float]] = OrderedDict()
 
     def event(self, obj: dict, type_: str, reason: str, message: str, *, action: str = "",
-              related: dict | None = None) -> None:
+              related: dict | None = None, host: str = "") -> None:
         """Record that ``reason``/``message`` happened to ``obj``; written asynchronously.  A series
-        recorder's Events also say what was done (``action``) and may name a ``related`` object."""
+        recorder's Events also say what was done (``action``) and may name a ``related`` object;
+        a core one's may name the ``host`` its component runs on (the kubelet's node)."""
         if self._closed:
             return
         involved = involved_object(obj)
@@ -177,6 +180,7 @@ class EventRecorder:
             record.first_micro = record.first_micro or record.last_micro
         else:
             record.message = message
+            record.host = host
         queue = self._queue
         if queue is None:
             queue = self._queue = WorkQueue()
@@ -285,8 +289,9 @@ class EventRecorder:
             "metadata": {"name": name, "namespace": namespace},
             "involvedObject": record.involved,
             "type": record.type, "reason": record.reason, "message": record.message,
-            "source": {"component": self._component},
-            "reportingComponent": self._component, "reportingInstance": self._component,
+            "source": {"component": self._component, **({"host": record.host} if record.host else {})},
+            # tools/record: the reporting controller and instance are the source's component and host.
+            "reportingComponent": self._component, **({"reportingInstance": record.host} if record.host else {}),
             "firstTimestamp": record.first, "lastTimestamp": record.last, "count": count,
         }
         await self._api.create(EVENTS, namespace, body, result=False)

@@ -122,6 +122,12 @@ def ephemeral_statuses(pod: dict, now: str) -> list[dict] | None:
     return known + added if added else None
 
 
+def _node_of(pod: dict) -> str:
+    """The node whose kubelet handles ``pod``: its Events' source host, as upstream's kubelet
+    records them."""
+    return (pod.get("spec") or {}).get("nodeName") or ""
+
+
 def is_settled(pod: dict, *, timer_pending: bool) -> bool:
     """Whether a sync of the bound ``pod`` would find nothing to do: it runs and is ready, with no
     exit to time, no debug container to start and no lifecycle timer to cancel (most updates of a
@@ -226,12 +232,13 @@ class Kubelet:
             if self._reported.get(meta["uid"]) != reason:
                 self._reported[meta["uid"]] = reason
                 self._recorder.event(pod, WARNING, FAILED_PREPARE,
-                                     f"Failed to prepare dynamic resources: {reason}")
+                                     f"Failed to prepare dynamic resources: {reason}", host=_node_of(pod))
             return
         self._reported.pop(meta["uid"], None)
         lifecycle = lifecycle_of(pod)
         if lifecycle.problem:
-            self._recorder.event(pod, WARNING, INVALID_LIFECYCLE, f"Ignored lifecycle annotations: {lifecycle.problem}")
+            self._recorder.event(pod, WARNING, INVALID_LIFECYCLE, f"Ignored lifecycle annotations: {lifecycle.problem}",
+                                 host=_node_of(pod))
         body = {"metadata": {"resourceVersion": meta["resourceVersion"]},
                 "status": running_status(pod, self._clock.rfc3339(), self._pod_ip(pod))}
         if lifecycle.run_for is None and lifecycle.ready_after <= 0:

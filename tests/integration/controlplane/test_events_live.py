@@ -30,6 +30,8 @@ async def test_repeats_are_aggregated_and_distinct_reasons_are_not(api):
         stuck = next(e for e in events if e["reason"] == "Stuck")
         assert stuck["type"] == WARNING
         assert stuck["source"] == {"component": "test-component"}
+        # tools/record: the reporting controller is the source's component, the instance its host (none).
+        assert stuck["reportingComponent"] == "test-component" and "reportingInstance" not in stuck
         assert stuck["involvedObject"]["uid"] == p["metadata"]["uid"]
         assert stuck["involvedObject"]["kind"] == "Pod"
 

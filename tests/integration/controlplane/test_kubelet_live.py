@@ -83,11 +83,14 @@ async def test_pod_waits_for_claim_reservation(api, kubelet):
 
     async def why_pending():
         events = (await api.list(EVENTS, NS))["items"]
-        return [e["message"] for e in events
+        return [e for e in events
                 if e["involvedObject"]["name"] == "consumer" and e["reason"] == "FailedPrepareDynamicResources"]
 
-    [message] = await wait_for(why_pending, message="an event explaining the pending pod")
-    assert "ResourceClaim gpu is not allocated" in message
+    [event] = await wait_for(why_pending, message="an event explaining the pending pod")
+    assert "ResourceClaim gpu is not allocated" in event["message"]
+    # As upstream's kubelet records it: its node is the source's host and the reporting instance.
+    assert event["source"] == {"component": "kubelet", "host": "node-1"}
+    assert (event["reportingComponent"], event["reportingInstance"]) == ("kubelet", "node-1")
     assert phase(await api.get(PODS, NS, "consumer")) != "Running"
 
     await reserve(api, "gpu", waiting)
