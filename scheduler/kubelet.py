@@ -55,7 +55,14 @@ from fakeapi.scheduler.rules.lifecycle import (
     terminal_status,
 )
 from fakeapi.scheduler.rules.podips import PodIPs
-from fakeapi.scheduler.rules.pods import is_assigned, is_pod_terminal, is_ready, is_terminating, node_name_keys
+from fakeapi.scheduler.rules.pods import (
+    is_assigned,
+    is_pod_terminal,
+    is_ready,
+    is_terminating,
+    node_name_keys,
+    node_of,
+)
 from fakeapi.scheduler.rules.workloads import parse_time
 from fakeapi.scheduler.workqueue import WorkQueue, process
 
@@ -120,12 +127,6 @@ def ephemeral_statuses(pod: dict, now: str) -> list[dict] | None:
               "containerID": f"fakeapi://{uid}-{c['name']}", "state": {"running": {"startedAt": now}}}
              for c in (pod.get("spec") or {}).get("ephemeralContainers") or [] if c.get("name") not in names]
     return known + added if added else None
-
-
-def _node_of(pod: dict) -> str:
-    """The node whose kubelet handles ``pod``: its Events' source host, as upstream's kubelet
-    records them."""
-    return (pod.get("spec") or {}).get("nodeName") or ""
 
 
 def is_settled(pod: dict, *, timer_pending: bool) -> bool:
@@ -232,13 +233,13 @@ class Kubelet:
             if self._reported.get(meta["uid"]) != reason:
                 self._reported[meta["uid"]] = reason
                 self._recorder.event(pod, WARNING, FAILED_PREPARE,
-                                     f"Failed to prepare dynamic resources: {reason}", host=_node_of(pod))
+                                     f"Failed to prepare dynamic resources: {reason}", host=node_of(pod))
             return
         self._reported.pop(meta["uid"], None)
         lifecycle = lifecycle_of(pod)
         if lifecycle.problem:
             self._recorder.event(pod, WARNING, INVALID_LIFECYCLE, f"Ignored lifecycle annotations: {lifecycle.problem}",
-                                 host=_node_of(pod))
+                                 host=node_of(pod))
         body = {"metadata": {"resourceVersion": meta["resourceVersion"]},
                 "status": running_status(pod, self._clock.rfc3339(), self._pod_ip(pod))}
         if lifecycle.run_for is None and lifecycle.ready_after <= 0:

@@ -80,7 +80,7 @@ from fakeapi.scheduler.queue.scheduling_queue import SchedulingQueue
 from fakeapi.scheduler.rules.claims import is_deallocation, pod_claim_keys
 from fakeapi.scheduler.rules.keys import object_key
 from fakeapi.scheduler.rules.podgroups import PodGroupInstance, group_priority, pod_group_instance, pod_group_keys
-from fakeapi.scheduler.rules.pods import is_assigned, is_pod_terminal, is_terminating
+from fakeapi.scheduler.rules.pods import as_pod, is_assigned, is_pod_terminal, is_terminating
 from fakeapi.scheduler.snapshot import NodeCache, NodeInfo
 
 from fakeapi.config import FeatureGates
@@ -111,11 +111,6 @@ def _bound_node(pod: dict[str, Any]) -> list[str]:
     """The node a pod occupies (bound and not finished), for the index of pods by node."""
     node = (pod.get("spec") or {}).get("nodeName")
     return [node] if node and not is_pod_terminal(pod) else []
-
-
-def _as_pod(pod: dict[str, Any]) -> dict[str, Any]:
-    """Lists may omit type meta; Events need the involved object's kind."""
-    return pod if pod.get("kind") else {**pod, "kind": "Pod", "apiVersion": "v1"}
 
 
 class _Result(NamedTuple):
@@ -329,7 +324,7 @@ class Scheduler:
         arrived = group.take_arrivals()
         told_all = self._gate_notes.get(group.key) == status.message
         for uid in arrived if told_all else list(group.members):
-            self._explain(_as_pod(group.members[uid].pod), REASON_UNSCHEDULABLE, status.message)
+            self._explain(as_pod(group.members[uid].pod), REASON_UNSCHEDULABLE, status.message)
         self._gate_notes[group.key] = status.message
         return status
 
@@ -576,7 +571,7 @@ class Scheduler:
             log.exception("binding %s failed", info.uid)
             status, stage = Status(Code.ERROR, (str(exc),)), "Bind"
         if status.is_success:
-            self._recorder.event(_as_pod(pod), NORMAL, "Scheduled",
+            self._recorder.event(as_pod(pod), NORMAL, "Scheduled",
                                  f"Successfully assigned {object_key(pod)} to {node_name}", action="Binding")
             self.queue.done(info.uid)
             return
@@ -594,7 +589,7 @@ class Scheduler:
     def _report(self, info: QueuedPodInfo, reason: str, message: str, nominated: str | None = None) -> None:
         """``FailedScheduling`` Event and ``PodScheduled=False`` on the pod; ``nominated`` sets
         (a node) or clears ("") ``status.nominatedNodeName``, None keeps it."""
-        pod = _as_pod(info.pod)
+        pod = as_pod(info.pod)
         if nominated is not None:
             if nominated:
                 self.nominator.nominate(pod, nominated)

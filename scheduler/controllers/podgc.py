@@ -25,7 +25,7 @@ from typing import Any
 from fakeapi.scheduler.client import NODES, PODS, ApiClient
 from fakeapi.scheduler.clock import Clock
 from fakeapi.scheduler.informers import InformerFactory
-from fakeapi.scheduler.rules.pods import is_pod_terminal, is_ready, is_terminating
+from fakeapi.scheduler.rules.pods import is_pod_terminal, is_ready, is_terminating, node_of
 
 from fakeapi.errors import Conflict, NotFound
 
@@ -35,10 +35,6 @@ TERMINATED_THRESHOLD = 12_500
 OUT_OF_SERVICE = "node.kubernetes.io/out-of-service"
 ORPHANED = {"type": "DisruptionTarget", "status": "True", "reason": "DeletionByPodGC",
             "message": "PodGC: node no longer exists"}
-
-
-def _node_of(pod: dict[str, Any]) -> str:
-    return (pod.get("spec") or {}).get("nodeName") or ""
 
 
 def _out_of_service(node: dict[str, Any]) -> bool:
@@ -82,13 +78,13 @@ class PodGCController:
         terminated, terminating on out-of-service nodes, orphaned, unscheduled terminating."""
         pods = self._pods.lister.list()
         terminating = [p for p in pods if is_terminating(p)]
-        gone = await self._deleted_nodes({_node_of(p) for p in pods} - {""})
+        gone = await self._deleted_nodes({node_of(p) for p in pods} - {""})
         passes: list[tuple[Iterable[dict[str, Any]], dict[str, Any] | None]] = [
             (terminated_to_collect(pods, self._threshold), None),
-            ((p for p in terminating if _node_of(p) and _out_of_service(self._nodes.lister.get(None, _node_of(p))
+            ((p for p in terminating if node_of(p) and _out_of_service(self._nodes.lister.get(None, node_of(p))
                                                                        or {})), None),
-            ((p for p in pods if _node_of(p) in gone), ORPHANED),
-            ((p for p in terminating if not _node_of(p)), None),
+            ((p for p in pods if node_of(p) in gone), ORPHANED),
+            ((p for p in terminating if not node_of(p)), None),
         ]
         doomed: dict[str, tuple[dict[str, Any], dict[str, Any] | None]] = {}
         for chosen, condition in passes:

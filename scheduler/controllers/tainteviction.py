@@ -30,7 +30,7 @@ from fakeapi.scheduler.clock import Clock
 from fakeapi.scheduler.controllers.taintdeletion import disruption_condition, mark_and_delete
 from fakeapi.scheduler.events import EventRecorder
 from fakeapi.scheduler.informers import InformerFactory
-from fakeapi.scheduler.rules.pods import node_name_keys
+from fakeapi.scheduler.rules.pods import node_name_keys, node_of
 from fakeapi.scheduler.rules.workloads import parse_time
 from fakeapi.scheduler.workqueue import WorkQueue, process
 
@@ -138,7 +138,7 @@ class TaintEvictionController:
             pod = self._pods.lister.get(namespace, name)
             if pod is None:
                 self._scheduled.pop((namespace, name), None)
-            elif taints := self._tainted.get((pod.get("spec") or {}).get("nodeName") or ""):
+            elif taints := self._tainted.get(node_of(pod)):
                 self._process(pod, taints, now)
         else:
             await self._evict(namespace, name, now)

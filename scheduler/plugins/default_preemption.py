@@ -48,7 +48,7 @@ from fakeapi.scheduler.nominator import Nominator
 from fakeapi.scheduler.plugins.node_resources_fit import overcommitted
 from fakeapi.scheduler.preemption import Candidate, Victim, pick_node, reprieve
 from fakeapi.scheduler.rules.podgroups import PodGroupInstance, pod_group_instance
-from fakeapi.scheduler.rules.pods import is_terminating
+from fakeapi.scheduler.rules.pods import as_pod, is_terminating
 from fakeapi.scheduler.snapshot import NodeCache, NodeInfo
 
 from fakeapi.errors import NotFound, StatusError
@@ -178,7 +178,7 @@ class DefaultPreemption:
             return unschedulable(NAME, "preemption: " + message)
         best = pick_node(candidates)
         self._evict(best.victims, uid, "pod", uid, best.node, _scheduler_name(pod),
-                    {**pod, "kind": "Pod", "apiVersion": "v1"})
+                    as_pod(pod))
         self._nominate(pod, best.node)
         state.write(NOMINATION, best.node)
         return SUCCESS
@@ -304,7 +304,7 @@ class DefaultPreemption:
             log.warning("could not preempt pod %s/%s: %s", namespace, name, exc)
             self.victim_gone(uid)   # the preemptor may try again
             return
-        self._recorder.event({**pod, "kind": "Pod", "apiVersion": "v1"}, NORMAL, "Preempted",
+        self._recorder.event(as_pod(pod), NORMAL, "Preempted",
                              f"Preempted by {kind} {preemptor_uid} on node {node}", action="Preempting",
                              related=preemptor_pod)
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from fakeapi.scheduler.framework.cycle_state import CycleState
 from fakeapi.scheduler.framework.interface import SUCCESS, Status, skip, unresolvable
+from fakeapi.scheduler.rules.pods import node_of
 from fakeapi.scheduler.snapshot import NodeInfo
 
 NAME = "NodeName"
@@ -19,7 +20,7 @@ class NodeName:
         return SUCCESS if (pod.get("spec") or {}).get("nodeName") else skip(NAME)
 
     def sign(self, pod: dict[str, Any]) -> str:
-        return (pod.get("spec") or {}).get("nodeName") or ""
+        return node_of(pod)
 
     def filter(self, state: CycleState, pod: dict[str, Any], node_info: NodeInfo) -> Status:
         if pod["spec"]["nodeName"] != node_info.name:

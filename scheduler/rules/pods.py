@@ -49,7 +49,18 @@ def is_pod_done(pod: Mapping[str, Any]) -> bool:
     return is_pod_terminal(pod) or (is_terminating(pod) and not is_assigned(pod))
 
 
+def node_of(pod: Mapping[str, Any]) -> str:
+    """The node the pod is bound to (``spec.nodeName``), "" while it is bound to none."""
+    return (pod.get("spec") or {}).get("nodeName") or ""
+
+
 def node_name_keys(pod: Mapping[str, Any]) -> list[str]:
     """``spec.nodeName`` when set, for indexes of pods by node (upstream's ``spec.nodeName`` index)."""
-    node = (pod.get("spec") or {}).get("nodeName")
+    node = node_of(pod)
     return [node] if node else []
+
+
+def as_pod(pod: dict[str, Any]) -> dict[str, Any]:
+    """``pod`` with its type meta: lists and informers' objects may omit it, an Event's reference
+    needs the kind."""
+    return pod if pod.get("kind") else {**pod, "kind": "Pod", "apiVersion": "v1"}

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import orjson
-from fakeapi.scheduler.rules.pods import is_pod_terminal, is_ready, is_terminating, ready_condition
+from fakeapi.scheduler.rules.pods import is_pod_terminal, is_ready, is_terminating, node_of, ready_condition
 
 from fakeapi.machinery.selectors import SelectorError, label_selector_from_dict
 from fakeapi.machinery.timestamps import format_rfc3339
@@ -147,7 +147,7 @@ def pods_to_delete(pods: list[dict[str, Any]], related: Iterable[Mapping[str, An
         if node and is_pod_active(pod):
             on_node[node] = on_node.get(node, 0) + 1
     ranked = sorted(pods, key=lambda p: deletion_rank(
-        p, on_node.get((p.get("spec") or {}).get("nodeName") or "", 0), now))
+        p, on_node.get(node_of(p), 0), now))
     return ranked[:max(count, 0)]
 
 

@@ -1,7 +1,7 @@
 """Pod lifecycle predicates: terminal (phase) versus done (will never run)."""
 
 import pytest
-from fakeapi.scheduler.rules.pods import is_assigned, is_pod_done, is_pod_terminal, is_terminating
+from fakeapi.scheduler.rules.pods import as_pod, is_assigned, is_pod_done, is_pod_terminal, is_terminating, node_of
 
 
 def pod(phase=None, node="", deleting=False):
@@ -49,3 +49,16 @@ def test_is_pod_done(p, terminal, done):
 def test_assigned_and_terminating(p, assigned, terminating):
     assert is_assigned(p) is assigned
     assert is_terminating(p) is terminating
+
+
+def test_node_of_is_the_bound_node_or_empty():
+    assert node_of({"spec": {"nodeName": "n1"}}) == "n1"
+    assert node_of({"spec": {"nodeName": None}}) == node_of({"spec": {}}) == node_of({}) == ""
+
+
+def test_as_pod_adds_type_meta_only_when_missing():
+    listed = {"metadata": {"name": "p"}}
+    assert as_pod(listed) == {"metadata": {"name": "p"}, "kind": "Pod", "apiVersion": "v1"}
+    assert listed == {"metadata": {"name": "p"}}  # the cached object is left as it was
+    full = {"kind": "Pod", "apiVersion": "v1", "metadata": {"name": "p"}}
+    assert as_pod(full) is full
