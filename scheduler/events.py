@@ -268,25 +268,40 @@ class EventRecorder:
                 queue.done(key)
 
     async def _write(self, record: _Record) -> None:
+        """The record's count on its Event: a patch of the Event, or the Event created (whole, with
+        the count; again if someone deleted it).  A core recorder patches the count, last time and
+        message (client-go's patch carries an aggregated Event's changes); a series recorder the
+        ``series`` of an events.k8s.io/v1 Event (tools/events' ``recordEvent``)."""
         count = record.due
         record.written_at = asyncio.get_running_loop().time()
         namespace = record.involved.get("namespace") or "default"
+        series: dict | None = None
         if self._series:
-            await self._write_series(record, namespace, count)
-            return
-        if record.name is not None:
+            gvr = EVENTS_V1
+            series = {"count": count, "lastObservedTime": record.last_micro} if count > 1 else None
+            patch = None if series is None else {"series": series}
+        else:
+            gvr = EVENTS
+            patch = {"count": count, "lastTimestamp": record.last, "message": record.message}
+        if patch is not None and record.name is not None:
             try:
-                # The message too, as client-go's patch carries it: an aggregated Event's changes.
-                await self._api.patch(EVENTS, namespace, record.name, {
-                    "count": count, "lastTimestamp": record.last, "message": record.message}, result=False)
+                await self._api.patch(gvr, namespace, record.name, patch, result=False)
                 record.written_count = count
                 return
             except NotFound:
-                record.name = None  # someone deleted it; write a fresh one
+                record.name = None  # someone deleted it; write it afresh
         name = f"{record.involved['name']}.{secrets.token_hex(8)}"
-        body = {
-            "apiVersion": "v1", "kind": "Event",
-            "metadata": {"name": name, "namespace": namespace},
+        metadata = {"name": name, "namespace": namespace}
+        body = (self._series_event(record, metadata, series) if self._series
+                else self._core_event(record, metadata, count))
+        await self._api.create(gvr, namespace, body, result=False)
+        record.name = name
+        record.written_count = count
+
+    def _core_event(self, record: _Record, metadata: dict, count: int) -> dict:
+        """A core/v1 Event as tools/record writes it."""
+        return {
+            "apiVersion": "v1", "kind": "Event", "metadata": metadata,
             "involvedObject": record.involved,
             "type": record.type, "reason": record.reason, "message": record.message,
             "source": {"component": self._component, **({"host": record.host} if record.host else {})},
@@ -294,25 +309,11 @@ class EventRecorder:
             "reportingComponent": self._component, **({"reportingInstance": record.host} if record.host else {}),
             "firstTimestamp": record.first, "lastTimestamp": record.last, "count": count,
         }
-        await self._api.create(EVENTS, namespace, body, result=False)
-        record.name = name
-        record.written_count = count
 
-    async def _write_series(self, record: _Record, namespace: str, count: int) -> None:
-        """tools/events' ``recordEvent``: a repeat's series as a merge patch of the Event, which is
-        created (whole, with its series) when it does not exist yet or no longer does."""
-        series = {"count": count, "lastObservedTime": record.last_micro} if count > 1 else None
-        if series is not None and record.name is not None:
-            try:
-                await self._api.patch(EVENTS_V1, namespace, record.name, {"series": series}, result=False)
-                record.written_count = count
-                return
-            except NotFound:
-                record.name = None  # someone deleted it; write it afresh
-        name = f"{record.involved['name']}.{secrets.token_hex(8)}"
+    def _series_event(self, record: _Record, metadata: dict, series: dict | None) -> dict:
+        """An events.k8s.io/v1 Event as tools/events writes it."""
         body = {
-            "apiVersion": "events.k8s.io/v1", "kind": "Event",
-            "metadata": {"name": name, "namespace": namespace},
+            "apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": metadata,
             "eventTime": record.first_micro, "reportingController": self._component,
             "reportingInstance": self._instance, "action": record.action, "reason": record.reason,
             "regarding": record.involved, "note": record.message, "type": record.type,
@@ -321,6 +322,4 @@ class EventRecorder:
             body["related"] = record.related
         if series is not None:
             body["series"] = series
-        await self._api.create(EVENTS_V1, namespace, body, result=False)
-        record.name = name
-        record.written_count = count
+        return body
