@@ -55,11 +55,11 @@ from bench.common import (
     DEVICE_CLASS,
     DRIVER,
     TEMPLATE,
-    BareProbe,
     create_all,
     machine_description,
     markdown_table,
     percentile,
+    probed,
 )
 from fakeapi.cluster import FakeCluster
 
@@ -132,8 +132,7 @@ class CycleTimer:
 async def run_shape(timer: CycleTimer, **shape: Any) -> dict[str, Any]:
     """One shape on a fresh cluster: pods/s and the cycle durations (none with ``separate``), and
     the shape's time in bare POSTs timed around it."""
-    async with BareProbe() as probe:
-        result, bare_us = await probe.around(_run_shape(timer, **shape))
+    result, bare_us = await probed(_run_shape(timer, **shape))
     return {**result, "bare_us": bare_us, "bare_posts": result["seconds"] * 1e6 / bare_us}
 
 

@@ -40,13 +40,13 @@ from fakeapi.scheduler.client import EVENTS, GVR, PODS, RESOURCE_CLAIMS, ApiClie
 
 from bench.bench_scheduler import BoundCounter
 from bench.common import (
-    BareProbe,
     child_pids,
     cpu_seconds,
     create_all,
     create_dra_workload,
     dra_pod,
     machine_description,
+    probed,
     rss_kib,
     run_loop,
 )
@@ -112,8 +112,7 @@ async def _progress(counter: BoundCounter, total: int, changes: ChangeCounter | 
 async def run(nodes: int, devices: int, pods: int, run_for: str, writes: bool = False) -> dict[str, Any]:
     """One fresh cluster: set it up, then time ``pods`` pods from the first create to the last bind;
     with the wall time per pod in bare POSTs timed around it."""
-    async with BareProbe() as probe:
-        result, bare_us = await probe.around(_run(nodes, devices, pods, run_for, writes))
+    result, bare_us = await probed(_run(nodes, devices, pods, run_for, writes))
     return {**result, "bare_us": bare_us, "bare_posts_per_pod": result["seconds"] * 1e6 / pods / bare_us}
 
 

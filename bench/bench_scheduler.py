@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fakeapi.scheduler.client import PODS, ApiClient
 
-from bench.common import BareProbe, child_pids, cpu_seconds, create_all, create_dra_workload, dra_pod, run_loop
+from bench.common import child_pids, cpu_seconds, create_all, create_dra_workload, dra_pod, probed, run_loop
 from fakeapi.cluster import FakeCluster
 from fakeapi.config import tune_gc_for_server
 
@@ -93,8 +93,7 @@ async def run_once(nodes: int, devices: int, init_pods: int, measure_pods: int,
                 ApiClient(cluster.url) as api:
             return await _measure(api, nodes, devices, init_pods, measure_pods, profiler)
 
-    async with BareProbe() as probe:
-        result, bare_us = await probe.around(measured())
+    result, bare_us = await probed(measured())
     return result._replace(bare_posts_per_pod=1e6 / result.pods_per_s / bare_us)
 
 

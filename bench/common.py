@@ -220,6 +220,13 @@ class BareProbe:
         return took
 
 
+async def probed(run: Awaitable[T]) -> tuple[T, float]:
+    """``run`` between the batches of a fresh :class:`BareProbe` (:meth:`BareProbe.around`): its
+    result and a bare POST's µs in its minutes."""
+    async with BareProbe() as probe:
+        return await probe.around(run)
+
+
 # The DRA template workload of scheduler_perf's SchedulingWithResourceClaimTemplate, shared by the
 # benchmarks that run it: nodes with one ResourceSlice each, one DeviceClass selecting the driver's
 # devices, one ResourceClaimTemplate, pods with one claim from that template.

@@ -25,6 +25,7 @@ from bench.common import (
     markdown_table,
     median_of,
     percentile,
+    probed,
     replace_generated,
     rss_kib,
 )
@@ -191,6 +192,18 @@ async def test_bare_probe_times_one_post_at_a_time_to_its_server() -> None:
         assert slow_us >= 4000 and 0 < fast_us < slow_us  # the server's time is in each figure
         await bare.batch(3)
     assert bare.batches[0] == fast_us and len(bare.batches) == 2 and slowed.batches == [slow_us]
+
+
+async def test_probed_runs_between_the_batches_of_its_own_probe(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(common, "PROBE_REQUESTS", 3)
+    seen: list[str] = []
+
+    async def run() -> str:
+        seen.append("ran")
+        return "measured"
+
+    result, bare_us = await probed(run())
+    assert (result, seen) == ("measured", ["ran"]) and bare_us > 0
 
 
 async def test_bare_probe_around_a_run_is_the_mean_of_a_batch_before_and_one_after(
