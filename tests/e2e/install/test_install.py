@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e import UNRELATED_PLUGINS
+
 REPO = Path(__file__).resolve().parents[3]
 # The repository's folders and the import names they install as.
 SOURCES = {"fakeapi": "fakeapi", "scheduler": "fakeapi/scheduler", "fixtures": "fakeapi/fixtures"}
@@ -131,5 +133,6 @@ def test_a_downstream_project_with_its_own_scheduler_and_fixtures(venv: Path, tm
                                          "asyncio_default_fixture_loop_scope = function\n")
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_downstream.py").write_text(DOWNSTREAM_TEST)
-    out = _run(venv / "bin" / "python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests", cwd=tmp_path)
+    out = _run(venv / "bin" / "python", "-m", "pytest", "-q", "-p", "no:cacheprovider", *UNRELATED_PLUGINS, "tests",
+               cwd=tmp_path)
     assert "2 passed" in out, out

@@ -7,7 +7,7 @@ import asyncio
 import sys
 from pathlib import Path
 
-from tests.e2e.plugin.test_fixtures import UNRELATED_PLUGINS
+from tests.e2e import UNRELATED_PLUGINS
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 

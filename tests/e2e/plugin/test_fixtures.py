@@ -13,6 +13,8 @@ import pytest
 from fakeapi.fixtures.plugin import kubectl_binary
 from fakeapi.scheduler.clock import ManualClock
 
+from tests.e2e import UNRELATED_PLUGINS
+
 DOWNSTREAM = '''
 import asyncio
 
@@ -72,11 +74,6 @@ def test_fault_injection_in_a_plain_test(fake_api, kube_client, namespace):
         api.create_namespaced_config_map(namespace, body)
     assert err.value.status == 503 and fault.fired == 1
 '''
-
-
-# Plugins this environment installs for other tests (schemathesis, hypothesis, anyio): a
-# downstream suite does not need them, and loading them triples each pytest's start-up.
-UNRELATED_PLUGINS = ("-p", "no:hypothesispytest", "-p", "no:schemathesis", "-p", "no:anyio")
 
 
 def run(pytester: pytest.Pytester, ini: str, *args: str) -> pytest.RunResult:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.e2e import UNRELATED_PLUGINS
+
 INI = "[pytest]\nasyncio_mode = auto\nasyncio_default_fixture_loop_scope = function\n"
 
 USER_TESTS = '''
@@ -41,7 +43,7 @@ async def test_marker_sets_feature_gates(fake_cluster):
 def test_failing_test_reports_the_cluster_state_and_passing_ones_do_not(pytester: pytest.Pytester) -> None:
     pytester.makeini(INI)
     pytester.makepyfile(test_user=USER_TESTS)
-    result = pytester.runpytest_subprocess("-rA")
+    result = pytester.runpytest_subprocess(*UNRELATED_PLUGINS, "-rA")
     result.assert_outcomes(passed=2, failed=2)
     out = result.stdout.str()
     assert out.count("fakeapi cluster") == 2
