@@ -29,8 +29,8 @@ lint: $(STAMP)
 	cd $(LINT_INSTALL) && $(abspath $(BIN))/lint-imports --config $(CURDIR)/pyproject.toml
 
 # The suite runs on two xdist workers with the benchmarks' smokes (bench-smoke) beside them:
-# ~100 s on 2 cores, where one pytest process with the smokes beside it took 120-138 s (the
-# smokes alone take ~55 s). The smokes' output waits in a log until pytest is done; either
+# on this project's 2-core machine (2026-12-03, 4,161 tests) ~140 s alone and ~167 s with the
+# smokes beside it, the smokes alone ~90 s (most of it starting Python processes). The smokes' output waits in a log until pytest is done; either
 # failing fails `make test`.  --dist worksteal: xdist's default (load) sends each worker a first
 # batch of an eighth of the suite in collection order and never takes back what it sent; the
 # first batch held all of tests/e2e, the slowest files, and its worker ran on alone for up to 35 s.
