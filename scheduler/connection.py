@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fakeapi.machinery import yamltext
 from fakeapi.machinery.pem import load_cert_chain
 
 
@@ -68,6 +67,9 @@ def from_kubeconfig(path: str | os.PathLike[str]) -> Connection:
     """The current context's server, CA and credentials (``path`` "-" reads standard input): a
     bearer token (``token``/``tokenFile``) or a client certificate and key (inline or files).
     Exec and auth-provider plugins are not supported."""
+    # Imported here: PyYAML is ~25 ms of a control plane's start, which most (given --server) skip.
+    from fakeapi.machinery import yamltext
+
     path = Path(path)
     # "-": from standard input (how FakeCluster hands a child control plane its secrets).
     config = yamltext.load(sys.stdin.read() if str(path) == "-" else path.read_text()) or {}

@@ -11,10 +11,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-
-from croniter import CroniterError, croniter
+from typing import TYPE_CHECKING
 
 from fakeapi.machinery.durations import parse_duration
+
+if TYPE_CHECKING:
+    from croniter import croniter
+
+
+def _croniter() -> type[croniter]:
+    # Imported at first use: croniter and dateutil are ~20 ms of every server's and control
+    # plane's start, and only CronJobs need them.
+    from croniter import croniter
+
+    return croniter
 
 DESCRIPTORS = {
     "@yearly": "0 0 1 1 *", "@annually": "0 0 1 1 *", "@monthly": "0 0 1 * *", "@weekly": "0 0 * * 0",
@@ -38,7 +48,7 @@ class Schedule:
         if self.every:
             # robfig's ConstantDelaySchedule: the interval from the moment, rounded down to the second.
             return moment.replace(microsecond=0) + timedelta(seconds=self.every)
-        result: datetime = croniter(self.expression, moment).get_next(datetime)
+        result: datetime = _croniter()(self.expression, moment).get_next(datetime)
         return result
 
     def most_recent(self, after: datetime, until: datetime, limit: int = 100) -> tuple[datetime | None, int]:
@@ -52,7 +62,7 @@ class Schedule:
             latest, count, cursor = upcoming, count + 1, upcoming
         if not self.every:
             # Too many to walk: the last one before ``until`` (croniter steps back from just after it).
-            latest = croniter(self.expression, until + timedelta(seconds=1)).get_prev(datetime)
+            latest = _croniter()(self.expression, until + timedelta(seconds=1)).get_prev(datetime)
         return latest, count
 
 
@@ -74,8 +84,10 @@ def parse_schedule(text: str) -> Schedule:
     fields = spec.split()
     if len(fields) != 5:
         raise ScheduleError(f"expected exactly 5 fields, found {len(fields)}: [{' '.join(fields)}]")
+    from croniter import CroniterError
+
     try:
-        croniter(spec)
+        _croniter()(spec)
     except (CroniterError, ValueError, KeyError) as exc:
         raise ScheduleError(str(exc)) from exc
     return Schedule(expression=spec)

@@ -1,7 +1,9 @@
-"""The control plane starts without the API models: ``fakeapi.models`` makes every pydantic model
-class at import (~130 ms with bytecode cached), which ``python -m fakeapi.scheduler`` would pay at
-each start."""
+"""The control plane starts without what it seldom needs: ``fakeapi.models`` makes every pydantic
+model class at import (~130 ms with bytecode cached), which ``python -m fakeapi.scheduler`` would
+pay at each start; PyYAML (a kubeconfig to read) and croniter (a CronJob to schedule) are ~45 ms
+more, imported when first used."""
 
+import json
 import subprocess
 import sys
 
@@ -11,3 +13,26 @@ def test_control_plane_does_not_import_the_models():
             "print(sorted(m for m in sys.modules if m == 'fakeapi.models' or m.startswith('fakeapi.models.')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]", f"the control plane imports the models: {out}"
+
+
+def _imported_at_start(*roots: str) -> list[str]:
+    code = ("import json, sys, fakeapi.scheduler.__main__; "
+            f"print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in {roots!r})))")
+    return json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+
+
+def test_control_plane_starts_without_yaml_and_croniter():
+    assert _imported_at_start("yaml", "croniter", "dateutil") == []
+
+
+def test_yaml_and_croniter_come_when_first_used(tmp_path):
+    code = ("import sys; from fakeapi.machinery.cron import parse_schedule; "
+            "from fakeapi.scheduler.connection import from_kubeconfig; "
+            "parse_schedule('*/5 * * * *'); "
+            "print('croniter' in sys.modules, 'yaml' in sys.modules, end=' '); "
+            f"from_kubeconfig({str(tmp_path / 'kubeconfig')!r}); print('yaml' in sys.modules)")
+    (tmp_path / "kubeconfig").write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\ncontexts: [{name: c, context: {cluster: k}}]\n"
+        "clusters: [{name: k, cluster: {server: 'http://127.0.0.1:1'}}]\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["True", "False", "True"]
