@@ -50,7 +50,7 @@ test: $(STAMP)
 	@$(BIN)/python -m compileall -q --invalidation-mode checked-hash fakeapi scheduler fixtures bench
 	@PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest --collect-only -q > /dev/null 2>&1 & primed=$$!; \
 	$(MAKE) --no-print-directory lint; linted=$$?; wait $$primed; test $$linted -eq 0
-	@mkdir -p $(dir $(SMOKE_LOG)); nice -n 15 $(MAKE) --no-print-directory bench-smoke > $(SMOKE_LOG) 2>&1 & smoke=$$!; \
+	@mkdir -p $(dir $(SMOKE_LOG)); nice -n 10 $(MAKE) --no-print-directory bench-smoke > $(SMOKE_LOG) 2>&1 & smoke=$$!; \
 	$(BIN)/python -m pytest -q -n 2 --dist worksteal; tests=$$?; \
 	wait $$smoke; smoked=$$?; cat $(SMOKE_LOG); test $$tests -eq 0 -a $$smoked -eq 0
 
