@@ -28,14 +28,15 @@ lint: $(STAMP)
 	$(BIN)/python -m pip install --quiet --no-deps --target $(LINT_INSTALL) . 2>/dev/null
 	cd $(LINT_INSTALL) && $(abspath $(BIN))/lint-imports --config $(CURDIR)/pyproject.toml
 
-# The suite runs on two xdist workers with the benchmarks' smokes (bench-smoke) beside them:
-# on this project's 2-core machine (2026-12-03, 4,161 tests) ~140 s alone and ~167 s with the
-# smokes beside it, the smokes alone ~90 s (most of it starting Python processes). The smokes' output waits in a log until pytest is done; either
-# failing fails `make test`.  --dist worksteal: xdist's default (load) sends each worker a first
-# batch of an eighth of the suite in collection order and never takes back what it sent; the
-# first batch held all of tests/e2e, the slowest files, and its worker ran on alone for up to 35 s.
-# With worksteal a worker that runs out takes half of what the other has queued.
-SMOKE_LOG := build/bench-smoke.log
+# The suite runs on two xdist workers, then the benchmarks' smokes (bench-smoke) run; either
+# failing fails `make test`, and the smokes run whatever the suite's outcome.  Beside the suite
+# (niced) the smokes took ~20-27 s of the suite's wall time: on this project's 2-core machine
+# (2026-12-03, 4,163 tests) the suite alone took 141-167 s and 167-187 s beside them, depending
+# on the hour; alone, they take ~90 s (most of it starting Python processes).  --dist worksteal:
+# xdist's default (load) sends each worker a first batch of an eighth of the suite in collection
+# order and never takes back what it sent; the first batch held all of tests/e2e, the slowest
+# files, and its worker ran on alone for up to 35 s.  With worksteal a worker that runs out takes
+# half of what the other has queued.
 
 # The checkout's bytecode is written first (compileall writes it even under PYTHONDONTWRITEBYTECODE):
 # without it every Python process the tests and smokes start (each `fakeapi serve`, benchmark and
@@ -50,9 +51,8 @@ test: $(STAMP)
 	@$(BIN)/python -m compileall -q --invalidation-mode checked-hash fakeapi scheduler fixtures bench
 	@PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest --collect-only -q > /dev/null 2>&1 & primed=$$!; \
 	$(MAKE) --no-print-directory lint; linted=$$?; wait $$primed; test $$linted -eq 0
-	@mkdir -p $(dir $(SMOKE_LOG)); nice -n 10 $(MAKE) --no-print-directory bench-smoke > $(SMOKE_LOG) 2>&1 & smoke=$$!; \
-	$(BIN)/python -m pytest -q -n 2 --dist worksteal; tests=$$?; \
-	wait $$smoke; smoked=$$?; cat $(SMOKE_LOG); test $$tests -eq 0 -a $$smoked -eq 0
+	@$(BIN)/python -m pytest -q -n 2 --dist worksteal; tests=$$?; \
+	$(MAKE) --no-print-directory bench-smoke; smoked=$$?; test $$tests -eq 0 -a $$smoked -eq 0
 
 # The suite fuzzes every operation of the OpenAPI documents once (fixed seed); this runs 50
 # generated requests per operation (over 20,000 in all, some 15 minutes on 2 busy cores),

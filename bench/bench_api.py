@@ -97,7 +97,7 @@ class Mode:
 
 FULL = Mode(runs=5, startup_runs=15, requests=3000, fanout_writes=200, fanout_watchers=(100, 1000), child_pause=0.2,
             slow_writes=20_000, slow_limit=10_000, slow_others=10, slow_pairs=2)
-# The smoke (make bench-smoke, beside the test suite in make test) proves every phase still runs;
+# The smoke (make bench-smoke, after the test suite in make test) proves every phase still runs;
 # its figures mean nothing, so the fan-out opens 10 and 100 watches rather than 100 and 1,000
 # (about 2 s of CPU and 4 s of wall time less).
 QUICK = Mode(runs=1, startup_runs=3, requests=300, fanout_writes=10, fanout_watchers=(10, 100), child_pause=0.02,
