@@ -32,11 +32,11 @@ lint: $(STAMP)
 # failing fails `make test`, and the smokes run whatever the suite's outcome.  Beside the suite
 # (niced) the smokes took ~20-27 s of the suite's wall time: on this project's 2-core machine
 # (2026-12-03, 4,163 tests) the suite alone took 141-167 s and 167-187 s beside them, depending
-# on the hour; alone, they take ~90 s (most of it starting Python processes).  --dist worksteal:
-# xdist's default (load) sends each worker a first batch of an eighth of the suite in collection
-# order and never takes back what it sent; the first batch held all of tests/e2e, the slowest
-# files, and its worker ran on alone for up to 35 s.  With worksteal a worker that runs out takes
-# half of what the other has queued.
+# on the hour; after it, two at a time, they take ~50 s (most of it starting Python processes).
+# --dist worksteal: xdist's default (load) sends each worker a first batch of an eighth of the
+# suite in collection order and never takes back what it sent; the first batch held all of
+# tests/e2e, the slowest files, and its worker ran on alone for up to 35 s.  With worksteal a
+# worker that runs out takes half of what the other has queued.
 
 # The checkout's bytecode is written first (compileall writes it even under PYTHONDONTWRITEBYTECODE):
 # without it every Python process the tests and smokes start (each `fakeapi serve`, benchmark and
@@ -68,15 +68,20 @@ bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
 	set -e; for script in $(BENCH_SCRIPTS); do $(BIN)/python $$script; done
 
-# Each benchmark's --quick mode, so that none rots: every script runs even after a failure, and
-# any failure fails the target (and `make test`), printing that script's output.
+# Each benchmark's --quick mode, so that none rots: two at a time (one per core; ~50 s where one
+# after the other took ~90 s), every script runs even after a failure (-k), and any failure fails
+# the target (and `make test`), printing that script's output.
+SMOKES := $(BENCH_SCRIPTS:bench/%.py=smoke-%)
+.PHONY: $(SMOKES)
+
 bench-smoke: $(STAMP)
-	@failed=""; for script in $(BENCH_SCRIPTS); do \
-	  start=$$(date +%s%N); \
-	  if out=$$($(BIN)/python $$script --quick 2>&1); then \
-	    echo "bench smoke: $$script --quick ok in $$(( ($$(date +%s%N) - start) / 1000000 )) ms"; \
-	  else echo "$$out"; echo "bench smoke: $$script --quick FAILED"; failed="$$failed $$script"; fi; \
-	done; test -z "$$failed" || { echo "bench smoke failed:$$failed"; exit 1; }
+	@$(MAKE) --no-print-directory --output-sync=target -k -j 2 $(SMOKES) || { echo "bench smoke failed"; exit 1; }
+
+$(SMOKES): smoke-%:
+	@start=$$(date +%s%N); \
+	if out=$$($(BIN)/python bench/$*.py --quick 2>&1); then \
+	  echo "bench smoke: bench/$*.py --quick ok in $$(( ($$(date +%s%N) - start) / 1000000 )) ms"; \
+	else echo "$$out"; echo "bench smoke: bench/$*.py --quick FAILED"; exit 1; fi
 
 # kr8s's own test suite (the kr8s/tests its wheel ships) against `fakeapi serve --secure`, with
 # tests/compat/kr8s/fakeapi_kr8s.py in place of the kind conftest the wheel lacks.  Not in `make test`
