@@ -80,7 +80,7 @@ from fakeapi.scheduler.queue.scheduling_queue import SchedulingQueue
 from fakeapi.scheduler.rules.claims import is_deallocation, pod_claim_keys
 from fakeapi.scheduler.rules.keys import object_key
 from fakeapi.scheduler.rules.podgroups import PodGroupInstance, group_priority, pod_group_instance, pod_group_keys
-from fakeapi.scheduler.rules.pods import as_pod, is_assigned, is_pod_terminal, is_terminating
+from fakeapi.scheduler.rules.pods import as_pod, is_assigned, is_pod_terminal, is_terminating, node_of
 from fakeapi.scheduler.snapshot import NodeCache, NodeInfo
 
 from fakeapi.config import FeatureGates
@@ -109,7 +109,7 @@ def is_responsible_for(pod: Mapping[str, Any]) -> bool:
 
 def _bound_node(pod: dict[str, Any]) -> list[str]:
     """The node a pod occupies (bound and not finished), for the index of pods by node."""
-    node = (pod.get("spec") or {}).get("nodeName")
+    node = node_of(pod)
     return [node] if node and not is_pod_terminal(pod) else []
 
 

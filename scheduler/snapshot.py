@@ -23,7 +23,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Any
 
 from fakeapi.scheduler.journal import ChangeJournal
-from fakeapi.scheduler.rules.pods import is_pod_terminal
+from fakeapi.scheduler.rules.pods import is_pod_terminal, node_of
 
 from fakeapi.machinery.podresources import POD_LEVEL_RESOURCES, aggregate_container_requests
 from fakeapi.machinery.quantity import quantity_milli as _parse_milli
@@ -199,7 +199,7 @@ class NodeCache:
     def set_pod(self, pod: dict[str, Any]) -> None:
         """An assigned pod was observed (add or update); terminal pods free their resources."""
         uid = pod["metadata"]["uid"]
-        node_name = (pod.get("spec") or {}).get("nodeName")
+        node_name = node_of(pod)
         if not node_name or is_pod_terminal(pod):
             self.remove_pod(uid)
             return

@@ -31,8 +31,8 @@ from fakeapi.scheduler.controllers.podcontrol import (
 from fakeapi.scheduler.controllers.revisions import REVISION_LABEL, CollisionError, ensure_revision, truncate_history
 from fakeapi.scheduler.events import EventRecorder
 from fakeapi.scheduler.informers import InformerFactory
-from fakeapi.scheduler.rules.daemons import daemon_pod_spec, node_of, should_run
-from fakeapi.scheduler.rules.pods import is_ready
+from fakeapi.scheduler.rules.daemons import daemon_node, daemon_pod_spec, should_run
+from fakeapi.scheduler.rules.pods import is_assigned, is_ready, node_of
 from fakeapi.scheduler.rules.workloads import (
     controller_of,
     is_pod_active,
@@ -112,7 +112,7 @@ class DaemonSetController:
         current = revision["metadata"]["name"]
         by_node: dict[str, list[dict[str, Any]]] = {}
         for pod in pods:
-            node = node_of(pod)
+            node = daemon_node(pod)
             if node is not None:
                 by_node.setdefault(node, []).append(pod)
         template = spec.get("template") or {}
@@ -183,7 +183,7 @@ class DaemonSetController:
                                   round_up=True), 1)
         min_ready = int((ds.get("spec") or {}).get("minReadySeconds") or 0)
         now = self._clock.now()
-        on_nodes = {node_of(p) for p in pods}
+        on_nodes = {daemon_node(p) for p in pods}
         unavailable = sum(1 for node, run in eligible.items() if run and node not in on_nodes)
         unavailable += sum(1 for p in pods if not is_pod_available(p, min_ready, now))
         outdated = [p for p in pods if (p["metadata"].get("labels") or {}).get(REVISION_LABEL) != revision]
@@ -199,7 +199,7 @@ class DaemonSetController:
         pods = [p for p in controlled_by(self._pods, ds["metadata"]["uid"]) if is_pod_active(p)]
         min_ready = int((ds.get("spec") or {}).get("minReadySeconds") or 0)
         now = self._clock.now()
-        scheduled = {node_of(p): p for p in pods if (p.get("spec") or {}).get("nodeName")}
+        scheduled = {node_of(p): p for p in pods if is_assigned(p)}
         desired = [n for n, run in eligible.items() if run]
         status = ds["status"]
         status.update(

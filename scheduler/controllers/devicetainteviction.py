@@ -39,7 +39,7 @@ from fakeapi.scheduler.rules.devicetaints import (
     rule_matches,
 )
 from fakeapi.scheduler.rules.keys import DeviceID, device_id_text, object_key
-from fakeapi.scheduler.rules.pods import is_assigned
+from fakeapi.scheduler.rules.pods import is_assigned, node_of
 from fakeapi.scheduler.rules.workloads import parse_time
 from fakeapi.scheduler.workqueue import WorkQueue, process
 
@@ -182,7 +182,7 @@ class DeviceTaintEvictionController:
         # Pods change often; only binding and the claims they use matter here.
         if not self._watching() or not (pod.get("spec") or {}).get("resourceClaims"):
             return
-        if ((old.get("spec") or {}).get("nodeName") != (pod.get("spec") or {}).get("nodeName")
+        if (node_of(old) != node_of(pod)
                 or (old.get("status") or {}).get("resourceClaimStatuses")
                 != (pod.get("status") or {}).get("resourceClaimStatuses")):
             self._enqueue_pod(pod)

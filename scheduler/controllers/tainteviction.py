@@ -116,7 +116,7 @@ class TaintEvictionController:
     def _on_pod(self, old: dict | None, new: dict | None) -> None:
         if old is not None and new is not None and (
                 (old.get("spec") or {}).get("tolerations") == (new.get("spec") or {}).get("tolerations")
-                and (old.get("spec") or {}).get("nodeName") == (new.get("spec") or {}).get("nodeName")):
+                and node_of(old) == node_of(new)):
             return
         meta = (new or old or {})["metadata"]
         if new is None:

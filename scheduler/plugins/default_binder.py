@@ -11,6 +11,7 @@ from typing import Any
 from fakeapi.scheduler.client import PODS, ApiClient
 from fakeapi.scheduler.framework.cycle_state import CycleState
 from fakeapi.scheduler.framework.interface import SUCCESS, Status, error
+from fakeapi.scheduler.rules.pods import node_of
 from fakeapi.scheduler.writes import write_until_known
 
 from fakeapi.errors import Conflict, NotFound, StatusError
@@ -36,7 +37,7 @@ class DefaultBinder:
             current = await self._api.get(PODS, namespace, name)
             if uid and current["metadata"].get("uid") != uid:
                 raise NotFound(f'pods "{name}" not found')   # replaced by a pod of the same name
-            assigned = (current.get("spec") or {}).get("nodeName")
+            assigned = node_of(current)
             if assigned == node_name:
                 return True
             if assigned:

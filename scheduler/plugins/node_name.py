@@ -17,7 +17,7 @@ class NodeName:
     name = NAME
 
     def pre_filter(self, state: CycleState, pod: dict[str, Any], nodes: Any) -> Status:
-        return SUCCESS if (pod.get("spec") or {}).get("nodeName") else skip(NAME)
+        return SUCCESS if node_of(pod) else skip(NAME)
 
     def sign(self, pod: dict[str, Any]) -> str:
         return node_of(pod)

@@ -53,7 +53,7 @@ def should_run(template_spec: Mapping[str, Any], node: Mapping[str, Any]) -> tup
     return True, True
 
 
-def node_of(pod: Mapping[str, Any]) -> str | None:
+def daemon_node(pod: Mapping[str, Any]) -> str | None:
     """The node a daemon pod is for: its nodeName, else its matchFields affinity."""
     spec = pod.get("spec") or {}
     if spec.get("nodeName"):

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from fakeapi.scheduler.rules.pods import is_pod_terminal, is_ready, is_terminating
+from fakeapi.scheduler.rules.pods import is_pod_terminal, is_ready, is_terminating, node_of
 
 SERVICE_NAME_LABEL = "kubernetes.io/service-name"
 MANAGED_BY_LABEL = "endpointslice.kubernetes.io/managed-by"
@@ -98,8 +98,8 @@ def endpoint(service: Mapping[str, Any], pod: Mapping[str, Any]) -> dict[str, An
                        "terminating": is_terminating(pod)},
         "targetRef": _target_ref(pod),
     }
-    if (pod.get("spec") or {}).get("nodeName"):
-        out["nodeName"] = pod["spec"]["nodeName"]
+    if node := node_of(pod):
+        out["nodeName"] = node
     return out
 
 
@@ -142,8 +142,8 @@ def desired_endpoints(service: Mapping[str, Any], pods: Iterable[Mapping[str, An
     subsets: dict[Ports, dict[str, list[dict[str, Any]]]] = {}
     for pod in backing_pods(service, pods, include_terminating=False):
         address = {"ip": pod["status"]["podIP"], "targetRef": _target_ref(pod)}
-        if (pod.get("spec") or {}).get("nodeName"):
-            address["nodeName"] = pod["spec"]["nodeName"]
+        if node := node_of(pod):
+            address["nodeName"] = node
         kind = "addresses" if publish or is_ready(pod) else "notReadyAddresses"
         subsets.setdefault(pod_ports(service, pod), {}).setdefault(kind, []).append(address)
     meta = service["metadata"]

@@ -20,7 +20,7 @@ TERMINAL_PHASES = ("Succeeded", "Failed")
 
 def is_assigned(pod: Mapping[str, Any]) -> bool:
     """Bound (or bound-to-be) to a node: ``spec.nodeName`` is set."""
-    return bool((pod.get("spec") or {}).get("nodeName"))
+    return bool(node_of(pod))
 
 
 def is_terminating(pod: Mapping[str, Any]) -> bool:

@@ -143,7 +143,7 @@ def pods_to_delete(pods: list[dict[str, Any]], related: Iterable[Mapping[str, An
     """The ``count`` least valuable of ``pods`` (``getPodsToDelete``); ``related`` ranks co-located siblings."""
     on_node: dict[str, int] = {}
     for pod in related:
-        node = (pod.get("spec") or {}).get("nodeName")
+        node = node_of(pod)
         if node and is_pod_active(pod):
             on_node[node] = on_node.get(node, 0) + 1
     ranked = sorted(pods, key=lambda p: deletion_rank(

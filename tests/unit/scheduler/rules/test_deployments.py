@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from fakeapi.scheduler.rules import deployments as du
-from fakeapi.scheduler.rules.daemons import daemon_pod_spec, node_of, should_run
+from fakeapi.scheduler.rules.daemons import daemon_node, daemon_pod_spec, should_run
 
 
 def deployment(replicas, surge="25%", unavailable="25%", strategy="RollingUpdate", annotations=None):
@@ -85,5 +85,5 @@ def test_daemon_pod_eligibility(spec, node, expected):
 
 def test_daemon_pods_are_pinned_by_node_affinity():
     spec = daemon_pod_spec({"containers": [{"name": "c"}]}, "n1")
-    assert node_of({"spec": spec}) == "n1" and "nodeName" not in spec
+    assert daemon_node({"spec": spec}) == "n1" and "nodeName" not in spec
     assert {t["key"] for t in spec["tolerations"]} >= {"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"}
