@@ -69,6 +69,12 @@ def _omits_managed_fields(request: web.Request) -> bool:
     return request.headers.get(OMIT_MANAGED_FIELDS_HEADER) == "true"
 
 
+def _object_response(request: web.Request, obj: Any, status: int = 200,
+                     warnings: list[str] | None = None) -> web.Response:
+    """An object answered as the request reads objects (without managedFields if it asks)."""
+    return json_response(obj, status, warnings, omit_managed_fields=_omits_managed_fields(request))
+
+
 # Upstream's warning recorder bounds what one response carries: 4 Ki runes of warning text in all;
 # past that, every warning is cut to 256 runes and no more are added once the budget is spent.
 WARNINGS_TOTAL_RUNES = 4 * 1024
@@ -226,8 +232,7 @@ async def _get(request: web.Request, registry: Registry, target: Target) -> web.
     if "Table" in accept and tables.wants_table(accept):  # (the check without a call: nearly every GET)
         return json_response(tables.to_table(rt, [obj], {"resourceVersion": obj["metadata"]["resourceVersion"]},
                                              request.query.get("includeObject", "Metadata")))
-    return json_response(metadata_only.object(obj) if metadata_only else obj,
-                         omit_managed_fields=_omits_managed_fields(request))
+    return _object_response(request, metadata_only.object(obj) if metadata_only else obj)
 
 
 def _with_user(request: web.Request, registry: Registry, target: Target, opts: WriteOptions) -> WriteOptions:
@@ -317,7 +322,7 @@ async def _create(request: web.Request, registry: Registry, target: Target) -> w
         obj, _, warnings = await _judged(request, registry, target, opts, write)
     else:
         obj, _, warnings = _created(registry, target, body, opts)
-    return json_response(obj, 201, warnings, omit_managed_fields=_omits_managed_fields(request))
+    return _object_response(request, obj, 201, warnings)
 
 
 async def _update(request: web.Request, registry: Registry, target: Target) -> web.Response:
@@ -329,7 +334,7 @@ async def _update(request: web.Request, registry: Registry, target: Target) -> w
         obj, _, warnings = await _judged(request, registry, target, opts, write)
     else:
         obj, _, warnings = _updated(registry, target, body, opts)
-    return json_response(obj, 200, warnings, omit_managed_fields=_omits_managed_fields(request))
+    return _object_response(request, obj, 200, warnings)
 
 
 def _patch_type(request: web.Request, allowed: tuple[str, ...]) -> str:
@@ -354,7 +359,7 @@ async def _patch(request: web.Request, registry: Registry, target: Target) -> we
         obj, created, warnings = await _judged(request, registry, target, opts, write)
     else:
         obj, created, warnings = _patched(registry, target, patch_type, body, opts)
-    return json_response(obj, 201 if created else 200, warnings, omit_managed_fields=_omits_managed_fields(request))
+    return _object_response(request, obj, 201 if created else 200, warnings)
 
 
 async def _delete_options(request: web.Request) -> tuple[dict[str, Any], bool]:
@@ -384,7 +389,7 @@ async def _delete(request: web.Request, registry: Registry, target: Target) -> w
     obj, gone, warnings = await _deleted(request, registry, rt, target.namespace or "", target.name or "",
                                          options, dry_run, user)
     if not gone or rt.returns_deleted_object:
-        return json_response(obj, warnings=warnings, omit_managed_fields=_omits_managed_fields(request))
+        return _object_response(request, obj, warnings=warnings)
     details: dict[str, Any] = {"name": target.name, "kind": rt.plural, "uid": obj["metadata"]["uid"]}
     if rt.group:
         details["group"] = rt.group
@@ -494,7 +499,7 @@ async def _own_subresource(request: web.Request, registry: Registry, target: Tar
         body, said = await _admitted(request, registry, target, sub, body, view, opts)
         warnings += said
     answer = sub.handler(registry.writes, rt, namespace, name, body, opts)
-    return json_response(answer, 201 if creating else 200, warnings, omit_managed_fields=_omits_managed_fields(request))
+    return _object_response(request, answer, 201 if creating else 200, warnings)
 
 
 async def _admitted(request: web.Request, registry: Registry, target: Target, sub: Subresource,
