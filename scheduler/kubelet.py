@@ -211,7 +211,7 @@ class Kubelet:
         pod = self._pods.lister.get(namespace, name)
         if pod is None or not is_assigned(pod):
             return
-        if kubelet_stopped(self._nodes.lister.get(None, pod["spec"]["nodeName"])):
+        if kubelet_stopped(self._nodes.lister.get(None, node_of(pod))):
             return  # the node's kubelet is down; it catches up when back (_on_node_update)
         meta = pod["metadata"]
         if is_terminating(pod):

@@ -42,7 +42,7 @@ from fakeapi.scheduler.controllers.podcontrol import (
 from fakeapi.scheduler.events import NORMAL, WARNING, EventRecorder
 from fakeapi.scheduler.informers import InformerFactory
 from fakeapi.scheduler.rules import jobs as jr
-from fakeapi.scheduler.rules.pods import is_pod_terminal, is_ready
+from fakeapi.scheduler.rules.pods import is_assigned, is_pod_terminal, is_ready
 from fakeapi.scheduler.rules.workloads import (
     condition,
     controller_of,
@@ -442,7 +442,7 @@ class JobController:
             wanted = max(min(int(completions) - succeeded, parallelism), 0)
         counted_active = len(active) + (len(terminating) if spec.get("podReplacementPolicy") == "Failed" else 0)
         if len(active) > wanted:
-            surplus = sorted(active, key=lambda p: (bool(p["spec"].get("nodeName")), is_ready(p)))
+            surplus = sorted(active, key=lambda p: (is_assigned(p), is_ready(p)))
             victims = surplus[:len(active) - wanted]
             self._expectations.expect(key, deletes={p["metadata"]["uid"] for p in victims})
             for pod in victims:

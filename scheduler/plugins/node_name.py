@@ -23,6 +23,6 @@ class NodeName:
         return node_of(pod)
 
     def filter(self, state: CycleState, pod: dict[str, Any], node_info: NodeInfo) -> Status:
-        if pod["spec"]["nodeName"] != node_info.name:
+        if node_of(pod) != node_info.name:
             return unresolvable(NAME, ERR_REASON)
         return SUCCESS

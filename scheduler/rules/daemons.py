@@ -6,6 +6,8 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
+from fakeapi.scheduler.rules.pods import node_of
+
 from fakeapi.machinery.nodeselector import find_untolerated_taint, node_matches_pod_affinity_and_selector
 
 # AddOrUpdateDaemonPodTolerations: every daemon pod survives these node conditions.
@@ -55,9 +57,9 @@ def should_run(template_spec: Mapping[str, Any], node: Mapping[str, Any]) -> tup
 
 def daemon_node(pod: Mapping[str, Any]) -> str | None:
     """The node a daemon pod is for: its nodeName, else its matchFields affinity."""
+    if node := node_of(pod):
+        return node
     spec = pod.get("spec") or {}
-    if spec.get("nodeName"):
-        return str(spec["nodeName"])
     required = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
         "requiredDuringSchedulingIgnoredDuringExecution") or {}
     for term in required.get("nodeSelectorTerms") or []:

@@ -14,7 +14,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 import orjson
-from fakeapi.scheduler.rules.pods import is_pod_terminal, is_ready, is_terminating, node_of, ready_condition
+from fakeapi.scheduler.rules.pods import (
+    is_assigned,
+    is_pod_terminal,
+    is_ready,
+    is_terminating,
+    node_of,
+    ready_condition,
+)
 
 from fakeapi.machinery.selectors import SelectorError, label_selector_from_dict
 from fakeapi.machinery.timestamps import format_rfc3339
@@ -124,7 +131,7 @@ def deletion_rank(pod: Mapping[str, Any], related_on_node: int, now: float) -> t
     deletion cost, more siblings on the same node, Ready for a shorter time, more restarts,
     newer, then UID.
     """
-    spec, status, meta = pod.get("spec") or {}, pod.get("status") or {}, pod.get("metadata") or {}
+    status, meta = pod.get("status") or {}, pod.get("metadata") or {}
     phase_order = {"Pending": 0, "Unknown": 1, "Running": 2}.get(status.get("phase") or "Pending", 0)
     try:
         cost = int((meta.get("annotations") or {}).get(DELETION_COST, "0"))
@@ -134,7 +141,7 @@ def deletion_rank(pod: Mapping[str, Any], related_on_node: int, now: float) -> t
     ready_bucket = _log2_bucket(now - since) if since is not None else 0
     restarts = sum(int(c.get("restartCount") or 0) for c in status.get("containerStatuses") or [])
     created = parse_time(meta.get("creationTimestamp")) or now
-    return (bool(spec.get("nodeName")), phase_order, is_ready(pod), cost, -related_on_node,
+    return (is_assigned(pod), phase_order, is_ready(pod), cost, -related_on_node,
             ready_bucket, -restarts, _log2_bucket(now - created), meta.get("uid", ""))
 
 
