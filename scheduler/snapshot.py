@@ -133,21 +133,34 @@ class FitMemo:
 
     def __init__(self, signatures: int = 16) -> None:
         self._signatures = signatures
-        self._tables: OrderedDict[Hashable, dict[str, list[Any]]] = OrderedDict()
+        self._tables: OrderedDict[Hashable, MemoTable] = OrderedDict()
 
-    def table(self, signature: Hashable, nodes: int) -> dict[str, list[Any]]:
+    def table(self, signature: Hashable, nodes: int) -> MemoTable:
         """Node name -> ``[generation, status, score or None]`` for ``signature`` (the least
         recently used signature's table goes when there are too many)."""
         table = self._tables.get(signature)
         if table is None:
-            table = self._tables[signature] = {}
+            table = self._tables[signature] = MemoTable()
             if len(self._tables) > self._signatures:
                 self._tables.popitem(last=False)
         else:
             self._tables.move_to_end(signature)
             if len(table) > 2 * nodes + 16:   # entries of deleted nodes: start afresh
                 table.clear()
+                table.index = None
         return table
+
+
+class MemoTable(dict[str, list[Any]]):
+    """One signature's entries of a :class:`FitMemo`, and what the host selection built over
+    them (``index``: a :class:`~fakeapi.scheduler.node_search.FitIndex`, or None), which goes
+    with them."""
+
+    __slots__ = ("index",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.index: Any = None
 
 
 class NodeCache:

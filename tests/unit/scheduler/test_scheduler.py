@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import random
 import time
 from types import SimpleNamespace
 from typing import Any
@@ -162,6 +163,13 @@ def test_deferred_filter_visits_every_tied_candidate_once_best_group_first() -> 
     assert len(orders) > 1   # ties are taken in random order
 
 
+@pytest.mark.parametrize("indexed", [False, True], ids=["scan", "index"])
+def test_the_best_score_is_chosen_among_its_ties_at_random(indexed: bool) -> None:
+    sched = _scheduler(_Labelled(), _SignedScore(), nodes=20)   # every node in every window
+    sched._search._index_from = 0 if indexed else 1 << 30
+    assert {_find(sched)[0] for _ in range(40)} == {"n6", "n13"}   # the two that score 6
+
+
 async def test_scheduler_loop_lets_the_control_plane_run_between_cycles() -> None:
     """Queued pods are popped without waiting; the loop still yields after every cycle, so the
     controllers sharing the event loop keep working through a long queue."""
@@ -234,3 +242,58 @@ async def test_after_a_long_cycle_the_scheduler_leaves_the_loop_to_the_others() 
     finally:
         scheduling.cancel()
         await asyncio.gather(scheduling, return_exceptions=True)
+
+
+class _Labelled:
+    """An eager Filter that signs pods: rejects the nodes labelled ``full``."""
+
+    name = "Labelled"
+
+    def sign(self, p: dict[str, Any]) -> str:
+        return "any pod"
+
+    def filter(self, state: CycleState, p: dict[str, Any], info: NodeInfo) -> Status:
+        full = (info.node or {})["metadata"]["labels"].get("full")
+        return unresolvable(self.name, "node is full") if full else SUCCESS
+
+
+class _SignedScore:
+    """Scores that tie in groups (a node's number modulo 7), so ties are broken at random."""
+
+    name = "Score"
+    weight = 1
+
+    def sign(self, p: dict[str, Any]) -> str:
+        return "any pod"
+
+    def score(self, state: CycleState, p: dict[str, Any], info: NodeInfo) -> int:
+        return int(info.name[1:]) % 7
+
+
+def _deferred_history(indexed: bool, seed: int) -> list[tuple[Any, ...]]:
+    """A deferred Filter rejecting a changing set of nodes over 300 nodes whose labels change
+    between cycles: per cycle the node chosen, the start after it and, when none fits, every
+    rejection."""
+    rng = random.Random(seed)
+    costly = _Rejects("Costly", set(), deferred=True)
+    sched = _scheduler(_Labelled(), costly, _SignedScore(), nodes=300)
+    sched._search._index_from = 0 if indexed else 1 << 30
+    history: list[tuple[Any, ...]] = []
+    for cycle in range(300):
+        for _ in range(rng.randrange(4)):
+            name = f"n{rng.randrange(300)}"
+            sched.nodes.set_node(node(name, labels={"full": "yes"} if rng.random() < 0.7 else {}))
+        costly.rejected = {f"n{i}" for i in range(300) if rng.random() < (0.999 if cycle % 25 == 0 else 0.6)}
+        random.seed(cycle)
+        chosen, statuses, failed = _find(sched)
+        rejected = {name: status.plugin for name, status in statuses.items()} if chosen is None else None
+        history.append((chosen, failed, rejected, sched._search.next_start))
+    assert indexed == any(table.index is not None for table in sched._search._fit_memo._tables.values())
+    return history
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_deferred_filters_choose_alike_with_the_index_and_the_scan(seed: int) -> None:
+    history = _deferred_history(True, seed)
+    assert history == _deferred_history(False, seed)
+    assert any(chosen is None for chosen, *_ in history) and any(chosen for chosen, *_ in history)
