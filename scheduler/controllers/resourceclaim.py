@@ -80,6 +80,13 @@ POD_GROUP_INSTANCE_ANNOTATION = "resource.fakeapi.dev/pod-group-instance"
 
 _MAX_DELETED_UIDS = 500
 
+
+def _remember(uids: OrderedDict[str, None], uid: str) -> None:
+    """Add ``uid`` to a bounded record of UIDs seen gone (UIDs never come back, so the oldest may go)."""
+    uids[uid] = None
+    if len(uids) > _MAX_DELETED_UIDS:
+        uids.popitem(last=False)
+
 # kube-controller-manager runs the resourceclaim controller with 50 workers
 # (cmd/kube-controller-manager/app/core.go, defaultResourceClaimControllerWorkers): with two, the
 # releases of finished pods' claims queued behind thousands of claim creations when pods outnumber devices.
@@ -167,6 +174,9 @@ class ResourceClaimController:
         self._queue: WorkQueue[Key] = WorkQueue()
         # UIDs of pods seen deleted: their reservations can go without asking the API server.
         self._deleted_uids: OrderedDict[str, None] = OrderedDict()
+        # UIDs of claims this controller deleted: a sync from a cache that still shows one (its own
+        # writes' events come before the deletion's) does not delete it again.
+        self._deleted_claims: OrderedDict[str, None] = OrderedDict()
         # Claims created but maybe not yet in the informer (client-go's mutation cache):
         # prevents a retry from generating a second claim for the same entry.
         self._created: dict[str, dict] = {}
@@ -221,9 +231,7 @@ class ResourceClaimController:
         meta = _meta(pod)
         if deleted:
             self._forget_maybe_created(meta["uid"])
-            self._deleted_uids[meta["uid"]] = None
-            if len(self._deleted_uids) > _MAX_DELETED_UIDS:
-                self._deleted_uids.popitem(last=False)
+            _remember(self._deleted_uids, meta["uid"])
         if deleted or is_pod_done(pod):
             # Release what the pod held; a pod that will not run gets no new claims either.
             for key in rc.pod_claim_keys(pod):
@@ -583,12 +591,15 @@ class ResourceClaimController:
         if owner is None:
             return
         meta = _meta(claim)
+        if meta["uid"] in self._deleted_claims:
+            return
         pod = self._pods.lister.get(meta["namespace"], owner[0])
         if pod is None or (_meta(pod).get("uid") == owner[1] and not is_pod_done(pod)):
             return  # unknown pod (GC decides) or a pod that still needs the claim
-        with contextlib.suppress(NotFound, Conflict):
+        with contextlib.suppress(NotFound, Conflict):   # gone, or the name holds another claim now
             await self._api.delete(RESOURCE_CLAIMS, meta["namespace"], meta["name"],
                                    preconditions={"uid": meta["uid"]})
+        _remember(self._deleted_claims, meta["uid"])
 
 
 class _SyncError(Exception):

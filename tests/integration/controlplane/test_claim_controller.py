@@ -216,6 +216,34 @@ async def test_finished_pod_gets_generated_claim_deleted(api, controller, fetch)
     await wait_for(claim_gone, message="the generated claim of a finished pod to be deleted")
 
 
+async def test_a_claim_it_deleted_is_not_deleted_again_from_a_cache_that_still_shows_it(
+        api, controller, fetch, monkeypatch):
+    """Its own writes' events can reach the controller before the deletion's: a sync of the claim
+    as the cache shows it then must not send a second DELETE (a 404 for nothing)."""
+    await api.create(RESOURCE_CLAIM_TEMPLATES, NS, template())
+    created = await api.create(PODS, NS, pod("job", [TEMPLATE_ENTRY], node="node-1"))
+    name = await generated_name(api, "job")
+    reserved = await allocate_and_reserve(api, name, pod_ref(created))
+    deletes = []
+    delete = api.delete
+
+    async def recording(gvr, namespace, name, **kwargs):
+        deletes.append((gvr, name))
+        return await delete(gvr, namespace, name, **kwargs)
+
+    monkeypatch.setattr(api, "delete", recording)
+    await api.patch(PODS, NS, "job", {"status": {"phase": "Succeeded"}}, subresource="status")
+
+    async def claim_gone():
+        return await fetch(api, RESOURCE_CLAIMS, NS, name) is None
+
+    await wait_for(claim_gone, message="the generated claim of a finished pod to be deleted")
+    assert deletes == [(RESOURCE_CLAIMS, name)]
+    stale = rc.with_reservations(reserved, [])   # released, not yet shown deleted
+    await controller._release_claim(stale)
+    assert deletes == [(RESOURCE_CLAIMS, name)]
+
+
 async def test_bound_pod_gets_reserved_by_controller(api, controller):
     await api.create(RESOURCE_CLAIMS, NS, claim("preallocated"))
     await allocate_and_reserve(api, "preallocated")
