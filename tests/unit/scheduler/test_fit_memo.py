@@ -48,6 +48,32 @@ def _cpu(amount: str, **kw: Any) -> dict[str, Any]:
     return pod(requests={"cpu": amount}, **kw)
 
 
+def _filtered(sched: Scheduler) -> list[str]:
+    """The nodes the scheduler's Filter plugins run on from now on, in order."""
+    seen: list[str] = []
+    run = sched.framework._filter
+
+    def counting(plugins: Any, state: Any, p: Any, info: Any) -> Any:
+        seen.append(info.name)
+        return run(plugins, state, p, info)
+
+    sched.framework._filter = counting  # type: ignore[method-assign]
+    return seen
+
+
+def _scored(sched: Scheduler) -> list[str]:
+    """The nodes the scheduler's Score plugins run on from now on, in order."""
+    scored: list[str] = []
+    run_score = sched.framework.run_score
+
+    def scoring(state: Any, p: Any, infos: Any) -> Any:
+        scored.extend(info.name for info in infos)
+        return run_score(state, p, infos)
+
+    sched.framework.run_score = scoring  # type: ignore[method-assign]
+    return scored
+
+
 # Each case: the cluster, a mutation made after a first pod of the signature was filtered and
 # scored on every node, and where the next pod of the same signature must go (None: nowhere).
 # The node the mutation turns away is the one that scored best before it.
@@ -127,14 +153,7 @@ def test_signatures_do_not_share_answers() -> None:
 def test_unchanged_nodes_are_not_filtered_again() -> None:
     nodes = [node(f"n{i}", allocatable=ALLOC) for i in range(5)]
     sched = _scheduler(*nodes)
-    seen: list[str] = []
-    run = sched.framework._filter
-
-    def counting(plugins: Any, state: Any, p: Any, info: Any) -> Any:
-        seen.append(info.name)
-        return run(plugins, state, p, info)
-
-    sched.framework._filter = counting  # type: ignore[method-assign]
+    seen = _filtered(sched)
     first = _cpu("1", uid="first")
     chosen, _ = _place(sched, first)
     assert sorted(seen) == [f"n{i}" for i in range(5)]
@@ -203,22 +222,8 @@ def test_the_index_chooses_as_the_scan_does(seed: int) -> None:
 
 def test_the_index_is_used_and_filters_only_changed_nodes() -> None:
     sched = _scheduler(*(node(f"n{i:03d}", allocatable=ALLOC) for i in range(300)), indexed=True)
-    seen: list[str] = []
-    run = sched.framework._filter
-
-    def counting(plugins: Any, state: Any, p: Any, info: Any) -> Any:
-        seen.append(info.name)
-        return run(plugins, state, p, info)
-
-    sched.framework._filter = counting  # type: ignore[method-assign]
-    scored: list[str] = []
-    run_score = sched.framework.run_score
-
-    def scoring(state: Any, p: Any, infos: Any) -> Any:
-        scored.extend(info.name for info in infos)
-        return run_score(state, p, infos)
-
-    sched.framework.run_score = scoring  # type: ignore[method-assign]
+    seen = _filtered(sched)
+    scored = _scored(sched)
     taken = set()   # the nodes pods went to: each changed since it was last scored
     for _ in range(3):   # windows of 144 from a rotating start: every node is filtered once
         first = _cpu("1")
@@ -241,14 +246,7 @@ def test_the_index_is_used_and_filters_only_changed_nodes() -> None:
 def test_the_index_keeps_the_scores_it_computed() -> None:
     sched = _scheduler(*(node(f"n{i:03d}", allocatable=ALLOC) for i in range(300)), indexed=True)
     sched._search._percentage = 100   # every node in every window
-    scored: list[str] = []
-    run_score = sched.framework.run_score
-
-    def scoring(state: Any, p: Any, infos: Any) -> Any:
-        scored.extend(info.name for info in infos)
-        return run_score(state, p, infos)
-
-    sched.framework.run_score = scoring  # type: ignore[method-assign]
+    scored = _scored(sched)
     for _ in range(2):   # a scan, then the index: each pod's node is scored again after
         first = _cpu("1")
         sched.nodes.assume_pod(first, _place(sched, first)[0])
