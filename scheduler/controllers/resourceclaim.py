@@ -87,6 +87,7 @@ def _remember(uids: OrderedDict[str, None], uid: str) -> None:
     if len(uids) > _MAX_DELETED_UIDS:
         uids.popitem(last=False)
 
+
 # kube-controller-manager runs the resourceclaim controller with 50 workers
 # (cmd/kube-controller-manager/app/core.go, defaultResourceClaimControllerWorkers): with two, the
 # releases of finished pods' claims queued behind thousands of claim creations when pods outnumber devices.
