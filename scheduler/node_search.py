@@ -63,13 +63,12 @@ class FitIndex:
     two thirds of a cycle, and with positions alone, reading the scores entry by entry was most of
     what remained (500 scattered objects touched per pod)."""
 
-    __slots__ = ("entries", "fit", "nodes", "position", "scores", "stamp")
+    __slots__ = ("entries", "fit", "nodes", "scores", "stamp")
 
     def __init__(self, nodes: list[NodeInfo], entries: list[list[Any]], stamp: int) -> None:
         self.nodes = nodes
         self.entries = entries
         self.stamp = stamp
-        self.position = {info.name: i for i, info in enumerate(nodes)}
         self.fit = [i for i, entry in enumerate(entries) if entry[1].code == Code.SUCCESS]
         self.scores = array("q", (_score_of(entries[i]) for i in self.fit))
 
@@ -165,6 +164,7 @@ class NodeSearch:
         self._percentage = percentage
         self._claims_shape = claims_shape
         self._fit_memo = FitMemo()
+        self._nodes = nodes
         self._journal = nodes.changes
         self._index_from = index_from
         self.failed_attempts = FailedAttempts(nodes, index, allocated)
@@ -202,7 +202,8 @@ class NodeSearch:
             if known is not None and not fitting:
                 return None, known, None
         start = self.next_start % total
-        index = (None if memo is None or total < self._index_from
+        # (An index is kept over the node cache's own list, whose positions the cache knows.)
+        index = (None if memo is None or total < self._index_from or nodes is not self._nodes.nodes()
                  else self._index(state, pod, nodes, wanted, memo, first_pass))
         statuses: NodeStatuses | None = None   # from the index, made only when no node is found
         # The candidates: how many, the k-th, and their scores when asked (one at most: alone, it wins).
@@ -302,9 +303,9 @@ class NodeSearch:
         if index is not None and index.nodes is nodes:
             changed = self._journal.since(index.stamp, INDEX_CATCH_UP)
             if changed is not None:
-                stamp = self._journal.stamp
+                stamp, positions = self._journal.stamp, self._nodes.positions()
                 for name in changed:
-                    i = index.position.get(name)
+                    i = positions.get(name)
                     if i is None:
                         continue   # a node out of the list (one that lost its object keeps its usage)
                     status, entry = self._first_pass(state, pod, nodes[i], memo, first_pass)

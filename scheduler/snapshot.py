@@ -171,6 +171,7 @@ class NodeCache:
         self._pod_node: dict[str, str] = {}
         self._assumed: set[str] = set()
         self._ordered: list[NodeInfo] | None = None
+        self._positions: dict[str, int] | None = None   # name -> place in _ordered, made when asked
         # Every change to a node's object or usage (a change to the node set makes a new
         # ``nodes()`` list: whoever compares with an earlier one sees that instead).
         self.changes: ChangeJournal[str] = ChangeJournal()
@@ -202,7 +203,15 @@ class NodeCache:
         if self._ordered is None:
             self._ordered = sorted((i for i in self._infos.values() if i.node is not None),
                                    key=lambda i: i.name)
+            self._positions = None
         return self._ordered
+
+    def positions(self) -> Mapping[str, int]:
+        """Node name -> its place in :meth:`nodes` (made once per list, for every index over it)."""
+        nodes = self.nodes()
+        if self._positions is None:
+            self._positions = {info.name: i for i, info in enumerate(nodes)}
+        return self._positions
 
     def get(self, name: str) -> NodeInfo | None:
         info = self._infos.get(name)
