@@ -299,7 +299,7 @@ class NodeSearch:
         filtered again, as a scan would); built once the memo has an entry for every node, at most
         a window's worth (``wanted``) of them stale.  None while it cannot be (a filter erred,
         too much changed): scan instead."""
-        index: FitIndex | None = memo.index
+        index = memo.index
         if index is not None and index.nodes is nodes:
             changed = self._journal.since(index.stamp, INDEX_CATCH_UP)
             if changed is not None:

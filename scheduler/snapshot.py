@@ -20,13 +20,16 @@ import functools
 import itertools
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fakeapi.scheduler.journal import ChangeJournal
 from fakeapi.scheduler.rules.pods import is_pod_terminal, node_of
 
 from fakeapi.machinery.podresources import POD_LEVEL_RESOURCES, aggregate_container_requests
 from fakeapi.machinery.quantity import quantity_milli as _parse_milli
+
+if TYPE_CHECKING:   # node_search imports this module
+    from fakeapi.scheduler.node_search import FitIndex
 
 CPU, MEMORY, PODS = "cpu", "memory", "pods"
 # Upstream scores pods without requests as if they asked for this much (non-zero requests).
@@ -152,15 +155,14 @@ class FitMemo:
 
 
 class MemoTable(dict[str, list[Any]]):
-    """One signature's entries of a :class:`FitMemo`, and what the host selection built over
-    them (``index``: a :class:`~fakeapi.scheduler.node_search.FitIndex`, or None), which goes
-    with them."""
+    """One signature's entries of a :class:`FitMemo`, and the host selection's index over them
+    (``index``, or None), which goes with them."""
 
     __slots__ = ("index",)
 
     def __init__(self) -> None:
         super().__init__()
-        self.index: Any = None
+        self.index: FitIndex | None = None
 
 
 class NodeCache:
