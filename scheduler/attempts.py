@@ -13,13 +13,19 @@ re-filters only the nodes changed since: if none of them fits now, no other node
 remembered statuses (with the changed nodes' new ones) are the answer a full evaluation would
 give.  As soon as one changed node fits, the scheduler evaluates every node as before, so
 placements are exactly those of a full evaluation.
+
+Every re-filtering brings the attempt up to date, whether or not a node fit: the nodes that fit
+have no rejection to remember, so they stay *unsettled* and are filtered again next time with
+the nodes changed since.  (Stamping only attempts that still fit nowhere made each attempt of a
+full cluster, where a freed device lets one pod in at a time, re-filter every node changed since
+the cluster filled up: ~800 nodes' allocations per attempt at 5,000 nodes.)
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from fakeapi.scheduler.dra.index import DeviceIndex
 from fakeapi.scheduler.dra.state import AllocatedState
@@ -35,7 +41,8 @@ class FailedAttempt:
     index_generation: int
     node_stamp: int
     pool_stamp: int
-    statuses: NodeStatuses           # every node's rejection
+    statuses: NodeStatuses           # every node's rejection, but an unsettled node's may be stale
+    unsettled: set[str] = field(default_factory=set)   # nodes that fit when last filtered
 
 
 class FailedAttempts:
@@ -59,9 +66,10 @@ class FailedAttempts:
 
     def changed_since(self, key: Hashable, nodes: list[NodeInfo], pools: bool
                       ) -> tuple[FailedAttempt, list[NodeInfo]] | None:
-        """The remembered attempt of ``key`` and the nodes of ``nodes`` that changed since (in
-        node order), counting changes to their pools' allocations when ``pools``; None when there
-        is none, or too much changed for re-filtering a few nodes to pay."""
+        """The remembered attempt of ``key`` and the nodes of ``nodes`` to filter again (in node
+        order): those changed since, counting changes to their pools' allocations when ``pools``,
+        and the unsettled ones; None when there is none, or too much changed for re-filtering a
+        few nodes to pay."""
         attempt = self._attempts.get(key)
         if attempt is None or attempt.nodes is not nodes or attempt.index_generation != self._index.generation:
             return None
@@ -69,7 +77,7 @@ class FailedAttempts:
         names = self._nodes.changes.since(attempt.node_stamp, limit)
         if names is None:
             return None
-        changed = set(names)
+        changed = attempt.unsettled.union(names)
         if pools:
             changed_pools = self._allocated.changes.since(attempt.pool_stamp, limit)
             if changed_pools is None:
@@ -79,12 +87,14 @@ class FailedAttempts:
                 if seen_by is None:
                     return None
                 changed |= seen_by
-            if len(changed) > limit:
-                return None
+        if len(changed) > limit:
+            return None
         self._attempts.move_to_end(key)
         return attempt, [info for name in sorted(changed) if (info := self._nodes.get(name)) is not None]
 
     def refresh(self, attempt: FailedAttempt) -> None:
-        """``attempt`` was brought up to date (its changed nodes re-filtered): stamp it now."""
+        """``attempt`` was brought up to date (the nodes :meth:`changed_since` gave re-filtered,
+        each one's rejection put in its statuses or, if it fit, the node left unsettled): stamp
+        it now."""
         attempt.node_stamp = self._nodes.changes.stamp
         attempt.pool_stamp = self._allocated.changes.stamp

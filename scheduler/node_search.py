@@ -182,7 +182,7 @@ class NodeSearch:
         and its window from the memo's :class:`FitIndex` once the memo covers every node;
         when its last attempt fit nowhere, only the nodes changed since are filtered first
         (:class:`~fakeapi.scheduler.attempts.FailedAttempts`): if none of them fits, that is the
-        answer; else the evaluation below takes the other nodes' rejections from that attempt
+        answer; else the evaluation below takes the settled nodes' rejections from that attempt
         instead of filtering them again.  An attempt that fits nowhere processed every node, so
         the start does not move.  The rejections are complete when no node is found.
         """
@@ -196,10 +196,10 @@ class NodeSearch:
         if signature is not None:
             claims_shape = self._claims_shape(state)
             attempt_key = None if claims_shape is None else (signature, deferred, claims_shape)
-        known, fitting = None, frozenset[str]()
+        known, unsettled = None, frozenset[str]()
         if attempt_key is not None:
-            known, fitting = self._recheck_failed(fw, attempt_key, state, pod, nodes, memo, first_pass, deferred)
-            if known is not None and not fitting:
+            known, unsettled = self._recheck_failed(fw, attempt_key, state, pod, nodes, memo, first_pass, deferred)
+            if known is not None and not unsettled:
                 return None, known, None
         start = self.next_start % total
         # (An index is kept over the node cache's own list, whose positions the cache knows.)
@@ -231,7 +231,7 @@ class NodeSearch:
             return None, statuses, None
         failed: list[tuple[str, Status]] = []
         for info in self._by_score(count, scores, pick):
-            if known is None or info.name in fitting:
+            if known is None or info.name in unsettled:
                 status = fw.run_deferred_filter(state, pod, info)
             else:
                 status = known[info.name]
@@ -248,7 +248,7 @@ class NodeSearch:
         feasible: list[NodeInfo] = []
         for i in range(visited, total):
             info = nodes[(start + i) % total]
-            status = fw.run_filter(state, pod, info) if known is None or info.name in fitting else known[info.name]
+            status = fw.run_filter(state, pod, info) if known is None or info.name in unsettled else known[info.name]
             if status.code == Code.SUCCESS:
                 feasible.append(info)
                 if len(feasible) >= wanted:
@@ -353,27 +353,31 @@ class NodeSearch:
                         memo: dict[str, list[Any]] | None,
                         first_pass: Callable[[CycleState, dict[str, Any], NodeInfo], Status],
                         deferred: bool) -> tuple[NodeStatuses | None, frozenset[str]]:
-        """When the last attempt of ``key`` fit nowhere: every node's rejection now, the nodes
-        changed since filtered again, and those of them that fit now.  (None, ()) when a full
-        evaluation must decide alone (nothing remembered, too much changed, a filter erred)."""
+        """When the last attempt of ``key`` fit nowhere: every node's rejection, and the nodes
+        whose rejection is not current.  The nodes changed since (and those left unsettled last
+        time) are filtered again until one fits: then it and those after it are unsettled, for
+        the evaluation to filter in score order (a full cluster that freed devices on hundreds of
+        nodes otherwise ran the allocator on each of them for every pod); when none fits, none
+        is.  (None, ()) when a full evaluation must decide alone (nothing remembered, too much
+        changed, a filter erred)."""
         found = self.failed_attempts.changed_since(key, nodes, deferred)
         if found is None:
             return None, frozenset()
         attempt, changed = found
-        fitting = set()
-        for info in changed:
+        unsettled: frozenset[str] = frozenset()
+        for k, info in enumerate(changed):
             status, _ = self._first_pass(state, pod, info, memo, first_pass)
             if deferred and status.code == Code.SUCCESS:
                 status = fw.run_deferred_filter(state, pod, info)
             if status.code == Code.ERROR:
                 return None, frozenset()
             if status.code == Code.SUCCESS:
-                fitting.add(info.name)
-            else:
-                attempt.statuses.put(info.name, status)
-        if not fitting:
-            self.failed_attempts.refresh(attempt)
-        return attempt.statuses, frozenset(fitting)
+                unsettled = frozenset(other.name for other in changed[k:])
+                break
+            attempt.statuses.put(info.name, status)
+        attempt.unsettled = set(unsettled)
+        self.failed_attempts.refresh(attempt)
+        return attempt.statuses, unsettled
 
     @staticmethod
     def _by_score(count: int, scores: Callable[[], Sequence[int]], pick: Callable[[int], NodeInfo]

@@ -5,6 +5,7 @@ is seen, and an unrelated change costs one node's filters, not every node's."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 from typing import Any
 
@@ -46,9 +47,11 @@ def _gpu_pod(name: str, cpu: str = "1") -> dict[str, Any]:
 
 class _Cluster:
     """A scheduler fed through its informers: n0..n3 with one device each (n3 tainted), and
-    n4 whose cpu a device-less pod takes; then n0..n2 filled by pods of the workload."""
+    n4 whose cpu a device-less pod takes; then n0..n2 filled by pods of the workload.  ``spare``
+    more nodes without devices make room for more changes between attempts (a quarter of the
+    nodes at most are filtered again)."""
 
-    def __init__(self) -> None:
+    def __init__(self, spare: int = 0) -> None:
         self.factory = InformerFactory(None)   # type: ignore[arg-type]   # fed by hand
         self.sched = Scheduler(None, self.factory, FeatureGates(), _Recorder())   # type: ignore[arg-type]
         self.sched._spawn = lambda coro: coro.close()   # type: ignore[method-assign]   # no API
@@ -58,6 +61,8 @@ class _Cluster:
         for i in range(5):
             self.apply(NODES, "ADDED", node(f"n{i}", allocatable=ALLOC, taints=[TAINT] if i == 3 else None))
             self.apply(RESOURCE_SLICES, "ADDED", _slice(f"n{i}"))
+        for i in range(spare):
+            self.apply(NODES, "ADDED", node(f"spare-{i}", allocatable=ALLOC))
         self.sched.nodes.assume_pod(pod("hog", uid="hog", requests={"cpu": "4"}), "n4")
         for i in range(3):
             assert self.place(f"filler-{i}") is not None
@@ -245,3 +250,96 @@ def test_a_freed_node_is_found_without_filtering_the_unchanged_ones_again() -> N
     cluster.seen.clear()
     assert cluster.find(cluster.add_pod("second"))[0] == "n2"
     assert set(cluster.seen) == {"n2"}   # n0 and n1, tried first, answered from the remembered attempt
+
+
+def test_an_attempt_that_fit_is_brought_up_to_date_too() -> None:
+    """Once a pod fit on a changed node, the next attempt filters that node again and what changed
+    since, not everything changed since the cluster was first found full."""
+    cluster = _Cluster(spare=8)
+    assert cluster.find(cluster.add_pod("first"))[0] is None
+    _set_node(cluster, "n1", labels={"zone": "b"})
+    _drop_pending_allocation_on(cluster, "n2")
+    assert cluster.place("second") == "n2"
+    cluster.seen.clear()
+    third = cluster.add_pod("third")
+    remembered = cluster.find(third)
+    assert set(cluster.seen) == {"n2"}   # not n1, re-filtered (and rejected) by the second pod already
+    assert remembered == cluster.find(third, remembered=False) and remembered[0] is None
+
+
+def test_a_node_that_fit_but_was_not_chosen_is_filtered_again() -> None:
+    """Two nodes freed, one pod placed: the other node is unchanged since it was found to fit, and
+    the next pod of the shape must still find it."""
+    cluster = _Cluster(spare=8)
+    assert cluster.find(cluster.add_pod("first"))[0] is None
+    _drop_pending_allocation_on(cluster, "n1")
+    _drop_pending_allocation_on(cluster, "n2")
+    taken = cluster.place("second")
+    assert taken in ("n1", "n2")
+    left = "n2" if taken == "n1" else "n1"
+    third = cluster.add_pod("third")
+    full = cluster.find(third, remembered=False)
+    assert full[0] == left
+    assert cluster.place("third") == left
+    fourth = cluster.add_pod("fourth")
+    assert cluster.find(fourth) == cluster.find(fourth, remembered=False)
+
+
+def test_re_filtering_stops_at_the_first_node_that_fits() -> None:
+    """Devices freed on several nodes: the attempt's re-filtering stops at the first that fits,
+    and the evaluation filters in score order only the nodes whose rejection is not known; it
+    chooses as a full evaluation does."""
+    cluster = _Cluster(spare=8)
+    assert cluster.find(cluster.add_pod("first"))[0] is None
+    for name in ("n0", "n1", "n2"):
+        _drop_pending_allocation_on(cluster, name)
+    runs: list[str] = []
+    deferred = cluster.sched.framework.run_deferred_filter
+
+    def counting(state: Any, p: Any, info: Any) -> Any:
+        runs.append(info.name)
+        return deferred(state, p, info)
+
+    cluster.sched.framework.run_deferred_filter = counting   # type: ignore[method-assign]
+    second = cluster.add_pod("second")
+    chosen = cluster.find(second)[0]
+    assert runs[0] == "n0" and len(runs) == 2   # the re-filtering's first, then the best of the three
+    assert chosen == runs[1] and chosen in ("n0", "n1", "n2")
+    runs.clear()
+    assert cluster.find(second, remembered=False)[0] in ("n0", "n1", "n2")
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_full_cluster_freeing_devices_at_random_answers_as_a_full_evaluation(seed: int) -> None:
+    """24 more one-device nodes, filled, then devices freed a few at a time while pods of the
+    shape come: every attempt fits (or not) as a full evaluation does, rejects as it does when it
+    does not fit, and lands on a node whose device is free."""
+    rng = random.Random(seed)
+    cluster = _Cluster()
+    for i in range(24):
+        cluster.apply(NODES, "ADDED", node(f"d{i}", allocatable=ALLOC))
+        cluster.apply(RESOURCE_SLICES, "ADDED", _slice(f"d{i}"))
+    placed: list[str] = []
+    fits = misses = 0
+    for step in range(120):
+        for name in rng.sample(placed, min(len(placed), rng.choice((0, 0, 0, 1, 2)))):
+            placed.remove(name)
+            cluster.sched.nodes.forget_pod(f"uid-{name}")
+            cluster.sched._dra._drop_pending(f"claim-{name}-gpu")
+        name = f"pod-{step}"
+        p = cluster.add_pod(name)
+        full = cluster.find(p, remembered=False)
+        remembered = cluster.find(p)
+        assert (remembered[0] is None) == (full[0] is None), step
+        if full[0] is None:
+            misses += 1
+            assert remembered[1:] == full[1:], step
+        state = CycleState()
+        result = cluster.sched._schedule_pod(state, p)
+        assert (result.node is None) == (full[0] is None), step
+        if result.node is not None:
+            fits += 1
+            cluster.sched.nodes.assume_pod(p, result.node)
+            assert cluster.sched.framework.run_reserve(state, p, result.node).is_success, step
+            placed.append(name)
+    assert fits > 15 and misses > 15, (fits, misses)
