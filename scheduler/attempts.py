@@ -14,11 +14,13 @@ remembered statuses (with the changed nodes' new ones) are the answer a full eva
 give.  As soon as one changed node fits, the scheduler evaluates every node as before, so
 placements are exactly those of a full evaluation.
 
-Every re-filtering brings the attempt up to date, whether or not a node fit: the nodes that fit
-have no rejection to remember, so they stay *unsettled* and are filtered again next time with
-the nodes changed since.  (Stamping only attempts that still fit nowhere made each attempt of a
-full cluster, where a freed device lets one pod in at a time, re-filter every node changed since
-the cluster filled up: ~800 nodes' allocations per attempt at 5,000 nodes.)
+Re-filtering stops at the first node that fits: the scheduler then evaluates the candidates in
+score order, filtering only those whose rejection is not known.  Either way the attempt is
+brought up to date: the node that fit and those not filtered after it have no current rejection,
+so they stay *unsettled*, filtered again next time with the nodes changed since.  (Re-filtering
+every changed node, and stamping only attempts that still fit nowhere, made each attempt of a
+full cluster that freed devices here and there re-filter every node changed since it filled up:
+~800 nodes' allocations per attempt at 5,000 nodes.)
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ class FailedAttempt:
     node_stamp: int
     pool_stamp: int
     statuses: NodeStatuses           # every node's rejection, but an unsettled node's may be stale
-    unsettled: set[str] = field(default_factory=set)   # nodes that fit when last filtered
+    unsettled: set[str] = field(default_factory=set)   # nodes whose rejection is not current
 
 
 class FailedAttempts:
@@ -93,8 +95,7 @@ class FailedAttempts:
         return attempt, [info for name in sorted(changed) if (info := self._nodes.get(name)) is not None]
 
     def refresh(self, attempt: FailedAttempt) -> None:
-        """``attempt`` was brought up to date (the nodes :meth:`changed_since` gave re-filtered,
-        each one's rejection put in its statuses or, if it fit, the node left unsettled): stamp
-        it now."""
+        """``attempt`` was brought up to date (each node :meth:`changed_since` gave has its
+        rejection in the statuses, or is in ``unsettled``): stamp it now."""
         attempt.node_stamp = self._nodes.changes.stamp
         attempt.pool_stamp = self._allocated.changes.stamp
