@@ -311,9 +311,9 @@ def test_re_filtering_stops_at_the_first_node_that_fits() -> None:
 
 @pytest.mark.parametrize("seed", range(3))
 def test_a_full_cluster_freeing_devices_at_random_answers_as_a_full_evaluation(seed: int) -> None:
-    """24 more one-device nodes, filled, then devices freed a few at a time while pods of the
-    shape come: every attempt fits (or not) as a full evaluation does, rejects as it does when it
-    does not fit, and lands on a node whose device is free."""
+    """24 more one-device nodes; pods of the shape come one at a time while placed ones finish a
+    few at a time (the cluster fills and frees): every attempt fits (or not) as a full evaluation
+    does, rejects as it does when it does not fit, and lands on a node whose device is free."""
     rng = random.Random(seed)
     cluster = _Cluster()
     for i in range(24):
