@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Hashable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from fakeapi.scheduler.dra.index import DeviceIndex
 from fakeapi.scheduler.dra.state import AllocatedState
@@ -44,7 +44,7 @@ class FailedAttempt:
     node_stamp: int
     pool_stamp: int
     statuses: NodeStatuses           # every node's rejection, but an unsettled node's may be stale
-    unsettled: set[str] = field(default_factory=set)   # nodes whose rejection is not current
+    unsettled: frozenset[str] = frozenset()   # nodes whose rejection is not current
 
 
 class FailedAttempts:

@@ -136,7 +136,7 @@ class Window:
         index = self.index
         scores = index.scores[self.at:self.at + self.first] + index.scores[:self.count - self.first]
         if UNSCORED in scores:
-            todo = list(itertools.compress(range(len(scores)), map(UNSCORED.__eq__, scores)))
+            todo = list(_where(scores, UNSCORED))
             for k, score in zip(todo, fw.run_score(state, pod, [self.node(k) for k in todo]), strict=True):
                 slot = self._slot(k)
                 index.scores[slot] = scores[k] = score
@@ -148,9 +148,14 @@ def _score_of(entry: list[Any]) -> int:
     return UNSCORED if entry[2] is None else entry[2]
 
 
+def _where(values: Sequence[int], value: int) -> Iterator[int]:
+    """The positions of ``value`` in ``values``, in order (the comparisons run in C)."""
+    return itertools.compress(range(len(values)), map(value.__eq__, values))
+
+
 def _nth(values: Sequence[int], value: int, n: int) -> int:
     """Where ``value`` occurs in ``values`` for the ``n``-th time (from 0)."""
-    return next(itertools.islice(itertools.compress(range(len(values)), map(value.__eq__, values)), n, None))
+    return next(itertools.islice(_where(values, value), n, None))
 
 
 class NodeSearch:
@@ -375,7 +380,7 @@ class NodeSearch:
                 unsettled = frozenset(other.name for other in changed[k:])
                 break
             attempt.statuses.put(info.name, status)
-        attempt.unsettled = set(unsettled)
+        attempt.unsettled = unsettled
         self.failed_attempts.refresh(attempt)
         return attempt.statuses, unsettled
 
@@ -390,7 +395,7 @@ class NodeSearch:
             return
         values = scores()
         for score in sorted(set(values), reverse=True):
-            tied = list(itertools.compress(range(count), map(score.__eq__, values)))
+            tied = list(_where(values, score))
             while tied:
                 i = random.randrange(len(tied))
                 tied[i], tied[-1] = tied[-1], tied[i]
